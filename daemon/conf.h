@@ -1,0 +1,158 @@
+/*
+ * viad configuration: defaults, INI file loader and key=value overrides.
+ *
+ * File syntax:
+ *
+ *	# comment            ; comment
+ *	[viad]               global daemon settings
+ *	[limits]             resource limits reported by VipQueryNic
+ *	[port]               a port named "via<N>", N = its position among ports
+ *	[port via3]          a port with an explicit name
+ *	key = value          whitespace around key and value is trimmed;
+ *	key = "value"        quotes keep leading/trailing blanks; no escapes
+ *
+ * Comments are whole lines only: '#' and ';' inside a value are literal,
+ * because devargs and paths may legitimately contain them.
+ *
+ * This module depends on libc only so that it can be unit tested without
+ * DPDK; it performs no I/O besides reading the configuration file.
+ */
+#ifndef VIAD_CONF_H
+#define VIAD_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Maximum number of [port] sections. */
+#define VIA_CONF_MAX_PORTS 16
+
+/** How the datapath lcore waits for work. */
+enum via_poll_mode {
+	VIA_POLL_BUSY,		/**< spin forever: lowest latency, one full core */
+	VIA_POLL_BACKOFF,	/**< spin idle_spin_us, then sleep idle_sleep_us */
+};
+
+/** One [port] section. */
+struct via_port_conf {
+	char name[32];		/**< "via<N>"; explicit names match via[0-9]+ */
+	char glue[32];		/**< glue module: "loopback" (default), "ethdev" */
+	char devargs[256];	/**< DPDK devargs; required by the ethdev glue */
+	uint16_t mtu;		/**< 0 = the port's default */
+	uint16_t rx_queues;	/**< default 1 */
+	uint16_t tx_queues;	/**< default 1 */
+	uint16_t rx_desc;	/**< default 1024 */
+	uint16_t tx_desc;	/**< default 1024 */
+	char mac[18];		/**< "02:00:00:00:00:01" override; "" = port's own */
+};
+
+/** Whole daemon configuration. */
+struct via_conf {
+	/* [viad] */
+	char instance[32];	/**< DPDK file prefix, lets several viads share a host */
+	char socket_path[108];	/**< control socket (fits sockaddr_un.sun_path) */
+	char hosts_path[256];	/**< name-service hosts file; "" = none */
+	char log_level[16];	/**< "error" | "warning" | "info" | "debug" */
+	enum via_poll_mode poll_mode;
+	uint32_t idle_spin_us;	/**< backoff: spin this long before sleeping */
+	uint32_t idle_sleep_us;	/**< backoff: sleep per idle iteration */
+
+	/* [limits] */
+	uint32_t max_sessions;
+	uint32_t max_vi;
+	uint32_t max_cq;
+	uint32_t max_cq_entries;
+	uint32_t max_desc_per_queue;
+	uint32_t max_segments_per_desc;
+	uint32_t max_transfer_size;
+	uint32_t max_ptags;
+	uint32_t max_regions;
+	uint64_t max_register_bytes;
+	uint64_t session_shm_bytes;	/**< each client's shared segment */
+	uint64_t max_alloc_bytes;	/**< per-session VipDpdkAllocMem cap */
+	uint32_t max_discriminator_len;
+
+	/* [port] sections, in file order */
+	unsigned int nb_ports;
+	struct via_port_conf ports[VIA_CONF_MAX_PORTS];
+};
+
+/**
+ * Fill @p c with the built-in defaults.
+ *
+ * No port is configured: when the configuration ends up with no port the
+ * daemon adds an implicit loopback "via0" itself, so that an empty file
+ * still yields a usable daemon.
+ *
+ * @param c  configuration to initialise.
+ */
+void via_conf_defaults(struct via_conf *c);
+
+/**
+ * Parse the configuration file @p path on top of @p c.
+ *
+ * @p c is expected to hold defaults (via_conf_defaults()) or an earlier
+ * configuration; keys present in the file override it and [port] sections
+ * are appended.  Parsing works on a copy, so @p c is only modified when the
+ * whole file is valid.  Each [port] section is checked with the rules of
+ * via_conf_check() when it ends, so that errors name its header line.
+ *
+ * @param c       configuration to update.
+ * @param path    file to read.
+ * @param err     buffer receiving a human readable message ("file:line: ...")
+ *                on error; may be NULL.
+ * @param errlen  size of @p err.
+ * @return 0 on success, or
+ *   - -EINVAL: NULL @p c or @p path; syntax error; a key outside any
+ *              section; unknown section or key; malformed number, name or
+ *              MAC; value too long or out of range; a port name that is
+ *              invalid or already used; more than VIA_CONF_MAX_PORTS ports;
+ *              glue "ethdev" without devargs.
+ *   - -ENOENT: @p path does not exist (the caller decides whether that is
+ *              acceptable).
+ *   - -ENOMEM: out of memory while reading a line.
+ *   - other -errno from fopen() or reading (e.g. -EACCES, -EIO).
+ */
+int via_conf_load(struct via_conf *c, const char *path, char *err,
+		  size_t errlen);
+
+/**
+ * Set one key: the single place that knows every key, its type and range.
+ *
+ * Used by the file loader and by command-line overrides such as
+ * "--set viad.socket=/x" or "--set port.via1.mtu=9000".  A port section
+ * names its port as "port NAME" or "port.NAME"; a port that does not exist
+ * yet is appended with default settings, so a port can be defined entirely
+ * from the command line.  On error @p c is unchanged.  Constraints that
+ * span several keys are not checked here because overrides arrive one key
+ * at a time: call via_conf_check() once all of them are applied.
+ *
+ * @param c        configuration to update.
+ * @param section  "viad", "limits", "port NAME" or "port.NAME".
+ * @param key      key within the section.
+ * @param value    textual value, already unquoted.
+ * @param err      buffer for a human readable message on error; may be NULL.
+ * @param errlen   size of @p err.
+ * @return 0 on success, or
+ *   - -EINVAL: a NULL argument; unknown section or key; "port" without a
+ *              name; invalid port name; malformed value; value out of range;
+ *              creating the port would exceed VIA_CONF_MAX_PORTS.
+ */
+int via_conf_set(struct via_conf *c, const char *section, const char *key,
+		 const char *value, char *err, size_t errlen);
+
+/**
+ * Check constraints that involve several keys.
+ *
+ * via_conf_load() calls it; callers applying via_conf_set() overrides call
+ * it again afterwards.
+ *
+ * @param c       configuration to check.
+ * @param err     buffer for a human readable message on error; may be NULL.
+ * @param errlen  size of @p err.
+ * @return 0 when consistent, or
+ *   - -EINVAL: NULL @p c; a port uses glue "ethdev" without devargs; two
+ *              ports share a name; nb_ports exceeds VIA_CONF_MAX_PORTS.
+ */
+int via_conf_check(const struct via_conf *c, char *err, size_t errlen);
+
+#endif /* VIAD_CONF_H */

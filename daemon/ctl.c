@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control thread: viad's main lcore. It sleeps in epoll on the listening
+ * socket, the client sockets and a signalfd; it never spins. Each request is
+ * read incrementally (a client that sends half a message cannot block
+ * anyone), validated by the codec, dispatched through one table and answered
+ * with one reply. A client that breaks the protocol is disconnected, which
+ * frees all it held.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <vipl.h>
+
+#include "hosts.h"
+#include "viad.h"
+
+typedef int (*via_ctl_handler)(struct viad *d, struct via_session *s, const void *req,
+			       void *rep, int *fd_out);
+
+static int
+h_open(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_open_req *q = req;
+	struct via_ctl_open_rep *r = rep;
+	char name[VIA_CTL_NAME_MAX];
+	int rc;
+
+	if (q->abi_version != VIA_ABI_VERSION)
+		return -EPROTO;
+	memcpy(name, q->nic_name, sizeof(name));
+	name[sizeof(name) - 1] = '\0';
+	rc = via_session_open(d, s, name);
+	if (rc != 0)
+		return rc;
+	r->nic = s->nic->info;
+	r->shm_size = s->seg.len;
+	r->session_id = s->id;
+	r->port_index = (uint32_t)(s->nic - d->nics);
+	*fd_out = s->seg.fd;
+	VLOG_INFO("session %u: pid %d uid %u opened %s (%s segment, %llu KiB)", s->id,
+		  (int)s->pid, (unsigned)s->uid, s->nic->info.name,
+		  s->seg.hugepages ? "hugepage" : "normal-page",
+		  (unsigned long long)(s->seg.len >> 10));
+	return 0;
+}
+
+static int
+h_ptag_create(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	struct via_ctl_id *r = rep;
+
+	(void)req;
+	(void)fd_out;
+	return via_ptag_create(d, s, &r->id);
+}
+
+static int
+h_ptag_destroy(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_id *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_ptag_destroy(d, s, q->id);
+}
+
+static int
+h_mem_register(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_mem_register_req *q = req;
+	struct via_ctl_id *r = rep;
+
+	(void)fd_out;
+	return via_mr_register(d, s, q->addr, q->len, &q->attr, &r->id);
+}
+
+static int
+h_mem_deregister(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_mem_ref *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_mr_deregister(d, s, q->addr, q->handle);
+}
+
+static int
+h_mem_query(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_mem_ref *q = req;
+	struct via_ctl_mem_attr *r = rep;
+	struct via_mr *mr = via_mr_get(d, s, q->addr, q->handle);
+
+	(void)fd_out;
+	if (mr == NULL)
+		return -ENOENT;
+	r->ptag = mr->ptag;
+	r->rdma_write = mr->rdma_write;
+	r->rdma_read = mr->rdma_read;
+	return 0;
+}
+
+static int
+h_mem_set_attr(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_mem_set_attr_req *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_mr_set_attr(d, s, q->ref.addr, q->ref.handle, &q->attr);
+}
+
+static int
+h_alloc(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_alloc_req *q = req;
+	struct via_ctl_alloc_rep *r = rep;
+	struct via_pmem *p;
+	int rc = via_pmem_alloc(d, s, q->len, &p);
+
+	if (rc != 0)
+		return rc;
+	r->id = p->id;
+	r->len = p->shm.len;
+	r->hugepages = p->shm.hugepages;
+	*fd_out = p->shm.fd;
+	return 0;
+}
+
+static int
+h_alloc_mapped(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_alloc_mapped_req *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_pmem_mapped(d, s, q->id, q->client_va);
+}
+
+static int
+h_free(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_id *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_pmem_free(d, s, q->id);
+}
+
+static int
+h_cq_create(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_cq_create_req *q = req;
+	struct via_ctl_cq_create_rep *r = rep;
+	struct via_cq *cq;
+	int rc = via_cq_create(d, s, q->entries, &cq);
+
+	(void)fd_out;
+	if (rc != 0)
+		return rc;
+	r->id = cq->id;
+	r->capacity = cq->capacity;
+	r->shm_off = cq->shm_off;
+	return 0;
+}
+
+static int
+h_cq_destroy(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_id *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_cq_destroy(d, s, q->id);
+}
+
+static int
+h_vi_create(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	struct via_ctl_vi_create_rep *r = rep;
+	struct via_vi *vi;
+	int rc = via_vi_create(d, s, req, &vi);
+
+	(void)fd_out;
+	if (rc != 0)
+		return rc;
+	r->id = vi->id;
+	r->wq_capacity = vi->wq_capacity;
+	r->shm_off = vi->shm_off;
+	return 0;
+}
+
+static int
+h_vi_destroy(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_id *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_vi_destroy(d, s, q->id);
+}
+
+static int
+h_vi_query(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_id *q = req;
+	struct via_ctl_vi_query_rep *r = rep;
+	struct via_vi *vi = via_vi_get(d, s, q->id);
+
+	(void)fd_out;
+	if (vi == NULL)
+		return -ENOENT;
+	r->attr = vi->attr;
+	r->state = vi->state;
+	r->send_empty = via_vi_wq_empty(vi, VIA_WQ_SEND);
+	r->recv_empty = via_vi_wq_empty(vi, VIA_WQ_RECV);
+	return 0;
+}
+
+static int
+h_vi_set_attr(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_vi_set_attr_req *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_vi_set_attr(d, s, q->id, &q->attr);
+}
+
+/* The local host name and "localhost" name the NIC the session opened. */
+static bool
+is_local_name(const char *name)
+{
+	char host[HOST_NAME_MAX + 1];
+
+	if (strcmp(name, "localhost") == 0)
+		return true;
+	return gethostname(host, sizeof(host)) == 0 && strcmp(name, host) == 0;
+}
+
+static int
+h_ns_by_name(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_ns_by_name_req *q = req;
+	struct via_ctl_mac *r = rep;
+	char name[VIA_CTL_HOSTNAME_MAX];
+
+	(void)fd_out;
+	memcpy(name, q->name, sizeof(name));
+	name[sizeof(name) - 1] = '\0';
+	if (via_hosts_by_name(d->hosts, name, q->index, r->mac) == 0)
+		return 0;
+	if (q->index == 0 && is_local_name(name)) {
+		memcpy(r->mac, s->nic->info.mac, sizeof(r->mac));
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int
+h_ns_by_addr(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_mac *q = req;
+	struct via_ctl_ns_by_addr_rep *r = rep;
+	const char *name;
+
+	(void)fd_out;
+	if (via_hosts_by_addr(d->hosts, q->mac, &name) == 0) {
+		snprintf(r->name, sizeof(r->name), "%s", name);
+		return 0;
+	}
+	if (memcmp(q->mac, s->nic->info.mac, sizeof(q->mac)) == 0 &&
+	    gethostname(r->name, sizeof(r->name) - 1) == 0)
+		return 0;
+	return -ENOENT;
+}
+
+static int
+h_smi_counters(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	struct via_ctl_counters *r = rep;
+
+	(void)s;
+	(void)req;
+	(void)fd_out;
+	*r = d->counters;
+	via_poll_stats_sum(r);
+	return 0;
+}
+
+static int
+h_smi_port(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	(void)d;
+	(void)req;
+	(void)fd_out;
+	via_nic_port_info(s->nic, rep);
+	return 0;
+}
+
+static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
+	[VIA_CTL_OPEN] = h_open,
+	[VIA_CTL_PTAG_CREATE] = h_ptag_create,
+	[VIA_CTL_PTAG_DESTROY] = h_ptag_destroy,
+	[VIA_CTL_MEM_REGISTER] = h_mem_register,
+	[VIA_CTL_MEM_DEREGISTER] = h_mem_deregister,
+	[VIA_CTL_MEM_QUERY] = h_mem_query,
+	[VIA_CTL_MEM_SET_ATTR] = h_mem_set_attr,
+	[VIA_CTL_ALLOC] = h_alloc,
+	[VIA_CTL_ALLOC_MAPPED] = h_alloc_mapped,
+	[VIA_CTL_FREE] = h_free,
+	[VIA_CTL_CQ_CREATE] = h_cq_create,
+	[VIA_CTL_CQ_DESTROY] = h_cq_destroy,
+	[VIA_CTL_VI_CREATE] = h_vi_create,
+	[VIA_CTL_VI_DESTROY] = h_vi_destroy,
+	[VIA_CTL_VI_QUERY] = h_vi_query,
+	[VIA_CTL_VI_SET_ATTR] = h_vi_set_attr,
+	[VIA_CTL_NS_BY_NAME] = h_ns_by_name,
+	[VIA_CTL_NS_BY_ADDR] = h_ns_by_addr,
+	[VIA_CTL_SMI_COUNTERS] = h_smi_counters,
+	[VIA_CTL_SMI_PORT] = h_smi_port,
+};
+
+_Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one handler per op");
+
+/* Disconnect a client that broke the protocol: everything it held goes. */
+static void
+violation(struct viad *d, struct via_session *s, const char *why, int err)
+{
+	VLOG_WARN("session %u (pid %d): %s (%s); disconnecting", s->id, (int)s->pid, why,
+		  strerror(-err));
+	d->counters.clients_disconnected_for_violation++;
+	via_session_close(d, s);
+}
+
+static void
+dispatch(struct viad *d, struct via_session *s)
+{
+	const struct via_ctl_hdr *q = &s->in.hdr;
+	uint8_t rep[VIA_CTL_BODY_MAX];
+	struct via_ctl_hdr rh;
+	int fd = -1;
+	int rc;
+
+	memset(rep, 0, sizeof(rep));
+	if (!s->opened && q->op != VIA_CTL_OPEN)
+		rc = -ENOTCONN;
+	else
+		rc = handlers[q->op](d, s, s->in.body, rep, &fd);
+	if (rc != 0) {
+		d->counters.control_errors++;
+		memset(rep, 0, sizeof(rep));
+		fd = -1;
+		VLOG_DBG("session %u: %s: %s", s->id, via_ctl_op_name(q->op), strerror(-rc));
+	}
+	/* a reply whose op carries an fd must carry one; on error the socket
+	 * itself stands in, and the client closes what it receives */
+	if (via_ctl_reply_has_fd(q->op) && fd < 0)
+		fd = s->sock;
+	via_ctl_hdr_init(&rh, q->op, 1, q->seq, rc);
+	rc = via_ctl_send(s->sock, &rh, rep, fd);
+	if (rc != 0) {
+		/* EAGAIN: the client does not read its replies */
+		VLOG_INFO("session %u: reply lost (%s); closing", s->id, strerror(-rc));
+		via_session_close(d, s);
+	}
+}
+
+/* Read what is available; dispatch each complete message. */
+static void
+session_readable(struct viad *d, struct via_session *s)
+{
+	struct via_ctl_inbuf *in = &s->in;
+
+	for (;;) {
+		size_t want = sizeof(in->hdr) + (in->got >= sizeof(in->hdr) ? in->hdr.len : 0);
+		uint8_t *dst = in->got < sizeof(in->hdr) ? (uint8_t *)&in->hdr + in->got
+							 : in->body + (in->got - sizeof(in->hdr));
+		ssize_t n = recv(s->sock, dst, want - in->got, MSG_DONTWAIT);
+		int rc;
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			VLOG_INFO("session %u (pid %d): closed", s->id, (int)s->pid);
+			via_session_close(d, s);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EAGAIN)
+				return;
+			continue;
+		}
+		in->got += (size_t)n;
+		if (in->got == sizeof(in->hdr)) {
+			rc = via_ctl_check(&in->hdr, 0);
+			if (rc != 0) {
+				violation(d, s, "malformed request header", rc);
+				return;
+			}
+		}
+		if (in->got < sizeof(in->hdr) || in->got < sizeof(in->hdr) + in->hdr.len)
+			continue;
+		in->got = 0;
+		/* one request per wake-up: dispatch may close the session, and
+		 * epoll is level-triggered, so what is left is read next time */
+		dispatch(d, s);
+		return;
+	}
+}
+
+static void
+session_accept(struct viad *d, int lfd, int ep)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct via_session *s;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int sock;
+
+	sock = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (sock < 0)
+		return;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		VLOG_WARN("accept: SO_PEERCRED: %s", strerror(errno));
+		close(sock);
+		return;
+	}
+	if (via_session_new(d, sock, &s) != 0) {
+		VLOG_WARN("accept: pid %d refused: session limit (%u) reached", (int)cred.pid,
+			  d->conf.max_sessions);
+		close(sock);
+		return;
+	}
+	s->pid = cred.pid;
+	s->uid = cred.uid;
+	s->gid = cred.gid;
+	ev.data.u64 = s->id;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, sock, &ev) < 0)
+		via_session_close(d, s);
+}
+
+int
+via_ctl_listen(struct viad *d, int *lfd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = d->conf.socket_path;
+	char dir[sizeof(sa.sun_path)];
+	char *slash;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* a socket file left by a dead viad is removed; a live one is not */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	/* any local user may open a NIC; SO_PEERCRED names who did */
+	chmod(path, 0666);
+	*lfd = fd;
+	return 0;
+}
+
+static void
+futex_wake_all(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Tell every client viad is going: waits return, later calls fail. */
+static void
+announce_stop(struct viad *d)
+{
+	struct via_session *s;
+
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		struct via_shm_header *h = (struct via_shm_header *)s->seg.va;
+		struct via_cq *cq;
+		struct via_vi *vi;
+
+		if (!s->opened)
+			continue;
+		__atomic_store_n(&h->daemon_state, VIA_DAEMON_STOPPING, __ATOMIC_SEQ_CST);
+		futex_wake_all(&h->daemon_state);
+		TAILQ_FOREACH(cq, &s->cqs, link)
+			futex_wake_all(&cq->sh->wait.seq);
+		TAILQ_FOREACH(vi, &s->vis, link) {
+			futex_wake_all(&vi->sh->wq[VIA_WQ_SEND].done.seq);
+			futex_wake_all(&vi->sh->wq[VIA_WQ_RECV].done.seq);
+		}
+	}
+}
+
+#define EP_LISTEN UINT64_MAX
+#define EP_SIGNAL (UINT64_MAX - 1)
+
+int
+via_ctl_run(struct viad *d, int lfd)
+{
+	struct epoll_event ev[32];
+	struct via_session *s;
+	sigset_t sigs;
+	int ep, sfd, n, i;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (sfd < 0 || ep < 0)
+		return -errno;
+	ev[0].events = EPOLLIN;
+	ev[0].data.u64 = EP_LISTEN;
+	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev[0]);
+	ev[0].data.u64 = EP_SIGNAL;
+	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev[0]);
+	VLOG_INFO("listening on %s", d->conf.socket_path);
+
+	while (!d->stopping) {
+		n = epoll_wait(ep, ev, (int)(sizeof(ev) / sizeof(ev[0])), -1);
+		for (i = 0; i < n; i++) {
+			uint64_t key = ev[i].data.u64;
+
+			if (key == EP_LISTEN) {
+				session_accept(d, lfd, ep);
+			} else if (key == EP_SIGNAL) {
+				struct signalfd_siginfo si;
+
+				if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+					VLOG_INFO("signal %u: shutting down", si.ssi_signo);
+					__atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
+				}
+			} else {
+				/* a session closed earlier in this batch is gone
+				 * from the table: its id no longer resolves */
+				s = via_idtab_lookup(&d->sessions, (uint32_t)key);
+				if (s != NULL)
+					session_readable(d, s);
+			}
+		}
+	}
+	announce_stop(d);
+	while ((s = TAILQ_FIRST(&d->session_list)) != NULL)
+		via_session_close(d, s);
+	close(ep);
+	close(sfd);
+	close(lfd);
+	unlink(d->conf.socket_path);
+	return 0;
+}

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * viad: the VIA-DPDK daemon. A DPDK primary process whose main lcore is the
+ * control thread (ctl.c) and whose worker lcores poll the ports (poll.c).
+ *
+ *   viad [-c FILE] [-s SOCKET] [--set SECTION.KEY=VALUE]... [-- EAL ARGS]
+ *
+ * Without EAL arguments viad picks its own: two lcores on the first two
+ * CPUs it may run on (the same CPU twice on a one-CPU machine), --in-memory
+ * so that a killed viad leaves no hugepage files behind, no PCI scan unless
+ * a port needs one, and no hugepages at all when none are reserved.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#include <vipl_dpdk.h>
+
+#include "hosts.h"
+#include "via_glue.h"
+#include "viad.h"
+
+#define DEFAULT_CONFIG "/etc/viad/viad.conf"
+#define EAL_ARGS_MAX 64
+/* EAL heap viad needs with --no-huge: the mbuf pool plus ethdev rings */
+#define NO_HUGE_MEM_MB "256"
+/* below this many free 2 MiB pages viad does not ask EAL for hugepages */
+#define MIN_FREE_HUGEPAGES 32
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: viad [options] [-- EAL options]\n"
+		"  -c, --config FILE        configuration file (default " DEFAULT_CONFIG
+		" if it exists)\n"
+		"  -s, --socket PATH        control socket (viad.socket)\n"
+		"      --set SEC.KEY=VALUE  override one configuration key, e.g.\n"
+		"                           --set limits.max_vi=1024 --set port.via1.mtu=9000\n"
+		"  -V, --version            print the version and exit\n"
+		"  -h, --help               this text\n"
+		"EAL options after -- replace viad's defaults (see docs/design.md).\n");
+}
+
+/* "port.via1.mtu=9000" -> section "port.via1", key "mtu", value "9000" */
+static int
+apply_set(struct via_conf *c, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	char *dot;
+	char err[256];
+	int rc;
+
+	if (eq == NULL)
+		return -EINVAL;
+	*eq = '\0';
+	dot = strrchr(arg, '.');
+	if (dot == NULL)
+		return -EINVAL;
+	*dot = '\0';
+	rc = via_conf_set(c, arg, dot + 1, eq + 1, err, sizeof(err));
+	if (rc != 0)
+		fprintf(stderr, "viad: --set %s.%s: %s\n", arg, dot + 1, err);
+	return rc;
+}
+
+static int
+parse_args(int argc, char **argv, struct via_conf *c, int *eal_index)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "set", required_argument, NULL, 'S' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL;
+	char *sets[64];
+	unsigned nb_sets = 0, i;
+	char err[512];
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "c:s:Vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config = optarg;
+			break;
+		case 's':
+			if (nb_sets == 64)
+				return -E2BIG;
+			if (asprintf(&sets[nb_sets], "viad.socket=%s", optarg) < 0)
+				return -ENOMEM;
+			nb_sets++;
+			break;
+		case 'S':
+			if (nb_sets == 64)
+				return -E2BIG;
+			sets[nb_sets] = strdup(optarg);
+			if (sets[nb_sets] == NULL)
+				return -ENOMEM;
+			nb_sets++;
+			break;
+		case 'V':
+			printf("viad (VIA-DPDK) %lu.%lu\n", (unsigned long)VIPL_DPDK_PROVIDER_VERSION >> 16,
+			       (unsigned long)VIPL_DPDK_PROVIDER_VERSION & 0xffff);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	*eal_index = optind;
+	via_conf_defaults(c);
+	if (config == NULL && access(DEFAULT_CONFIG, R_OK) == 0)
+		config = DEFAULT_CONFIG;
+	if (config != NULL) {
+		rc = via_conf_load(c, config, err, sizeof(err));
+		if (rc != 0) {
+			fprintf(stderr, "viad: %s\n", err);
+			return rc;
+		}
+	}
+	rc = 0;
+	for (i = 0; i < nb_sets; i++) {
+		if (rc == 0)
+			rc = apply_set(c, sets[i]);
+		free(sets[i]);
+	}
+	if (rc == 0) {
+		rc = via_conf_check(c, err, sizeof(err));
+		if (rc != 0)
+			fprintf(stderr, "viad: %s\n", err);
+	}
+	return rc;
+}
+
+static unsigned
+free_hugepages(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "re");
+	unsigned n = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%u", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+/* A PCI address (DDDD:BB:DD.F or BB:DD.F) rather than a vdev name. */
+static bool
+conf_needs_pci(const struct via_conf *c)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nb_ports; i++) {
+		const char *dev = c->ports[i].devargs;
+		size_t n = strcspn(dev, ",");
+
+		if (strcmp(c->ports[i].glue, "ethdev") == 0 && memchr(dev, ':', n) != NULL &&
+		    strncmp(dev, "net_", 4) != 0)
+			return true;
+	}
+	return false;
+}
+
+/* Build EAL's argv: the user's after "--", or viad's defaults. */
+static int
+eal_args(const struct via_conf *c, char *prog, int argc, char **argv, char **out, char *buf,
+	 size_t buflen)
+{
+	int n = 0, i;
+
+	out[n++] = prog;
+	if (argc > 0) {
+		if (argc >= EAL_ARGS_MAX)
+			return -E2BIG;
+		for (i = 0; i < argc; i++)
+			out[n++] = argv[i];
+		out[n] = NULL;
+		return n;
+	}
+	{
+		cpu_set_t set;
+		int cpu[2] = { -1, -1 }, k = 0, len;
+
+		if (sched_getaffinity(0, sizeof(set), &set) != 0)
+			return -errno;
+		for (i = 0; i < CPU_SETSIZE && k < 2; i++) {
+			if (CPU_ISSET(i, &set))
+				cpu[k++] = i;
+		}
+		if (k == 0)
+			return -ENODEV;
+		if (k == 1)
+			cpu[1] = cpu[0];
+		len = snprintf(buf, buflen, "--lcores=0@%d,1@%d", cpu[0], cpu[1]);
+		out[n++] = buf;
+		buf += len + 1;
+		buflen -= (size_t)len + 1;
+		snprintf(buf, buflen, "--file-prefix=%s", c->instance);
+		out[n++] = buf;
+	}
+	if (!conf_needs_pci(c))
+		out[n++] = "--no-pci";
+	if (free_hugepages() >= MIN_FREE_HUGEPAGES) {
+		out[n++] = "--in-memory";
+	} else {
+		/* --no-huge creates no files either; it excludes --in-memory */
+		fprintf(stderr, "viad: fewer than %u free 2 MiB hugepages: running without "
+			"hugepages (slower; see config/hugepages.md)\n", MIN_FREE_HUGEPAGES);
+		out[n++] = "--no-huge";
+		out[n++] = "--no-shconf";
+		out[n++] = "-m";
+		out[n++] = NO_HUGE_MEM_MB;
+	}
+	out[n] = NULL;
+	return n;
+}
+
+static int
+tables_init(struct viad *d)
+{
+	const struct via_conf *c = &d->conf;
+	int rc = 0;
+
+	rc |= via_idtab_init(&d->sessions, c->max_sessions);
+	rc |= via_idtab_init(&d->ptags, c->max_ptags);
+	rc |= via_idtab_init(&d->mrs, c->max_regions);
+	rc |= via_idtab_init(&d->cqs, c->max_cq);
+	rc |= via_idtab_init(&d->vis, c->max_vi);
+	rc |= via_idtab_init(&d->pmems, c->max_sessions * 64);
+	TAILQ_INIT(&d->session_list);
+	return rc != 0 ? -ENOMEM : 0;
+}
+
+static void
+tables_fini(struct viad *d)
+{
+	via_idtab_fini(&d->sessions);
+	via_idtab_fini(&d->ptags);
+	via_idtab_fini(&d->mrs);
+	via_idtab_fini(&d->cqs);
+	via_idtab_fini(&d->vis);
+	via_idtab_fini(&d->pmems);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct viad d;
+	char *eal_argv[EAL_ARGS_MAX + 8];
+	char eal_buf[128];
+	char err[512];
+	int eal_argc, first_eal, lfd, rc;
+	unsigned lcore;
+	sigset_t sigs;
+
+	if (parse_args(argc, argv, &d.conf, &first_eal) != 0)
+		return 2;
+	via_log_set_level(d.conf.log_level);
+	eal_argc = eal_args(&d.conf, argv[0], argc - first_eal, argv + first_eal, eal_argv,
+			    eal_buf, sizeof(eal_buf));
+	if (eal_argc < 0) {
+		fprintf(stderr, "viad: EAL arguments: %s\n", strerror(-eal_argc));
+		return 2;
+	}
+	/* blocked before EAL starts its threads, so every thread inherits the
+	 * mask and the signals reach only the control thread's signalfd */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+		VLOG_ERR("EAL init failed: %s", rte_strerror(rte_errno));
+		return 1;
+	}
+	rc = 1;
+	if (rte_lcore_count() < 2) {
+		VLOG_ERR("viad needs a poll lcore besides the main lcore (e.g. -- -l 0,1)");
+		goto out_eal;
+	}
+	if (d.conf.hosts_path[0] != '\0' &&
+	    via_hosts_load(&d.hosts, d.conf.hosts_path, err, sizeof(err)) != 0) {
+		VLOG_ERR("hosts file: %s", err);
+		goto out_eal;
+	}
+	if (tables_init(&d) != 0) {
+		VLOG_ERR("out of memory for object tables");
+		goto out_tables;
+	}
+	if (via_nics_open(&d) != 0)
+		goto out_tables;
+	rc = via_ctl_listen(&d, &lfd);
+	if (rc != 0) {
+		VLOG_ERR("control socket %s: %s", d.conf.socket_path,
+			 rc == -EADDRINUSE ? "another viad is serving it" : strerror(-rc));
+		rc = 1;
+		goto out_nics;
+	}
+	RTE_LCORE_FOREACH_WORKER(lcore)
+		rte_eal_remote_launch(via_poll_main, &d, lcore);
+	rc = via_ctl_run(&d, lfd) == 0 ? 0 : 1;
+	rte_eal_mp_wait_lcore();
+	VLOG_INFO("stopped: %llu sessions served", (unsigned long long)d.counters.sessions_closed);
+out_nics:
+	via_nics_close(&d);
+out_tables:
+	tables_fini(&d);
+	via_hosts_free(d.hosts);
+out_eal:
+	rte_eal_cleanup();
+	return rc;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Ports as VI NICs. Each configured port becomes NIC viaN; with no port
+ * configured viad opens one loopback NIC, so it runs on any machine. The
+ * attributes VipQueryNic reports come from here: the port's MAC and MTU and
+ * viad's configured limits, never made-up numbers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_ether.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_version.h>
+
+#include <vipl_dpdk.h>
+
+#include "hosts.h"
+#include "via_glue.h"
+#include "viad.h"
+
+#define NB_MBUFS 8191
+#define MBUF_CACHE 256
+
+static struct rte_mempool *mbuf_pool;
+
+static void
+nic_info_fill(struct viad *d, struct via_nic *nic, const char *name)
+{
+	struct via_ctl_nic_info *i = &nic->info;
+	const struct via_conf *c = &d->conf;
+
+	memset(i, 0, sizeof(*i));
+	via_copy_name(i->name, sizeof(i->name), name);
+	memcpy(i->mac, via_port_mac(nic->port)->addr_bytes, sizeof(i->mac));
+	i->mtu = via_port_mtu(nic->port);
+	i->hardware_version = (uint32_t)RTE_VERSION;
+	i->provider_version = VIPL_DPDK_PROVIDER_VERSION;
+	i->max_discriminator_len = c->max_discriminator_len;
+	i->max_register_regions = c->max_regions;
+	i->max_register_bytes = c->max_register_bytes;
+	i->max_register_block_bytes = c->max_register_bytes;
+	i->max_vi = c->max_vi;
+	i->max_desc_per_queue = c->max_desc_per_queue;
+	i->max_segments_per_desc = c->max_segments_per_desc;
+	i->max_cq = c->max_cq;
+	i->max_cq_entries = c->max_cq_entries;
+	i->max_transfer_size = c->max_transfer_size;
+	i->max_ptags = c->max_ptags;
+	/* what the transport implements today; the reliable levels and RDMA
+	 * Read are announced here when they land, not before */
+	i->reliability_support = VIP_SERVICE_UNRELIABLE;
+	i->rdma_read_support = 0;
+}
+
+static int
+nic_open(struct viad *d, const struct via_port_conf *pc)
+{
+	struct via_nic *nic = &d->nics[d->nb_nics];
+	struct rte_ether_addr mac;
+	struct via_glue_port_conf gc = {
+		.name = pc->name,
+		.devargs = pc->devargs[0] ? pc->devargs : NULL,
+		.mtu = pc->mtu,
+		.nb_rxq = pc->rx_queues,
+		.nb_txq = pc->tx_queues,
+		.nb_rxd = pc->rx_desc,
+		.nb_txd = pc->tx_desc,
+		.mp = mbuf_pool,
+		.socket_id = (int)rte_socket_id(),
+	};
+	int rc;
+
+	if (pc->mac[0] != '\0') {
+		if (via_parse_mac(pc->mac, mac.addr_bytes) != 0)
+			return -EINVAL;
+		gc.mac = &mac;
+	}
+	rc = via_port_open(&nic->port, pc->glue, &gc);
+	if (rc != 0) {
+		VLOG_ERR("port %s (%s %s): open failed: %s", pc->name, pc->glue,
+			 pc->devargs, strerror(-rc));
+		return rc;
+	}
+	rc = via_port_start(nic->port);
+	if (rc != 0) {
+		VLOG_ERR("port %s: start failed: %s", pc->name, strerror(-rc));
+		via_port_close(nic->port);
+		return rc;
+	}
+	nic->loopback = strcmp(pc->glue, "loopback") == 0;
+	nic_info_fill(d, nic, pc->name);
+	d->nb_nics++;
+	VLOG_INFO("NIC %s: glue %s, MAC " RTE_ETHER_ADDR_PRT_FMT ", MTU %u", pc->name, pc->glue,
+		  RTE_ETHER_ADDR_BYTES(via_port_mac(nic->port)), nic->info.mtu);
+	return 0;
+}
+
+int
+via_nics_open(struct viad *d)
+{
+	static const struct via_port_conf implicit_loopback = {
+		.name = "via0", .glue = "loopback", .rx_queues = 1, .tx_queues = 1,
+	};
+	const struct via_port_conf *ports = d->conf.ports;
+	unsigned i, nb = d->conf.nb_ports;
+	uint32_t room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	int rc;
+
+	if (nb == 0) {
+		ports = &implicit_loopback;
+		nb = 1;
+	}
+	/* one mbuf holds a whole frame of the largest MTU configured */
+	for (i = 0; i < nb; i++) {
+		uint32_t need = RTE_PKTMBUF_HEADROOM + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN +
+				(ports[i].mtu ? ports[i].mtu : RTE_ETHER_MTU);
+
+		if (need > room)
+			room = need;
+	}
+	mbuf_pool = rte_pktmbuf_pool_create("viad_mbufs", NB_MBUFS, MBUF_CACHE, 0,
+					    (uint16_t)room, (int)rte_socket_id());
+	if (mbuf_pool == NULL) {
+		VLOG_ERR("mbuf pool: %s", rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	for (i = 0; i < nb; i++) {
+		rc = nic_open(d, &ports[i]);
+		if (rc != 0) {
+			via_nics_close(d);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void
+via_nics_close(struct viad *d)
+{
+	while (d->nb_nics > 0)
+		via_port_close(d->nics[--d->nb_nics].port);
+	rte_mempool_free(mbuf_pool);
+	mbuf_pool = NULL;
+}
+
+void
+via_nic_port_info(const struct via_nic *nic, struct via_ctl_port_info *pi)
+{
+	struct via_port_link link = { 0 };
+	struct via_port_stats st = { 0 };
+
+	memset(pi, 0, sizeof(*pi));
+	via_copy_name(pi->name, sizeof(pi->name), nic->info.name);
+	via_copy_name(pi->glue, sizeof(pi->glue), via_port_glue_name(nic->port));
+	memcpy(pi->mac, nic->info.mac, sizeof(pi->mac));
+	pi->mtu = nic->info.mtu;
+	if (via_port_link_get(nic->port, &link) == 0) {
+		pi->link_up = link.up;
+		pi->link_speed_mbps = link.speed_mbps;
+	}
+	if (via_port_stats_get(nic->port, &st) == 0) {
+		pi->rx_packets = st.rx_packets;
+		pi->tx_packets = st.tx_packets;
+		pi->rx_bytes = st.rx_bytes;
+		pi->tx_bytes = st.tx_bytes;
+		pi->rx_errors = st.rx_errors + st.rx_missed;
+		pi->tx_errors = st.tx_errors;
+	}
+}

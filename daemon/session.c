@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Client sessions: one per VipOpenNic. A session owns a shared segment and
+ * every object the client creates; when its socket closes - VipCloseNic,
+ * exit or SIGKILL alike - all of it is freed here and counted.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "viad.h"
+
+int
+via_session_new(struct viad *d, int sock, struct via_session **out)
+{
+	struct via_session *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (s == NULL)
+		return -ENOMEM;
+	rc = via_idtab_alloc(&d->sessions, s, &s->id);
+	if (rc != 0) {
+		free(s);
+		return rc;
+	}
+	s->sock = sock;
+	s->seg.fd = -1;
+	TAILQ_INIT(&s->ptags);
+	TAILQ_INIT(&s->mrs);
+	TAILQ_INIT(&s->cqs);
+	TAILQ_INIT(&s->vis);
+	TAILQ_INIT(&s->pmems);
+	TAILQ_INSERT_TAIL(&d->session_list, s, link);
+	d->counters.sessions++;
+	*out = s;
+	return 0;
+}
+
+struct via_nic *
+via_nic_by_name(struct viad *d, const char *name)
+{
+	unsigned i, n, eth = 0;
+	char tail;
+
+	for (i = 0; i < d->nb_nics; i++) {
+		if (strcmp(d->nics[i].info.name, name) == 0)
+			return &d->nics[i];
+	}
+	/* the M-VIA device names */
+	if (strcmp(name, "/dev/via_lo") == 0) {
+		for (i = 0; i < d->nb_nics; i++) {
+			if (d->nics[i].loopback)
+				return &d->nics[i];
+		}
+		return NULL;
+	}
+	if (sscanf(name, "/dev/via_eth%u%c", &n, &tail) != 1)
+		return NULL;
+	for (i = 0; i < d->nb_nics; i++) {
+		if (!d->nics[i].loopback && eth++ == n)
+			return &d->nics[i];
+	}
+	return NULL;
+}
+
+int
+via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
+{
+	struct via_shm_header *h;
+	char name[32];
+	int rc;
+
+	if (s->opened)
+		return -EALREADY;
+	s->nic = via_nic_by_name(d, nic_name);
+	if (s->nic == NULL)
+		return -ENODEV;
+	snprintf(name, sizeof(name), "viad-session-%u", s->id);
+	rc = via_shm_create(&s->seg, name, d->conf.session_shm_bytes);
+	if (rc != 0)
+		return -ENOMEM;
+	rc = via_arena_init(&s->arena, sizeof(struct via_shm_header), s->seg.len);
+	if (rc != 0) {
+		via_shm_destroy(&s->seg);
+		return rc;
+	}
+	h = (struct via_shm_header *)s->seg.va;
+	h->cookie = VIA_SHM_COOKIE;
+	h->abi_version = VIA_ABI_VERSION;
+	h->header_size = sizeof(*h);
+	h->segment_size = s->seg.len;
+	h->session_id = s->id;
+	__atomic_store_n(&h->daemon_state, VIA_DAEMON_RUNNING, __ATOMIC_RELEASE);
+	s->opened = true;
+	return 0;
+}
+
+void
+via_session_close(struct viad *d, struct via_session *s)
+{
+	struct via_ctl_counters *c = &d->counters;
+	struct via_vi *vi;
+	struct via_cq *cq;
+	struct via_mr *mr;
+	struct via_pmem *pm;
+	struct via_ptag *pt;
+
+	/* children before parents: VIs hold CQs and ptags, regions hold
+	 * ptags and provider memory */
+	while ((vi = TAILQ_FIRST(&s->vis)) != NULL) {
+		via_vi_free(d, vi);
+		c->reclaimed_vis++;
+	}
+	while ((cq = TAILQ_FIRST(&s->cqs)) != NULL) {
+		via_cq_destroy(d, s, cq->id);
+		c->reclaimed_cqs++;
+	}
+	while ((mr = TAILQ_FIRST(&s->mrs)) != NULL) {
+		via_mr_deregister(d, s, mr->addr, mr->handle);
+		c->reclaimed_regions++;
+	}
+	while ((pm = TAILQ_FIRST(&s->pmems)) != NULL) {
+		via_pmem_free(d, s, pm->id);
+		c->reclaimed_allocs++;
+	}
+	while ((pt = TAILQ_FIRST(&s->ptags)) != NULL) {
+		via_ptag_destroy(d, s, pt->id);
+		c->reclaimed_ptags++;
+	}
+	if (s->opened) {
+		via_arena_fini(&s->arena);
+		via_shm_destroy(&s->seg);
+	}
+	TAILQ_REMOVE(&d->session_list, s, link);
+	via_idtab_free(&d->sessions, s->id);
+	if (s->sock >= 0)
+		close(s->sock);
+	c->sessions--;
+	c->sessions_closed++;
+	free(s);
+}

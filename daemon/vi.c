@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Virtual interfaces (VIA §2.3, §5, §9.3, §9.8.2-9.8.3). A VI is created
+ * Idle (VIA §5.1); its attributes change only while Idle; it is destroyed
+ * only when Idle with both work queues drained (VIA §9.3.2).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vipl.h>
+
+#include "viad.h"
+
+/* VIA §9.10.5 attribute checks, in the order §9.3.1 lists their errors */
+static int
+vi_attr_check(struct viad *d, struct via_session *s, const struct via_ctl_vi_attr *a)
+{
+	const struct via_ctl_nic_info *nic = &s->nic->info;
+
+	/* exactly one level, and one this NIC supports */
+	if (a->reliability == 0 || (a->reliability & (a->reliability - 1)) != 0 ||
+	    (a->reliability & nic->reliability_support) == 0)
+		return -EPROTONOSUPPORT;
+	if (a->max_transfer == 0 || a->max_transfer > nic->max_transfer_size)
+		return -EMSGSIZE;
+	/* one class of service: best effort */
+	if (a->qos != 0)
+		return -EDOM;
+	if (via_ptag_get(d, s, a->ptag) == NULL)
+		return -ESRCH;
+	if (a->rdma_read && !nic->rdma_read_support)
+		return -EOPNOTSUPP;
+	if (a->rdma_write > 1 || a->rdma_read > 1)
+		return -EINVAL;
+	return 0;
+}
+
+int
+via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_create_req *req,
+	      struct via_vi **out)
+{
+	struct via_cq *cq[VIA_WQ_COUNT] = { NULL, NULL };
+	const uint32_t cq_id[VIA_WQ_COUNT] = { req->send_cq, req->recv_cq };
+	struct via_vi *vi;
+	unsigned q;
+	int rc;
+
+	for (q = 0; q < VIA_WQ_COUNT; q++) {
+		if (cq_id[q] != 0 && (cq[q] = via_cq_get(d, s, cq_id[q])) == NULL)
+			return -ENOENT;
+	}
+	rc = vi_attr_check(d, s, &req->attr);
+	if (rc != 0)
+		return rc;
+	vi = calloc(1, sizeof(*vi));
+	if (vi == NULL)
+		return -ENOMEM;
+	vi->attr = req->attr;
+	vi->state = VIP_STATE_IDLE;
+	vi->wq_capacity = via_pow2_ceil(s->nic->info.max_desc_per_queue);
+	vi->shm_len = via_shm_vi_size(vi->wq_capacity);
+	if (via_arena_alloc(&s->arena, vi->shm_len, &vi->shm_off) != 0) {
+		free(vi);
+		return -ENOSPC;
+	}
+	vi->sh = (struct via_shm_vi *)(s->seg.va + vi->shm_off);
+	memset(vi->sh, 0, vi->shm_len);
+	for (q = 0; q < VIA_WQ_COUNT; q++) {
+		rc = via_ring_attach(&vi->wq[q], &vi->sh->wq[q].ring,
+				     (uint8_t *)vi->sh + via_shm_vi_slots_off(vi->wq_capacity, q),
+				     vi->wq_capacity, sizeof(struct via_wqe), false);
+		if (rc != 0)
+			break;
+	}
+	if (rc == 0)
+		rc = via_idtab_alloc(&d->vis, vi, &vi->id);
+	if (rc != 0) {
+		via_arena_free(&s->arena, vi->shm_off, vi->shm_len);
+		free(vi);
+		return rc;
+	}
+	vi->owner = s;
+	for (q = 0; q < VIA_WQ_COUNT; q++) {
+		vi->cq[q] = cq[q];
+		if (cq[q] != NULL)
+			cq[q]->refs++;
+	}
+	via_ptag_get(d, s, vi->attr.ptag)->refs++;
+	TAILQ_INSERT_TAIL(&s->vis, vi, link);
+	d->counters.vis_created++;
+	*out = vi;
+	return 0;
+}
+
+struct via_vi *
+via_vi_get(struct viad *d, struct via_session *s, uint32_t id)
+{
+	struct via_vi *vi = via_idtab_lookup(&d->vis, id);
+
+	return vi != NULL && vi->owner == s ? vi : NULL;
+}
+
+bool
+via_vi_wq_empty(struct via_vi *vi, enum via_wq_kind wq)
+{
+	/* a hostile producer index reads as "not empty": the VI then stays
+	 * until the session ends, which only hurts the client that lied */
+	return via_ring_avail(&vi->wq[wq]) == 0 && !vi->wq[wq].corrupt;
+}
+
+void
+via_vi_free(struct viad *d, struct via_vi *vi)
+{
+	struct via_session *s = vi->owner;
+	unsigned q;
+
+	TAILQ_REMOVE(&s->vis, vi, link);
+	via_idtab_free(&d->vis, vi->id);
+	for (q = 0; q < VIA_WQ_COUNT; q++) {
+		if (vi->cq[q] != NULL)
+			vi->cq[q]->refs--;
+	}
+	via_ptag_get(d, s, vi->attr.ptag)->refs--;
+	via_arena_free(&s->arena, vi->shm_off, vi->shm_len);
+	free(vi);
+	d->counters.vis_destroyed++;
+}
+
+int
+via_vi_destroy(struct viad *d, struct via_session *s, uint32_t id)
+{
+	struct via_vi *vi = via_vi_get(d, s, id);
+
+	if (vi == NULL)
+		return -ENOENT;
+	if (vi->state != VIP_STATE_IDLE || !via_vi_wq_empty(vi, VIA_WQ_SEND) ||
+	    !via_vi_wq_empty(vi, VIA_WQ_RECV))
+		return -EBUSY;
+	via_vi_free(d, vi);
+	return 0;
+}
+
+int
+via_vi_set_attr(struct viad *d, struct via_session *s, uint32_t id,
+		const struct via_ctl_vi_attr *attr)
+{
+	struct via_vi *vi = via_vi_get(d, s, id);
+	int rc;
+
+	if (vi == NULL)
+		return -ENOENT;
+	if (vi->state != VIP_STATE_IDLE)
+		return -EPERM;
+	rc = vi_attr_check(d, s, attr);
+	if (rc != 0)
+		return rc;
+	via_ptag_get(d, s, vi->attr.ptag)->refs--;
+	via_ptag_get(d, s, attr->ptag)->refs++;
+	vi->attr = *attr;
+	return 0;
+}

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * viad internals: the daemon context and its objects (one file each:
+ * session.c, ptag.c, mr.c, pmem.c, cq.c, vi.c), all owned by the control
+ * thread. Poll lcores (poll.c) see only ports and counters for now.
+ *
+ * Errors are -errno throughout; ctl.c maps them to replies and the library
+ * maps replies to VIP_RETURN codes.
+ */
+#ifndef VIAD_H
+#define VIAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "via_abi.h"
+#include "via_ctl.h"
+#include "via_idtab.h"
+#include "via_ring.h"
+
+struct via_port;
+struct via_hosts;
+
+/** Copy a C string into a fixed buffer, truncating to fit; always terminated. */
+static inline void
+via_copy_name(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* ---- log.c ------------------------------------------------------------ */
+
+enum via_log_level { VIA_LOG_ERR, VIA_LOG_WARNING, VIA_LOG_INFO, VIA_LOG_DEBUG };
+
+/** printf-style log line to stderr with level and time; thread-safe. */
+void via_log(enum via_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/** @return 0, -EINVAL for an unknown name */
+int via_log_set_level(const char *name);
+
+#define VLOG_ERR(...)  via_log(VIA_LOG_ERR, __VA_ARGS__)
+#define VLOG_WARN(...) via_log(VIA_LOG_WARNING, __VA_ARGS__)
+#define VLOG_INFO(...) via_log(VIA_LOG_INFO, __VA_ARGS__)
+#define VLOG_DBG(...)  via_log(VIA_LOG_DEBUG, __VA_ARGS__)
+
+/* ---- shm.c: hugepage-backed memory and the per-session arena ---------- */
+
+/** A memfd mapping shared with one client. */
+struct via_shm {
+	int fd;
+	uint8_t *va;        /**< viad's mapping */
+	uint64_t len;
+	bool hugepages;     /**< false: fell back to normal pages (logged) */
+};
+
+/**
+ * Create and map @p len bytes of memfd memory, on 2 MiB hugepages when the
+ * pool has them, else on normal pages with a warning. @p len is rounded up
+ * to the page size used.
+ * @return 0, -ENOMEM, or -errno of memfd_create/ftruncate/mmap
+ */
+int via_shm_create(struct via_shm *m, const char *name, uint64_t len);
+void via_shm_destroy(struct via_shm *m);
+
+/** First-fit allocator of VIA_SHM_ALIGN-aligned extents in a segment. */
+struct via_arena {
+	struct via_arena_extent *free;   /**< sorted by offset, coalesced */
+	uint32_t nb_free;
+	uint32_t cap_free;
+};
+int via_arena_init(struct via_arena *a, uint64_t off, uint64_t len);
+void via_arena_fini(struct via_arena *a);
+/** @return 0 and *off, -ENOMEM when no extent is large enough */
+int via_arena_alloc(struct via_arena *a, uint64_t len, uint64_t *off);
+void via_arena_free(struct via_arena *a, uint64_t off, uint64_t len);
+
+/* ---- procmem.c: a client's ordinary memory ---------------------------- */
+
+/**
+ * Check that [addr, addr+len) is mapped in process @p pid (its
+ * /proc/PID/maps) and whether every page of it is writable.
+ * @return 0, -EFAULT (a hole in the range), -errno reading maps
+ */
+int via_procmem_check(pid_t pid, uint64_t addr, uint64_t len, bool *writable);
+
+/* ---- the daemon ------------------------------------------------------- */
+
+TAILQ_HEAD(via_session_list, via_session);
+
+/** One VI NIC: a port and the attributes VipQueryNic reports for it. */
+struct via_nic {
+	struct via_port *port;
+	struct via_ctl_nic_info info;
+	bool loopback;
+};
+
+struct viad {
+	struct via_conf conf;
+	struct via_hosts *hosts;
+	struct via_nic nics[VIA_CONF_MAX_PORTS];
+	unsigned nb_nics;
+
+	/* object tables; ids double as handles on the wire */
+	struct via_idtab sessions;
+	struct via_idtab ptags;
+	struct via_idtab mrs;       /**< the translation and protection table */
+	struct via_idtab cqs;
+	struct via_idtab vis;
+	struct via_idtab pmems;
+	uint64_t bytes_registered;  /**< page-granular, all sessions */
+
+	struct via_session_list session_list;
+	struct via_ctl_counters counters;   /**< control-thread counters */
+	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
+};
+
+/* ---- session.c -------------------------------------------------------- */
+
+TAILQ_HEAD(via_ptag_list, via_ptag);
+TAILQ_HEAD(via_mr_list, via_mr);
+TAILQ_HEAD(via_cq_list, via_cq);
+TAILQ_HEAD(via_vi_list, via_vi);
+TAILQ_HEAD(via_pmem_list, via_pmem);
+
+/** Incremental reader state of one control connection. */
+struct via_ctl_inbuf {
+	struct via_ctl_hdr hdr;
+	uint8_t body[VIA_CTL_BODY_MAX];
+	size_t got;          /**< bytes of hdr + body received so far */
+};
+
+/** One client connection: everything it owns is freed when it goes. */
+struct via_session {
+	TAILQ_ENTRY(via_session) link;
+	uint32_t id;
+	int sock;
+	pid_t pid;           /**< SO_PEERCRED at connect */
+	uid_t uid;
+	gid_t gid;
+	bool opened;         /**< OPEN done: nic and seg are valid */
+	struct via_nic *nic;
+	struct via_shm seg;
+	struct via_arena arena;
+	struct via_ctl_inbuf in;
+
+	struct via_ptag_list ptags;
+	struct via_mr_list mrs;
+	struct via_cq_list cqs;
+	struct via_vi_list vis;
+	struct via_pmem_list pmems;
+};
+
+/** @return 0, -ENOSPC (max_sessions), -ENOMEM */
+int via_session_new(struct viad *d, int sock, struct via_session **out);
+/**
+ * OPEN: bind the session to the NIC called @p nic_name and create its
+ * segment. @return 0, -ENODEV (no such NIC), -EALREADY, -ENOMEM
+ */
+int via_session_open(struct viad *d, struct via_session *s, const char *nic_name);
+/** Free everything the session owns (counted as reclaimed), close its socket. */
+void via_session_close(struct viad *d, struct via_session *s);
+/** Resolve a NIC name: viaN, /dev/via_lo, /dev/via_ethN. NULL if none. */
+struct via_nic *via_nic_by_name(struct viad *d, const char *name);
+
+/* ---- ptag.c ------------------------------------------------------------ */
+
+struct via_ptag {
+	TAILQ_ENTRY(via_ptag) link;
+	struct via_session *owner;
+	uint32_t id;
+	uint32_t refs;       /**< VIs and regions using it (VIA §9.5.2) */
+};
+
+/** @return 0, -ENOSPC (max_ptags), -ENOMEM */
+int via_ptag_create(struct viad *d, struct via_session *s, uint32_t *id);
+/** @return 0, -ENOENT (not this session's), -EBUSY (still used) */
+int via_ptag_destroy(struct viad *d, struct via_session *s, uint32_t id);
+/** The session's ptag @p id, or NULL (another process's tags never resolve). */
+struct via_ptag *via_ptag_get(struct viad *d, struct via_session *s, uint32_t id);
+
+/* ---- pmem.c: provider memory (VipDpdkAllocMem) ------------------------ */
+
+struct via_pmem {
+	TAILQ_ENTRY(via_pmem) link;
+	struct via_session *owner;
+	uint32_t id;
+	uint32_t refs;        /**< regions registered in it */
+	struct via_shm shm;
+	uint64_t client_va;   /**< reported by ALLOC_MAPPED; 0 until then */
+};
+
+/** @return 0, -EINVAL (len 0), -ENOSPC (per-session cap), -ENOMEM */
+int via_pmem_alloc(struct viad *d, struct via_session *s, uint64_t len, struct via_pmem **out);
+/** @return 0, -ENOENT, -EINVAL (va 0, unaligned, or already mapped) */
+int via_pmem_mapped(struct viad *d, struct via_session *s, uint32_t id, uint64_t client_va);
+/** @return 0, -ENOENT, -EBUSY (regions still in it) */
+int via_pmem_free(struct viad *d, struct via_session *s, uint32_t id);
+/** The session's allocation wholly containing [va, va+len), or NULL. */
+struct via_pmem *via_pmem_find(struct via_session *s, uint64_t va, uint64_t len);
+
+/* ---- mr.c: memory regions and the translation and protection table --- */
+
+/** Access a data-path operation needs from a region (VIA §3.2.2, §6.3.2). */
+enum via_mr_access {
+	VIA_MR_LOCAL_READ   = 1u << 0,  /**< send gather, RDMA Write source */
+	VIA_MR_LOCAL_WRITE  = 1u << 1,  /**< receive scatter, RDMA Read sink */
+	VIA_MR_REMOTE_WRITE = 1u << 2,  /**< target of an RDMA Write */
+	VIA_MR_REMOTE_READ  = 1u << 3,  /**< source of an RDMA Read */
+};
+
+struct via_mr {
+	TAILQ_ENTRY(via_mr) link;
+	struct via_session *owner;
+	uint32_t handle;     /**< VIP_MEM_HANDLE */
+	uint32_t ptag;
+	uint64_t addr;       /**< as given to VipRegisterMem */
+	uint64_t len;
+	uint64_t page_base;  /**< registered on page granularity (VIA §3.2.1) */
+	uint64_t page_len;
+	bool rdma_write;
+	bool rdma_read;
+	bool writable;       /**< no read-only page in the range (VIA §9.5.3) */
+	struct via_pmem *pmem;   /**< provider memory: moved in place; NULL: process memory */
+};
+
+/**
+ * Register [addr, addr+len) of the session's process.
+ * @return 0 and *handle; -EINVAL (len 0, wraps, unmapped range);
+ *         -ESRCH (bad ptag); -EOPNOTSUPP (RDMA Read requested, unsupported);
+ *         -ENOSPC (max_regions or max_register_bytes); -ENOMEM
+ */
+int via_mr_register(struct viad *d, struct via_session *s, uint64_t addr, uint64_t len,
+		    const struct via_ctl_mem_attr *attr, uint32_t *handle);
+/** @return 0, -ENOENT (no such region of this session at @p addr) */
+int via_mr_deregister(struct viad *d, struct via_session *s, uint64_t addr, uint32_t handle);
+/** The session's region @p handle based at @p addr, or NULL. */
+struct via_mr *via_mr_get(struct viad *d, struct via_session *s, uint64_t addr, uint32_t handle);
+/** @return 0, -ENOENT, -ESRCH (bad ptag), -EOPNOTSUPP (RDMA Read unsupported) */
+int via_mr_set_attr(struct viad *d, struct via_session *s, uint64_t addr, uint32_t handle,
+		    const struct via_ctl_mem_attr *attr);
+/**
+ * Translation and protection check of one segment (VIA §3.2.2): @p handle
+ * must name a region of @p s, [va, va+len) lie within its registered bytes,
+ * its ptag equal @p ptag and it must allow @p access.
+ * @return the region, or NULL with *err = -ENOENT (bad handle), -ERANGE
+ *         (outside the region), -EACCES (ptag or access denied)
+ */
+struct via_mr *via_mr_check(struct viad *d, struct via_session *s, uint32_t handle,
+			    uint64_t va, uint64_t len, uint32_t ptag, unsigned access, int *err);
+
+/* ---- cq.c --------------------------------------------------------------- */
+
+struct via_cq {
+	TAILQ_ENTRY(via_cq) link;
+	struct via_session *owner;
+	uint32_t id;
+	uint32_t capacity;
+	uint32_t refs;        /**< work queues attached (VIA §9.7.2) */
+	uint64_t shm_off;
+	uint64_t shm_len;
+	struct via_ring ring; /**< viad's producer view; never re-read from shm */
+	struct via_shm_cq *sh;
+};
+
+/** @return 0; -EINVAL (0 entries); -ENOSPC (max_cq, max_cq_entries or segment full) */
+int via_cq_create(struct viad *d, struct via_session *s, uint32_t entries, struct via_cq **out);
+/** @return 0, -ENOENT, -EBUSY (work queues attached) */
+int via_cq_destroy(struct viad *d, struct via_session *s, uint32_t id);
+struct via_cq *via_cq_get(struct viad *d, struct via_session *s, uint32_t id);
+
+/* ---- vi.c ------------------------------------------------------------- */
+
+struct via_vi {
+	TAILQ_ENTRY(via_vi) link;
+	struct via_session *owner;
+	uint32_t id;
+	uint32_t state;                 /**< VIP_VI_STATE (VIA §5) */
+	struct via_ctl_vi_attr attr;
+	struct via_cq *cq[VIA_WQ_COUNT];
+	uint32_t wq_capacity;
+	uint64_t shm_off;
+	uint64_t shm_len;
+	struct via_ring wq[VIA_WQ_COUNT];  /**< viad's consumer views */
+	struct via_shm_vi *sh;
+};
+
+/**
+ * @return 0; -ENOENT (bad CQ id); -EPROTONOSUPPORT (reliability level);
+ *         -EMSGSIZE (max transfer size); -EDOM (QoS); -ESRCH (ptag);
+ *         -EOPNOTSUPP (RDMA Read); -ENOSPC (max_vi or segment full)
+ */
+int via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_create_req *req,
+		  struct via_vi **out);
+/** @return 0, -ENOENT, -EBUSY (not Idle or descriptors still posted, VIA §9.3.2) */
+int via_vi_destroy(struct viad *d, struct via_session *s, uint32_t id);
+/** Free a VI whatever its state and queues: its owner is gone. */
+void via_vi_free(struct viad *d, struct via_vi *vi);
+/** @return as via_vi_create, plus -ENOENT and -EPERM (not Idle, VIA §9.8.2) */
+int via_vi_set_attr(struct viad *d, struct via_session *s, uint32_t id,
+		    const struct via_ctl_vi_attr *attr);
+struct via_vi *via_vi_get(struct viad *d, struct via_session *s, uint32_t id);
+/** Whether the client's ring of @p wq holds no descriptor viad has not taken. */
+bool via_vi_wq_empty(struct via_vi *vi, enum via_wq_kind wq);
+
+/* ---- ctl.c: the control thread --------------------------------------- */
+
+/**
+ * Create the listening socket at conf.socket_path (removing a stale one;
+ * -EADDRINUSE if a live viad answers there).
+ */
+int via_ctl_listen(struct viad *d, int *lfd);
+/** Serve until SIGINT/SIGTERM; returns 0 after closing every session. */
+int via_ctl_run(struct viad *d, int lfd);
+
+/* ---- poll.c: data-path lcores ----------------------------------------- */
+
+/** Per-lcore data-path counters, summed on SMI_COUNTERS. */
+struct via_poll_stats {
+	uint64_t frames_rx;
+	uint64_t frames_tx;
+	uint64_t frames_dropped;
+} __attribute__((aligned(64)));
+
+/** lcore entry point; @p arg is the struct viad. Returns when stopping. */
+int via_poll_main(void *arg);
+/** Sum of every poll lcore's counters into @p c. */
+void via_poll_stats_sum(struct via_ctl_counters *c);
+
+/* ---- nic.c: ports as VI NICs ------------------------------------------ */
+
+/** Open and start every configured port (an implicit loopback via0 if none). */
+int via_nics_open(struct viad *d);
+void via_nics_close(struct viad *d);
+/** Fill the SMI_PORT reply for @p nic. */
+void via_nic_port_info(const struct via_nic *nic, struct via_ctl_port_info *pi);
+
+#endif /* VIAD_H */

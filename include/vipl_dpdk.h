@@ -1,0 +1,174 @@
+/*
+ * vipl_dpdk.h - VIA-DPDK provider extensions to the VIPL API.
+ */
+/**
+ * @file vipl_dpdk.h
+ * @brief Provider-specific extensions of VIA-DPDK (libvipl-dpdk + viad).
+ *
+ * Applications that use anything declared here are tied to VIA-DPDK; the
+ * portable API is in vipl.h, which this header includes.
+ *
+ * - VipDpdkAllocMem / VipDpdkFreeMem: memory shared with viad, which viad
+ *   moves in place (zero copy) once registered with VipRegisterMem.
+ * - System management info types for VipQuerySystemManagementInfo:
+ *   VIP_DPDK_SMI_COUNTERS and VIP_DPDK_SMI_PORT.
+ * - VipDpdkReturnString / VipDpdkErrorCodeString: names of codes for logs.
+ */
+#ifndef VIPL_DPDK_H
+#define VIPL_DPDK_H
+
+#include "vipl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of the VIA-DPDK provider (0xMMMMmmmm: major, minor), as reported
+ *  in VIP_NIC_ATTRIBUTES::ProviderVersion. */
+#define VIPL_DPDK_PROVIDER_VERSION 0x00010000UL
+
+/** Name of the loopback NIC for VipOpenNic (M-VIA name). */
+#define VIPL_DPDK_NIC_LOOPBACK "/dev/via_lo"
+
+/* ---------------------------------------------------------------------- */
+/** @name Memory shared with viad */
+/**@{*/
+
+/**
+ * @brief Allocate memory shared with viad.
+ *
+ * Length is rounded up to the 2 MiB hugepage size (or to the page size when
+ * viad had to fall back to ordinary pages because no hugepages are
+ * reserved).  The memory must still be registered with
+ * VipRegisterMem before Descriptors or buffers in it are used; regions
+ * registered from it are moved by viad in place (zero copy) instead of
+ * through cross-memory attach.  Released by VipDpdkFreeMem, or by viad when
+ * the NIC is closed or the process dies.
+ *
+ * @param NicHandle The NIC.
+ * @param Length    Number of bytes wanted (> 0).
+ * @param Address   Receives the address of the memory (hugepage aligned, or
+ *                  page aligned on fall-back).
+ * @return One of the following codes.
+ * @retval VIP_SUCCESS           The memory was allocated.
+ * @retval VIP_INVALID_PARAMETER Invalid NIC handle, NULL Address, or Length 0.
+ * @retval VIP_ERROR_RESOURCE    No memory, the per-client limit was reached, or viad is gone.
+ */
+VIP_RETURN VipDpdkAllocMem(IN VIP_NIC_HANDLE NicHandle,
+                           IN VIP_ULONG Length,
+                           OUT VIP_PVOID *Address);
+
+/**
+ * @brief Free memory obtained from VipDpdkAllocMem.
+ *
+ * Regions registered inside it must be deregistered first.
+ *
+ * @param NicHandle The NIC the memory was allocated on.
+ * @param Address   The address VipDpdkAllocMem returned.
+ * @return One of the following codes.
+ * @retval VIP_SUCCESS           The memory was freed (unmapped from the process).
+ * @retval VIP_INVALID_PARAMETER Invalid NIC handle, or Address was not returned by
+ *                               VipDpdkAllocMem on this NIC (or was already freed).
+ * @retval VIP_ERROR_RESOURCE    A registered memory region still lies in the memory, or
+ *                               viad is gone.
+ */
+VIP_RETURN VipDpdkFreeMem(IN VIP_NIC_HANDLE NicHandle, IN VIP_PVOID Address);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** @name System management information (VipQuerySystemManagementInfo) */
+/**@{*/
+
+/** InfoType: daemon counters; SysManInfo points to a VIP_DPDK_COUNTERS. */
+#define VIP_DPDK_SMI_COUNTERS 1
+/** InfoType: the NIC's port; SysManInfo points to a VIP_DPDK_PORT_INFO. */
+#define VIP_DPDK_SMI_PORT 2
+
+/**
+ * @brief Counters of viad (InfoType VIP_DPDK_SMI_COUNTERS).
+ *
+ * Daemon-wide values, counted since viad started, over all clients and
+ * NICs, except where a field says "currently".  Copied verbatim from viad's
+ * reply: flat, fixed layout of 64-bit fields (168 bytes).
+ */
+typedef struct {
+    VIP_UINT64 Sessions;            /**< Client sessions currently open (one per VipOpenNic). */
+    VIP_UINT64 SessionsClosed;      /**< Client sessions closed, normally or because the client died. */
+    VIP_UINT64 VisCreated;          /**< VIs created (VipCreateVi). */
+    VIP_UINT64 VisDestroyed;        /**< VIs destroyed (VipDestroyVi), reclaimed ones excluded. */
+    VIP_UINT64 CqsCreated;          /**< Completion queues created (VipCreateCQ). */
+    VIP_UINT64 CqsDestroyed;        /**< Completion queues destroyed (VipDestroyCQ), reclaimed ones excluded. */
+    VIP_UINT64 PtagsCreated;        /**< Protection tags created (VipCreatePtag). */
+    VIP_UINT64 PtagsDestroyed;      /**< Protection tags destroyed (VipDestroyPtag), reclaimed ones excluded. */
+    VIP_UINT64 RegionsRegistered;   /**< Memory regions registered (VipRegisterMem). */
+    VIP_UINT64 RegionsDeregistered; /**< Memory regions deregistered (VipDeregisterMem), reclaimed ones excluded. */
+    VIP_UINT64 BytesRegistered;     /**< Bytes currently registered, over all clients. */
+    VIP_UINT64 ReclaimedVis;        /**< VIs freed by viad because their client died or closed the NIC without destroying them. */
+    VIP_UINT64 ReclaimedCqs;        /**< Completion queues freed likewise. */
+    VIP_UINT64 ReclaimedPtags;      /**< Protection tags freed likewise. */
+    VIP_UINT64 ReclaimedRegions;    /**< Registered memory regions freed likewise. */
+    VIP_UINT64 ReclaimedAllocs;     /**< VipDpdkAllocMem allocations freed likewise. */
+    VIP_UINT64 ClientsDisconnectedForViolation; /**< Clients viad disconnected for breaking the protocol or corrupting shared state. */
+    VIP_UINT64 ControlErrors;       /**< Control requests from clients that failed or were malformed. */
+    VIP_UINT64 FramesRx;            /**< VIA frames received from the network. */
+    VIP_UINT64 FramesTx;            /**< VIA frames transmitted to the network. */
+    VIP_UINT64 FramesDropped;       /**< VIA frames dropped (malformed, no such VI, no receive Descriptor, queue full). */
+} VIP_DPDK_COUNTERS;
+
+/**
+ * @brief The port behind a NIC (InfoType VIP_DPDK_SMI_PORT).
+ *
+ * Copied verbatim from viad's reply: fixed layout, 128 bytes.  Strings are
+ * NUL terminated.  Packet and byte counts are those of the port (all
+ * traffic, VIA and other).
+ */
+typedef struct {
+    VIP_CHAR   Name[32];      /**< Name of the NIC (e.g. "via0"). */
+    VIP_CHAR   Glue[32];      /**< The DPDK glue driving the port (e.g. "memif", "af_xdp", "af_packet", "loopback"). */
+    VIP_UINT8  Mac[6];        /**< MAC address of the port: the NIC's host address. */
+    VIP_UINT16 Mtu;           /**< MTU of the port in bytes. */
+    VIP_UINT32 LinkUp;        /**< 1 if the link is up, 0 if it is down. */
+    VIP_UINT32 LinkSpeedMbps; /**< Link speed in Mbit/s; 0 if unknown. */
+    VIP_UINT64 RxPackets;     /**< Packets received by the port. */
+    VIP_UINT64 TxPackets;     /**< Packets transmitted by the port. */
+    VIP_UINT64 RxBytes;       /**< Bytes received by the port. */
+    VIP_UINT64 TxBytes;       /**< Bytes transmitted by the port. */
+    VIP_UINT64 RxErrors;      /**< Receive errors (erroneous or missed packets). */
+    VIP_UINT64 TxErrors;      /**< Transmit errors. */
+} VIP_DPDK_PORT_INFO;
+/**@}*/
+
+/* These structures cross the process boundary (viad -> client). */
+VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_COUNTERS) == 21 * 8, vip_dpdk_counters_size);
+VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_PORT_INFO) == 128, vip_dpdk_port_info_size);
+VIPL_STATIC_ASSERT_(offsetof(VIP_DPDK_PORT_INFO, Mac) == 64, vip_dpdk_port_info_mac_offset);
+VIPL_STATIC_ASSERT_(offsetof(VIP_DPDK_PORT_INFO, LinkUp) == 72, vip_dpdk_port_info_linkup_offset);
+VIPL_STATIC_ASSERT_(offsetof(VIP_DPDK_PORT_INFO, RxPackets) == 80, vip_dpdk_port_info_rx_offset);
+
+/* ---------------------------------------------------------------------- */
+/** @name Names of codes, for logging */
+/**@{*/
+
+/**
+ * @brief Name of a VIP_RETURN code.
+ * @param Code The code.
+ * @return The enumerator's name (e.g. "VIP_SUCCESS"), or "VIP_UNKNOWN" for a
+ *         value that is not a VIP_RETURN code.  Static storage; never NULL.
+ */
+const char *VipDpdkReturnString(VIP_RETURN Code);
+
+/**
+ * @brief Name of an asynchronous error code.
+ * @param Code The code.
+ * @return The enumerator's name (e.g. "VIP_ERROR_CONN_LOST"), or
+ *         "VIP_UNKNOWN" for a value that is not a VIP_ERROR_CODE.  Static
+ *         storage; never NULL.
+ */
+const char *VipDpdkErrorCodeString(VIP_ERROR_CODE Code);
+/**@}*/
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VIPL_DPDK_H */

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The ABI between viad and libvipl-dpdk: the layout of a session's shared
+ * memory segment. Not installed: both sides are built from this tree and
+ * check VIA_ABI_VERSION at session open.
+ *
+ * Trust: the segment is writable by the client, so viad never trusts a byte
+ * of it. viad keeps its own copy of every offset, capacity and index it needs
+ * (see via_ring.h), copies entries out before validating them, and bounds
+ * every loop by its own numbers. Nothing of another client is ever mapped
+ * into a client's segment.
+ *
+ * Every struct here crosses the process boundary and has its size asserted.
+ * A change of layout bumps VIA_ABI_VERSION.
+ */
+#ifndef VIA_ABI_H
+#define VIA_ABI_H
+
+#include <stdint.h>
+
+#include "via_ring.h"
+
+/** Bumped on any change of this file or of via_ctl.h. */
+#define VIA_ABI_VERSION 1u
+
+/** "VIADSHM1": first 8 bytes of every session segment. */
+#define VIA_SHM_COOKIE 0x314d485344414956ull
+
+/** Segments, arena objects and rings are aligned to this. */
+#define VIA_SHM_ALIGN 64u
+
+/** Values of via_shm_header::daemon_state (a futex word). */
+enum via_daemon_state {
+	VIA_DAEMON_RUNNING = 1,
+	/** viad is exiting: every wait returns, every call fails. */
+	VIA_DAEMON_STOPPING = 2,
+};
+
+/**
+ * Offset 0 of a session segment. Written by viad before the segment's fd is
+ * passed to the client, then only daemon_state changes (store-release by
+ * viad followed by FUTEX_WAKE on it; the client loads it with acquire).
+ */
+struct via_shm_header {
+	uint64_t cookie;         /**< VIA_SHM_COOKIE */
+	uint32_t abi_version;    /**< VIA_ABI_VERSION */
+	uint32_t header_size;    /**< sizeof(struct via_shm_header) */
+	uint64_t segment_size;   /**< bytes mapped */
+	uint32_t session_id;     /**< viad's id for this client */
+	uint32_t daemon_state;   /**< enum via_daemon_state; futex word */
+	uint8_t  reserved[32];
+};
+_Static_assert(sizeof(struct via_shm_header) == 64, "via_shm_header is ABI");
+
+/**
+ * One posted descriptor on a work queue (client produces, viad consumes).
+ * viad reads the descriptor itself from registered memory (VIA §10.1): the
+ * entry only says where it is, so a post is one 16-byte store plus the
+ * release of the producer index (the doorbell, VIA §11.1.1).
+ */
+struct via_wqe {
+	uint64_t desc_va;        /**< client virtual address of the VIP_DESCRIPTOR */
+	uint32_t desc_handle;    /**< memory handle of the region holding it */
+	uint32_t reserved;       /**< zero */
+};
+_Static_assert(sizeof(struct via_wqe) == 16, "via_wqe is ABI");
+
+/**
+ * One completion queue entry (viad produces, client consumes): which work
+ * queue has a completed descriptor at its head (VIA §6.4.2: the CQ names the
+ * queue, the descriptor itself carries the status).
+ */
+struct via_cqe {
+	uint32_t vi_id;          /**< viad's VI id, as returned by VI_CREATE */
+	uint32_t flags;          /**< VIA_CQE_RECV for the receive queue */
+};
+_Static_assert(sizeof(struct via_cqe) == 8, "via_cqe is ABI");
+
+#define VIA_CQE_RECV 0x1u
+
+/**
+ * Wake-up word of a queue a client may block on. viad bumps @c seq with a
+ * release add after producing completions and calls FUTEX_WAKE only if
+ * @c sleepers is non-zero; a waiter increments @c sleepers, re-checks its
+ * queue, then FUTEX_WAITs on @c seq (the NEED_WAKEUP pattern: no syscall on
+ * the producer side unless somebody sleeps). Both fields are seq_cst.
+ */
+struct via_shm_wait {
+	uint32_t seq;
+	uint32_t sleepers;
+};
+_Static_assert(sizeof(struct via_shm_wait) == 8, "via_shm_wait is ABI");
+
+/**
+ * A completion queue in the segment; its slot array (struct via_cqe[cap])
+ * follows at the next VIA_SHM_ALIGN boundary.
+ */
+struct via_shm_cq {
+	struct via_ring_shared ring;   /**< viad produces, client consumes */
+	struct via_shm_wait wait;
+	uint8_t reserved[VIA_SHM_ALIGN - sizeof(struct via_shm_wait)];
+};
+_Static_assert(sizeof(struct via_shm_cq) == 192, "via_shm_cq is ABI");
+
+/** Index of a VI's work queue in via_shm_vi::wq. */
+enum via_wq_kind {
+	VIA_WQ_SEND = 0,
+	VIA_WQ_RECV = 1,
+	VIA_WQ_COUNT = 2,
+};
+
+/** One work queue of a VI: the posting ring and its completion wait word. */
+struct via_shm_wq {
+	struct via_ring_shared ring;   /**< client produces via_wqe, viad consumes */
+	struct via_shm_wait done;      /**< bumped when a descriptor completes */
+	uint8_t reserved[VIA_SHM_ALIGN - sizeof(struct via_shm_wait)];
+};
+_Static_assert(sizeof(struct via_shm_wq) == 192, "via_shm_wq is ABI");
+
+/**
+ * A VI in the segment: its two work queues; the send ring's slots
+ * (struct via_wqe[cap]) follow at the next VIA_SHM_ALIGN boundary, then the
+ * receive ring's.
+ */
+struct via_shm_vi {
+	struct via_shm_wq wq[VIA_WQ_COUNT];
+};
+_Static_assert(sizeof(struct via_shm_vi) == 384, "via_shm_vi is ABI");
+
+/** Round @p x up to a multiple of @p a (a power of two). */
+#define VIA_ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
+
+/** Smallest power of two >= @p x (ring capacities); 1 for 0. */
+static inline uint32_t
+via_pow2_ceil(uint32_t x)
+{
+	uint32_t p = 1;
+
+	while (p < x)
+		p <<= 1;
+	return p;
+}
+
+/** Bytes a VI takes in the segment for work queues of @p cap entries. */
+static inline uint64_t
+via_shm_vi_size(uint32_t cap)
+{
+	return sizeof(struct via_shm_vi) +
+	       2 * VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_wqe), VIA_SHM_ALIGN);
+}
+
+/** Offset of work queue @p kind's slots from the start of its via_shm_vi. */
+static inline uint64_t
+via_shm_vi_slots_off(uint32_t cap, enum via_wq_kind kind)
+{
+	return sizeof(struct via_shm_vi) +
+	       (uint64_t)kind * VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_wqe), VIA_SHM_ALIGN);
+}
+
+/** Bytes a CQ takes in the segment for @p cap entries. */
+static inline uint64_t
+via_shm_cq_size(uint32_t cap)
+{
+	return sizeof(struct via_shm_cq) +
+	       VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_cqe), VIA_SHM_ALIGN);
+}
+
+#endif /* VIA_ABI_H */

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The control protocol between libvipl-dpdk and viad: fixed-size messages
+ * over a Unix stream socket, one request and one reply at a time per session
+ * (the rdma-core "command over a socket" model; the data path never uses it).
+ *
+ * Every message is a via_ctl_hdr followed by a body whose size is fixed by
+ * the op and direction (table in via_ctl.c). A reply echoes op and seq and
+ * carries 0 or -errno in status; on error its body is still full-sized
+ * (zeroed) so the framing never depends on the outcome. Replies that hand
+ * over memory (OPEN, ALLOC) carry exactly one fd in SCM_RIGHTS.
+ *
+ * Not installed; versioned with VIA_ABI_VERSION.
+ */
+#ifndef VIA_CTL_H
+#define VIA_CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "via_abi.h"
+
+/** "VIA" plus the ABI version in the low byte. */
+#define VIA_CTL_COOKIE (0x56494100u | (VIA_ABI_VERSION & 0xffu))
+
+#define VIA_CTL_NAME_MAX     64   /**< NIC name buffer, NUL included */
+#define VIA_CTL_HOSTNAME_MAX 256  /**< name-service host name, NUL included */
+
+/** Control operations; the table in via_ctl.c gives each its body sizes. */
+enum via_ctl_op {
+	VIA_CTL_OPEN = 1,     /**< first message of a session: VipOpenNic */
+	VIA_CTL_PTAG_CREATE,
+	VIA_CTL_PTAG_DESTROY,
+	VIA_CTL_MEM_REGISTER,
+	VIA_CTL_MEM_DEREGISTER,
+	VIA_CTL_MEM_QUERY,
+	VIA_CTL_MEM_SET_ATTR,
+	VIA_CTL_ALLOC,        /**< VipDpdkAllocMem: reply carries the fd */
+	VIA_CTL_ALLOC_MAPPED, /**< where the client mapped an allocation */
+	VIA_CTL_FREE,
+	VIA_CTL_CQ_CREATE,
+	VIA_CTL_CQ_DESTROY,
+	VIA_CTL_VI_CREATE,
+	VIA_CTL_VI_DESTROY,
+	VIA_CTL_VI_QUERY,
+	VIA_CTL_VI_SET_ATTR,
+	VIA_CTL_NS_BY_NAME,
+	VIA_CTL_NS_BY_ADDR,
+	VIA_CTL_SMI_COUNTERS,
+	VIA_CTL_SMI_PORT,
+	VIA_CTL_OP_COUNT,
+};
+
+#define VIA_CTL_F_REPLY 0x1u
+
+struct via_ctl_hdr {
+	uint32_t cookie;   /**< VIA_CTL_COOKIE */
+	uint16_t op;       /**< enum via_ctl_op */
+	uint16_t flags;    /**< VIA_CTL_F_REPLY on replies */
+	uint32_t seq;      /**< chosen by the client, echoed by viad */
+	int32_t  status;   /**< replies: 0 or -errno; requests: 0 */
+	uint32_t len;      /**< body bytes that follow */
+	uint32_t reserved; /**< zero */
+};
+_Static_assert(sizeof(struct via_ctl_hdr) == 24, "via_ctl_hdr is ABI");
+
+/** VI attributes as they cross the socket (VIP_VI_ATTRIBUTES, fixed width). */
+struct via_ctl_vi_attr {
+	uint16_t reliability;     /**< one VIP_SERVICE_* bit */
+	uint8_t  rdma_write;      /**< bool */
+	uint8_t  rdma_read;       /**< bool */
+	uint32_t max_transfer;
+	uint32_t qos;
+	uint32_t ptag;            /**< viad ptag id; 0 = none */
+};
+_Static_assert(sizeof(struct via_ctl_vi_attr) == 16, "via_ctl_vi_attr is ABI");
+
+/** Memory attributes as they cross the socket (VIP_MEM_ATTRIBUTES). */
+struct via_ctl_mem_attr {
+	uint32_t ptag;
+	uint8_t  rdma_write;
+	uint8_t  rdma_read;
+	uint8_t  reserved[2];
+};
+_Static_assert(sizeof(struct via_ctl_mem_attr) == 8, "via_ctl_mem_attr is ABI");
+
+/** Static NIC attributes (VIP_NIC_ATTRIBUTES less the pointer), from viad.conf. */
+struct via_ctl_nic_info {
+	char     name[VIA_CTL_NAME_MAX];
+	uint8_t  mac[6];
+	uint16_t mtu;
+	uint32_t hardware_version;
+	uint32_t provider_version;
+	uint32_t max_discriminator_len;
+	uint32_t max_register_regions;
+	uint32_t max_vi;
+	uint32_t max_desc_per_queue;
+	uint32_t max_segments_per_desc;
+	uint32_t max_cq;
+	uint32_t max_cq_entries;
+	uint32_t max_transfer_size;
+	uint32_t max_ptags;
+	uint32_t reliability_support;  /**< mask of VIP_SERVICE_* */
+	uint32_t rdma_read_support;    /**< bool */
+	uint32_t reserved;
+	uint64_t max_register_bytes;
+	uint64_t max_register_block_bytes;
+};
+_Static_assert(sizeof(struct via_ctl_nic_info) == 144, "via_ctl_nic_info is ABI");
+
+struct via_ctl_open_req {
+	char     nic_name[VIA_CTL_NAME_MAX];
+	uint32_t abi_version;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_open_req) == 72, "ABI");
+
+struct via_ctl_open_rep {               /* + fd of the session segment */
+	struct via_ctl_nic_info nic;
+	uint64_t shm_size;
+	uint32_t session_id;
+	uint32_t port_index;
+};
+_Static_assert(sizeof(struct via_ctl_open_rep) == 160, "ABI");
+
+/** Requests and replies that carry only an object id. */
+struct via_ctl_id {
+	uint32_t id;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_id) == 8, "ABI");
+
+struct via_ctl_mem_register_req {
+	uint64_t addr;
+	uint64_t len;
+	struct via_ctl_mem_attr attr;
+};
+_Static_assert(sizeof(struct via_ctl_mem_register_req) == 24, "ABI");
+
+/** MEM_DEREGISTER and MEM_QUERY requests: the region is named by both. */
+struct via_ctl_mem_ref {
+	uint64_t addr;
+	uint32_t handle;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_mem_ref) == 16, "ABI");
+
+struct via_ctl_mem_set_attr_req {
+	struct via_ctl_mem_ref ref;
+	struct via_ctl_mem_attr attr;
+};
+_Static_assert(sizeof(struct via_ctl_mem_set_attr_req) == 24, "ABI");
+
+struct via_ctl_alloc_req {
+	uint64_t len;
+};
+_Static_assert(sizeof(struct via_ctl_alloc_req) == 8, "ABI");
+
+struct via_ctl_alloc_rep {              /* + fd of the allocation */
+	uint64_t len;            /**< rounded up to the page size used */
+	uint32_t id;
+	uint32_t hugepages;      /**< bool: backed by hugepages */
+};
+_Static_assert(sizeof(struct via_ctl_alloc_rep) == 16, "ABI");
+
+struct via_ctl_alloc_mapped_req {
+	uint64_t client_va;
+	uint32_t id;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_alloc_mapped_req) == 16, "ABI");
+
+struct via_ctl_cq_create_req {
+	uint32_t entries;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_cq_create_req) == 8, "ABI");
+
+struct via_ctl_cq_create_rep {
+	uint64_t shm_off;        /**< offset of the via_shm_cq in the segment */
+	uint32_t id;
+	uint32_t capacity;       /**< ring slots (entries rounded up to 2^n) */
+};
+_Static_assert(sizeof(struct via_ctl_cq_create_rep) == 16, "ABI");
+
+struct via_ctl_vi_create_req {
+	struct via_ctl_vi_attr attr;
+	uint32_t send_cq;        /**< CQ id or 0 */
+	uint32_t recv_cq;        /**< CQ id or 0 */
+};
+_Static_assert(sizeof(struct via_ctl_vi_create_req) == 24, "ABI");
+
+struct via_ctl_vi_create_rep {
+	uint64_t shm_off;        /**< offset of the via_shm_vi in the segment */
+	uint32_t id;
+	uint32_t wq_capacity;    /**< slots per work queue ring */
+};
+_Static_assert(sizeof(struct via_ctl_vi_create_rep) == 16, "ABI");
+
+struct via_ctl_vi_query_rep {
+	struct via_ctl_vi_attr attr;
+	uint32_t state;          /**< VIP_VI_STATE */
+	uint32_t send_empty;     /**< bool */
+	uint32_t recv_empty;     /**< bool */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_vi_query_rep) == 32, "ABI");
+
+struct via_ctl_vi_set_attr_req {
+	struct via_ctl_vi_attr attr;
+	uint32_t id;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_vi_set_attr_req) == 24, "ABI");
+
+struct via_ctl_ns_by_name_req {
+	char     name[VIA_CTL_HOSTNAME_MAX];
+	uint32_t index;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_ns_by_name_req) == 264, "ABI");
+
+struct via_ctl_mac {
+	uint8_t mac[6];
+	uint8_t reserved[2];
+};
+_Static_assert(sizeof(struct via_ctl_mac) == 8, "ABI");
+
+struct via_ctl_ns_by_addr_rep {
+	char name[VIA_CTL_HOSTNAME_MAX];
+};
+_Static_assert(sizeof(struct via_ctl_ns_by_addr_rep) == 256, "ABI");
+
+/** SMI_COUNTERS reply: viad-wide counters; the field list is VIP_DPDK_COUNTERS. */
+struct via_ctl_counters {
+	uint64_t sessions;
+	uint64_t sessions_closed;
+	uint64_t vis_created;
+	uint64_t vis_destroyed;
+	uint64_t cqs_created;
+	uint64_t cqs_destroyed;
+	uint64_t ptags_created;
+	uint64_t ptags_destroyed;
+	uint64_t regions_registered;
+	uint64_t regions_deregistered;
+	uint64_t bytes_registered;
+	uint64_t reclaimed_vis;
+	uint64_t reclaimed_cqs;
+	uint64_t reclaimed_ptags;
+	uint64_t reclaimed_regions;
+	uint64_t reclaimed_allocs;
+	uint64_t clients_disconnected_for_violation;
+	uint64_t control_errors;
+	uint64_t frames_rx;
+	uint64_t frames_tx;
+	uint64_t frames_dropped;
+};
+_Static_assert(sizeof(struct via_ctl_counters) == 21 * 8, "ABI");
+
+/** SMI_PORT reply: the session's port; the field list is VIP_DPDK_PORT_INFO. */
+struct via_ctl_port_info {
+	char     name[32];
+	char     glue[32];
+	uint8_t  mac[6];
+	uint16_t mtu;
+	uint32_t link_up;
+	uint32_t link_speed_mbps;
+	uint64_t rx_packets;
+	uint64_t tx_packets;
+	uint64_t rx_bytes;
+	uint64_t tx_bytes;
+	uint64_t rx_errors;
+	uint64_t tx_errors;
+};
+_Static_assert(sizeof(struct via_ctl_port_info) == 128, "ABI");
+
+/** Largest body of any message: receive buffers are this big. */
+#define VIA_CTL_BODY_MAX 512
+
+/**
+ * Check a received header: cookie, op, direction, reserved bits and that len
+ * is exactly the body size the table gives for this op and direction.
+ *
+ * @param hdr     header as received (already copied out of the socket)
+ * @param reply   true when a reply is expected, false for a request
+ * @return 0, -EPROTO (cookie or version mismatch, reserved bits set, wrong
+ *         direction), -EOPNOTSUPP (unknown op), -EMSGSIZE (len is not the
+ *         op's body size).
+ */
+int via_ctl_check(const struct via_ctl_hdr *hdr, int reply);
+
+/** Body size of @p op's request (@p reply false) or reply; 0 if unknown op. */
+size_t via_ctl_body_size(unsigned op, int reply);
+
+/** Whether @p op's reply carries an fd in SCM_RIGHTS. */
+int via_ctl_reply_has_fd(unsigned op);
+
+/** Printable op name for logs; "unknown" for ops out of range. */
+const char *via_ctl_op_name(unsigned op);
+
+/** Fill @p hdr for a request or reply of @p op with its table body size. */
+void via_ctl_hdr_init(struct via_ctl_hdr *hdr, unsigned op, int reply,
+		      uint32_t seq, int32_t status);
+
+/**
+ * Send one message (header + body), optionally with one fd.
+ * Retries on EINTR; MSG_NOSIGNAL so a dead peer is an error, not a signal.
+ *
+ * @return 0, or -errno of sendmsg (-EPIPE/-ECONNRESET when the peer is gone).
+ */
+int via_ctl_send(int sock, const struct via_ctl_hdr *hdr, const void *body, int fd);
+
+/**
+ * Receive one message: the header, validated with via_ctl_check(), then its
+ * body into @p body (at least VIA_CTL_BODY_MAX bytes). An fd that arrives is
+ * stored in *fd_out (-1 if none, or if @p fd_out is NULL the fd is closed: a
+ * peer cannot leak descriptors into us).
+ *
+ * @return 0; -ECONNRESET on EOF; -errno of recvmsg; or via_ctl_check()'s
+ *         error (the stream is then out of sync and must be closed).
+ */
+int via_ctl_recv(int sock, struct via_ctl_hdr *hdr, void *body, int reply, int *fd_out);
+
+#endif /* VIA_CTL_H */

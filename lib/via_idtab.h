@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Id table: maps 32-bit ids to objects in O(1), with a generation in the
+ * high bits so a stale id (object destroyed, slot reused) never resolves.
+ *
+ * viad names its VIs, CQs, protection tags and memory regions with these ids
+ * (a memory handle is a region id); libvipl-dpdk's handles are ids too.
+ *
+ * Concurrency: via_idtab_alloc() and via_idtab_free() must be serialized by
+ * the caller; via_idtab_lookup() may run concurrently with them (slots never
+ * move: the table grows by chunks that are never freed before fini).
+ */
+#ifndef VIA_IDTAB_H
+#define VIA_IDTAB_H
+
+#include <stdint.h>
+
+#define VIA_IDTAB_CHUNK_SHIFT 10
+#define VIA_IDTAB_CHUNK (1u << VIA_IDTAB_CHUNK_SHIFT)
+#define VIA_IDTAB_MAX (1u << 22)   /**< most entries a table can hold */
+
+struct via_idtab_slot;
+
+struct via_idtab {
+	struct via_idtab_slot **chunks;  /**< capacity / VIA_IDTAB_CHUNK pointers */
+	uint32_t capacity;               /**< most live entries */
+	uint32_t idx_bits;               /**< low bits of an id: slot index + 1 */
+	uint32_t nb_live;
+	uint32_t nb_slots;               /**< slots ever handed out (high water) */
+	uint32_t free_head;              /**< index + 1 of the first free slot; 0 = none */
+};
+
+/**
+ * @param capacity most live entries, 1 .. VIA_IDTAB_MAX
+ * @return 0, -EINVAL (capacity out of range), -ENOMEM
+ */
+int via_idtab_init(struct via_idtab *t, uint32_t capacity);
+
+/** Free the table (not the objects). */
+void via_idtab_fini(struct via_idtab *t);
+
+/**
+ * Give @p obj (not NULL) an id.
+ * @return 0 and *id (never 0), -ENOSPC (capacity reached), -ENOMEM, -EINVAL (obj NULL)
+ */
+int via_idtab_alloc(struct via_idtab *t, void *obj, uint32_t *id);
+
+/** The object of @p id, or NULL if the id is 0, out of range, free or stale. */
+void *via_idtab_lookup(const struct via_idtab *t, uint32_t id);
+
+/**
+ * Release @p id; later lookups of it return NULL.
+ * @return 0, -ENOENT (not a live id)
+ */
+int via_idtab_free(struct via_idtab *t, uint32_t id);
+
+/**
+ * Iterate live entries: returns the object at the first live slot at or after
+ * *cursor and advances *cursor past it (start with *cursor = 0); NULL at end.
+ * @p id_out, if not NULL, receives its id.
+ */
+void *via_idtab_next(const struct via_idtab *t, uint32_t *cursor, uint32_t *id_out);
+
+#endif /* VIA_IDTAB_H */

@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * via_ring.h - single-producer single-consumer ring in memory shared between
+ * two mutually untrusted processes.
+ *
+ * Header-only, libc-only (no DPDK): it is included both by the daemon and by
+ * client processes.
+ *
+ * Layout
+ * ------
+ * The shared control block (struct via_ring_shared, 128 bytes) holds only the
+ * two free-running 32-bit indices and the consumer's sleep flag, each side's
+ * words on its own cache line. The slot array lives elsewhere in the shared
+ * mapping; its address, the capacity and the slot size are given to
+ * via_ring_attach() by each side from its OWN configuration and kept in a
+ * private struct via_ring. Nothing that sizes or locates memory is ever read
+ * from shared memory, so a hostile peer cannot make us index out of bounds:
+ * every slot address is (index & mask) * slot_size with our own mask.
+ *
+ * Indices are free-running uint32_t and wrap by unsigned arithmetic; the
+ * number of used slots is always prod - cons (mod 2^32), which a sane peer
+ * keeps in [0, capacity]. Anything else means the peer wrote garbage: the
+ * ring is marked corrupt (sticky) and every later operation fails, so the
+ * caller can drop the peer.
+ *
+ * Each side keeps the authoritative copy of its own index privately
+ * (via_ring.local) and only ever STORES it to shared memory; it never reads
+ * its own index back, so a peer scribbling on it cannot change what we do.
+ *
+ * Memory ordering
+ * ---------------
+ * Producer                              Consumer
+ *   write slot contents                   prod = load_acquire(&sh->prod)
+ *   store_release(&sh->prod, p + n)       read (copy out) slot contents
+ *                                         store_release(&sh->cons, c + n)
+ *   c = load_acquire(&sh->cons)
+ *   reuse slots below c + capacity
+ *
+ * - The producer's release store of prod pairs with the consumer's acquire
+ *   load of prod: slot contents written before publishing are visible to the
+ *   consumer once it sees the new prod.
+ * - The consumer's release store of cons pairs with the producer's acquire
+ *   load of cons: the consumer's reads of a slot complete before the producer
+ *   may overwrite it.
+ * - Each side caches the last peer index it read (via_ring.cached_peer) and
+ *   only re-reads the peer's cache line when the cached value says the ring
+ *   is full (producer) or empty (consumer), to avoid cache-line ping-pong.
+ *
+ * Sleeping (lost wake-up avoidance, the NEED_WAKEUP idea of AF_XDP/io_uring)
+ * -------------------------------------------------------------------------
+ * Consumer (via_ring_consumer_prepare_sleep)  Producer (needs_wakeup, after
+ *                                              via_ring_produce)
+ *   store_seq_cst(&sh->cons_flags, SLEEPING)    store_seq_cst(&sh->prod, p)
+ *   load_seq_cst(&sh->prod)                     load_seq_cst(&sh->cons_flags)
+ *   if still empty: sleep                       if SLEEPING: wake consumer
+ *
+ * This is Dekker's store-then-load pattern. All four accesses are seq_cst,
+ * so they lie in one total order: if the consumer's load of prod comes
+ * first, its flag store precedes the producer's flag load, which sees
+ * SLEEPING; otherwise the consumer's load comes after the producer's store
+ * and sees the new prod. Either the consumer does not sleep, or the producer
+ * issues the wake-up. (The producer's seq_cst store re-publishes the value
+ * via_ring_produce() already released; it exists only to take part in that
+ * order.) Seq_cst accesses rather than store/fence/load: the same
+ * guarantee in the C11 model and the same cost on x86 (one locked
+ * instruction), and ThreadSanitizer models them, whereas gcc warns about
+ * atomic_thread_fence under -fsanitize=thread (-Wtsan), which breaks
+ * -Werror sanitizer builds of everything that includes this header.
+ *
+ * The actual sleep/wake primitive (futex, eventfd, ...) is the caller's; it
+ * must not lose a wake-up that is issued between prepare_sleep() and the
+ * sleep itself (e.g. futex: read the futex word BEFORE prepare_sleep() and
+ * wait on that value).
+ *
+ * The flag lives in consumer-writable memory, so to the producer it is only
+ * a hint: a hostile consumer can at worst cause useless wake-ups on its own
+ * ring. Likewise a hostile producer can clear the flag and never wake us, so
+ * a consumer that needs liveness against its peer should sleep with a
+ * timeout.
+ *
+ * Neither side is thread-safe: one thread at a time per struct via_ring.
+ */
+#ifndef VIA_RING_H
+#define VIA_RING_H
+
+#include <errno.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/** Cache line size assumed for the shared layout (fixed: it is an ABI). */
+#define VIA_CACHE_LINE 64
+
+/** Largest capacity accepted by via_ring_attach() (slots). */
+#define VIA_RING_MAX_CAPACITY (UINT32_C(1) << 24)
+
+/** cons_flags bit: the consumer is asleep, or about to be; wake it. */
+#define VIA_RING_CONS_SLEEPING UINT32_C(0x1)
+
+/**
+ * Ring control block, placed in memory shared by producer and consumer.
+ * Fixed layout (128 bytes, 64-byte aligned): it is part of the ABI between
+ * the daemon and clients, which may be built separately.
+ */
+struct via_ring_shared {
+	/* Producer-owned cache line: only the producer writes it. */
+	/** Free-running count of produced slots; store-release by producer. */
+	alignas(VIA_CACHE_LINE) uint32_t prod;
+	uint8_t prod_pad[VIA_CACHE_LINE - sizeof(uint32_t)];
+
+	/* Consumer-owned cache line: only the consumer writes it. */
+	/** Free-running count of consumed slots; store-release by consumer. */
+	alignas(VIA_CACHE_LINE) uint32_t cons;
+	/** VIA_RING_CONS_SLEEPING; written by the consumer only. */
+	uint32_t cons_flags;
+	uint8_t cons_pad[VIA_CACHE_LINE - 2 * sizeof(uint32_t)];
+};
+
+_Static_assert(sizeof(struct via_ring_shared) == 2 * VIA_CACHE_LINE,
+	       "via_ring_shared is ABI: must be exactly two cache lines");
+_Static_assert(alignof(struct via_ring_shared) == VIA_CACHE_LINE,
+	       "via_ring_shared must be cache-line aligned");
+_Static_assert(offsetof(struct via_ring_shared, prod) == 0,
+	       "via_ring_shared.prod offset is ABI");
+_Static_assert(offsetof(struct via_ring_shared, cons) == VIA_CACHE_LINE,
+	       "via_ring_shared.cons offset is ABI");
+_Static_assert(offsetof(struct via_ring_shared, cons_flags) ==
+		       VIA_CACHE_LINE + sizeof(uint32_t),
+	       "via_ring_shared.cons_flags offset is ABI");
+
+/**
+ * Private view of one side of a ring. Lives in the process's own memory,
+ * never in shared memory: nothing here may be influenced by the peer.
+ */
+struct via_ring {
+	struct via_ring_shared *sh; /**< shared control block */
+	uint8_t *slots;             /**< shared slot array */
+	uint32_t mask;              /**< capacity - 1 (our own, not the peer's) */
+	uint32_t slot_size;         /**< bytes per slot, multiple of 8 */
+	/** Producer: our prod; consumer: our cons. Authoritative, never
+	 *  re-read from shared memory. */
+	uint32_t local;
+	/** Last validated value read of the peer's index. */
+	uint32_t cached_peer;
+	/** Sticky: the peer published an impossible index. */
+	bool corrupt;
+};
+
+/**
+ * Size of the slot array for a ring.
+ *
+ * @param capacity
+ *   Number of slots: a power of two, 1 .. VIA_RING_MAX_CAPACITY.
+ * @param slot_size
+ *   Bytes per slot: a non-zero multiple of 8.
+ * @return
+ *   Bytes needed for the slot array, or 0 if the parameters are invalid
+ *   (the same ones via_ring_attach() rejects with -EINVAL) or the size
+ *   does not fit in size_t.
+ */
+static inline size_t
+via_ring_mem_size(uint32_t capacity, uint32_t slot_size)
+{
+	if (capacity == 0 || capacity > VIA_RING_MAX_CAPACITY ||
+	    (capacity & (capacity - 1)) != 0)
+		return 0;
+	if (slot_size == 0 || slot_size % 8 != 0)
+		return 0;
+	/* Only reachable where size_t is 32 bits. */
+	if (slot_size > SIZE_MAX / capacity)
+		return 0;
+	return (size_t)capacity * slot_size;
+}
+
+/**
+ * Initialise a shared control block: both indices 0, consumer awake.
+ * Must be called by the owner of the memory before either side attaches.
+ *
+ * @param sh
+ *   Control block, VIA_CACHE_LINE-aligned.
+ * @return
+ *   0 on success.
+ *   -EINVAL: sh is NULL or not VIA_CACHE_LINE-aligned.
+ */
+static inline int
+via_ring_init_shared(struct via_ring_shared *sh)
+{
+	if (sh == NULL || (uintptr_t)sh % VIA_CACHE_LINE != 0)
+		return -EINVAL;
+	/* Nobody is attached yet, so plain stores are enough; attach happens
+	 * after whatever mechanism hands the memory over (fd passing). */
+	memset(sh, 0, sizeof(*sh));
+	return 0;
+}
+
+/**
+ * Attach one side (producer or consumer) to a ring.
+ *
+ * Our own index is taken from shared memory so that a process can re-attach
+ * to a live ring. The peer's index is NOT trusted here: cached_peer is set
+ * so that the first via_ring_free_count() / via_ring_avail() re-reads and
+ * validates it.
+ *
+ * @param r
+ *   Private ring view to fill in.
+ * @param sh
+ *   Shared control block, VIA_CACHE_LINE-aligned, initialised by
+ *   via_ring_init_shared().
+ * @param slots
+ *   Slot array of at least via_ring_mem_size(capacity, slot_size) bytes,
+ *   8-byte aligned (so slots can hold uint64_t fields).
+ * @param capacity
+ *   Number of slots: a power of two, 1 .. VIA_RING_MAX_CAPACITY. Must come
+ *   from our own configuration, never from the peer.
+ * @param slot_size
+ *   Bytes per slot: a non-zero multiple of 8.
+ * @param producer
+ *   true to attach as the producer, false as the consumer.
+ * @return
+ *   0 on success.
+ *   -EINVAL: r, sh or slots NULL or misaligned, capacity zero, not a power
+ *   of two or above VIA_RING_MAX_CAPACITY, slot_size zero or not a multiple
+ *   of 8.
+ */
+static inline int
+via_ring_attach(struct via_ring *r, struct via_ring_shared *sh, void *slots,
+		uint32_t capacity, uint32_t slot_size, bool producer)
+{
+	if (r == NULL || sh == NULL || slots == NULL)
+		return -EINVAL;
+	if ((uintptr_t)sh % VIA_CACHE_LINE != 0 || (uintptr_t)slots % 8 != 0)
+		return -EINVAL;
+	if (via_ring_mem_size(capacity, slot_size) == 0)
+		return -EINVAL;
+
+	r->sh = sh;
+	r->slots = slots;
+	r->mask = capacity - 1;
+	r->slot_size = slot_size;
+	r->corrupt = false;
+	if (producer) {
+		/* Relaxed: it is our own previous store (or init); a value
+		 * forged by the consumer is caught against cons on first use
+		 * or only confuses the consumer itself. */
+		r->local = __atomic_load_n(&sh->prod, __ATOMIC_RELAXED);
+		/* Pretend "full" to force a validated read of cons. */
+		r->cached_peer = r->local - capacity;
+	} else {
+		r->local = __atomic_load_n(&sh->cons, __ATOMIC_RELAXED);
+		/* Pretend "empty" to force a validated read of prod. */
+		r->cached_peer = r->local;
+	}
+	return 0;
+}
+
+/**
+ * Producer: number of slots that may be filled now.
+ *
+ * Uses the cached consumer index; only when that says the ring is full does
+ * it re-read cons from shared memory (load-acquire, pairing with the
+ * consumer's release in via_ring_consume(), so the consumer has finished
+ * reading those slots before we overwrite them). The result may therefore
+ * be lower than the true free space, never higher.
+ *
+ * If the consumer published an impossible cons (more than capacity behind
+ * us, or ahead of us), the ring is marked corrupt (r->corrupt, sticky) and
+ * 0 is returned from then on: the caller must treat the peer as hostile.
+ *
+ * @param r
+ *   Producer side of the ring.
+ * @return
+ *   Free slots, 0 .. capacity. 0 if full or corrupt (check r->corrupt).
+ */
+static inline uint32_t
+via_ring_free_count(struct via_ring *r)
+{
+	uint32_t cap = r->mask + 1;
+	uint32_t used = r->local - r->cached_peer;
+	uint32_t cons;
+
+	if (r->corrupt)
+		return 0;
+	if (used < cap)
+		return cap - used;
+
+	cons = __atomic_load_n(&r->sh->cons, __ATOMIC_ACQUIRE);
+	used = r->local - cons;
+	if (used > cap) {
+		r->corrupt = true;
+		return 0;
+	}
+	r->cached_peer = cons;
+	return cap - used;
+}
+
+/**
+ * Producer: address of the i-th slot after the last published one.
+ *
+ * @param r
+ *   Producer side of the ring.
+ * @param i
+ *   Slot offset; the caller keeps it below via_ring_free_count(). The
+ *   address is always inside the slot array whatever i is (masked).
+ * @return
+ *   Slot address, 8-byte aligned, slot_size bytes writable.
+ */
+static inline void *
+via_ring_slot(struct via_ring *r, uint32_t i)
+{
+	/* size_t product: capacity * slot_size may exceed 32 bits. */
+	return r->slots + (size_t)((r->local + i) & r->mask) * r->slot_size;
+}
+
+/**
+ * Producer: publish the next n slots (filled through via_ring_slot()).
+ *
+ * Store-release of prod: the slot contents written before this call are
+ * visible to a consumer that load-acquires the new prod.
+ *
+ * @param r
+ *   Producer side of the ring.
+ * @param n
+ *   Number of slots, at most the last via_ring_free_count() result.
+ */
+static inline void
+via_ring_produce(struct via_ring *r, uint32_t n)
+{
+	r->local += n;
+	__atomic_store_n(&r->sh->prod, r->local, __ATOMIC_RELEASE);
+}
+
+/**
+ * Producer: does the consumer need a wake-up? Call after via_ring_produce().
+ *
+ * The seq_cst store of prod followed by the seq_cst load of the flag is the
+ * producer half of the Dekker handshake (see the top of this file): with
+ * only the release store of via_ring_produce(), the flag load could be
+ * satisfied before prod is visible and both sides could miss each other.
+ *
+ * @param r
+ *   Producer side of the ring.
+ * @return
+ *   true if the consumer announced it is (about to be) asleep.
+ */
+static inline bool
+via_ring_producer_needs_wakeup(const struct via_ring *r)
+{
+	__atomic_store_n(&r->sh->prod, r->local, __ATOMIC_SEQ_CST);
+	/* Seq_cst implies acquire: whatever the consumer did before setting
+	 * the flag (e.g. reading its futex word) happens-before our wake-up. */
+	return (__atomic_load_n(&r->sh->cons_flags, __ATOMIC_SEQ_CST) &
+		VIA_RING_CONS_SLEEPING) != 0;
+}
+
+/**
+ * Producer: copy one element into the ring and publish it.
+ *
+ * @param r
+ *   Producer side of the ring.
+ * @param elem
+ *   slot_size bytes to copy.
+ * @return
+ *   0 on success.
+ *   -ENOBUFS: the ring is full.
+ *   -EPIPE: the consumer published an impossible index (r->corrupt).
+ */
+static inline int
+via_ring_enqueue(struct via_ring *r, const void *elem)
+{
+	if (via_ring_free_count(r) == 0)
+		return r->corrupt ? -EPIPE : -ENOBUFS;
+	memcpy(via_ring_slot(r, 0), elem, r->slot_size);
+	via_ring_produce(r, 1);
+	return 0;
+}
+
+/**
+ * Consumer: number of slots ready to be read.
+ *
+ * Uses the cached producer index; only when that says the ring is empty
+ * does it re-read prod (load-acquire, pairing with the producer's release
+ * in via_ring_produce(), so the slot contents are visible). The result may
+ * be lower than the true count, never higher.
+ *
+ * If the producer published an impossible prod (behind us, or more than
+ * capacity ahead), the ring is marked corrupt (r->corrupt, sticky) and 0 is
+ * returned from then on.
+ *
+ * @param r
+ *   Consumer side of the ring.
+ * @return
+ *   Ready slots, 0 .. capacity. 0 if empty or corrupt (check r->corrupt).
+ */
+static inline uint32_t
+via_ring_avail(struct via_ring *r)
+{
+	uint32_t ready = r->cached_peer - r->local;
+	uint32_t prod;
+
+	if (r->corrupt)
+		return 0;
+	if (ready != 0)
+		return ready;
+
+	prod = __atomic_load_n(&r->sh->prod, __ATOMIC_ACQUIRE);
+	ready = prod - r->local;
+	if (ready > r->mask + 1) {
+		r->corrupt = true;
+		return 0;
+	}
+	r->cached_peer = prod;
+	return ready;
+}
+
+/**
+ * Consumer: address of the i-th ready slot.
+ *
+ * The slot is in memory the untrusted producer can rewrite at any time,
+ * even after publishing it. Copy what you need into private memory first
+ * and validate only the copy; never validate in place and then re-read.
+ *
+ * @param r
+ *   Consumer side of the ring.
+ * @param i
+ *   Slot offset; the caller keeps it below via_ring_avail(). The address
+ *   is always inside the slot array whatever i is (masked).
+ * @return
+ *   Slot address, 8-byte aligned, slot_size bytes readable.
+ */
+static inline const void *
+via_ring_peek(struct via_ring *r, uint32_t i)
+{
+	return r->slots + (size_t)((r->local + i) & r->mask) * r->slot_size;
+}
+
+/**
+ * Consumer: release the next n slots back to the producer.
+ *
+ * Store-release of cons: our reads of those slots complete before the
+ * producer, which load-acquires cons, may overwrite them.
+ *
+ * @param r
+ *   Consumer side of the ring.
+ * @param n
+ *   Number of slots, at most the last via_ring_avail() result.
+ */
+static inline void
+via_ring_consume(struct via_ring *r, uint32_t n)
+{
+	r->local += n;
+	__atomic_store_n(&r->sh->cons, r->local, __ATOMIC_RELEASE);
+}
+
+/**
+ * Consumer: copy one element out of the ring and release its slot.
+ *
+ * The element is copied OUT before anything looks at it, because the
+ * untrusted producer may rewrite the slot concurrently: the caller
+ * validates its private copy, which cannot change under it.
+ *
+ * @param r
+ *   Consumer side of the ring.
+ * @param elem
+ *   slot_size bytes of private memory to copy into.
+ * @return
+ *   0 on success.
+ *   -EAGAIN: the ring is empty.
+ *   -EPIPE: the producer published an impossible index (r->corrupt).
+ */
+static inline int
+via_ring_dequeue(struct via_ring *r, void *elem)
+{
+	if (via_ring_avail(r) == 0)
+		return r->corrupt ? -EPIPE : -EAGAIN;
+	memcpy(elem, via_ring_peek(r, 0), r->slot_size);
+	via_ring_consume(r, 1);
+	return 0;
+}
+
+/**
+ * Consumer: announce that we are going to sleep, then re-check the ring.
+ *
+ * Sets VIA_RING_CONS_SLEEPING and re-reads prod, both seq_cst: a producer
+ * whose via_ring_producer_needs_wakeup() store came first is seen here, and
+ * one that comes later sees the flag (see the top of this file). If the
+ * ring turns out not to be empty (or is corrupt) the flag is cleared again
+ * and the caller must not sleep; its next via_ring_avail() re-reads and
+ * validates prod.
+ *
+ * Call only when via_ring_avail() just returned 0.
+ *
+ * Typical use with a futex word w the producer bumps before FUTEX_WAKE:
+ *   v = load(w); if (prepare_sleep(r)) futex_wait(w, v, timeout);
+ *   cancel_sleep(r);
+ *
+ * @param r
+ *   Consumer side of the ring.
+ * @return
+ *   true: the ring is still empty and the flag is set; the caller may sleep
+ *   and must call via_ring_consumer_cancel_sleep() once awake.
+ *   false: do not sleep; items are ready or r->corrupt is set.
+ */
+static inline bool
+via_ring_consumer_prepare_sleep(struct via_ring *r)
+{
+	__atomic_store_n(&r->sh->cons_flags, VIA_RING_CONS_SLEEPING,
+			 __ATOMIC_SEQ_CST);
+	/* Any change of prod, even a corrupt one, means "do not sleep";
+	 * validation is left to via_ring_avail(), which re-reads prod since
+	 * its cached value (== local) says empty. */
+	if (r->corrupt ||
+	    __atomic_load_n(&r->sh->prod, __ATOMIC_SEQ_CST) != r->local) {
+		/* Do not leave the producer issuing useless wake-ups. */
+		__atomic_store_n(&r->sh->cons_flags, 0, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
+}
+
+/**
+ * Consumer: clear the sleep flag after waking (or deciding not to sleep).
+ *
+ * Relaxed is enough: a stale "sleeping" only costs the producer a useless
+ * wake-up, and before sleeping again prepare_sleep() re-sets the flag with
+ * a seq_cst store.
+ *
+ * @param r
+ *   Consumer side of the ring.
+ */
+static inline void
+via_ring_consumer_cancel_sleep(struct via_ring *r)
+{
+	__atomic_store_n(&r->sh->cons_flags, 0, __ATOMIC_RELAXED);
+}
+
+#endif /* VIA_RING_H */

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completion queues (VIA §6.4.2, §9.7). viad creates the ring in the
+ * session segment; this side is its consumer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "vipl_priv.h"
+
+struct vipl_cq *
+vipl_cq_get(VIP_CQ_HANDLE handle)
+{
+	return vipl_handle_get(handle, VIPL_OBJ_CQ);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount, VIP_CQ_HANDLE *CQHandle)
+{
+	struct vipl_nic *nic = vipl_nic_get(NicHandle);
+	struct via_ctl_cq_create_req req = { .entries = (uint32_t)EntryCount };
+	struct via_ctl_cq_create_rep rep;
+	struct via_ctl_id undo;
+	struct vipl_cq *cq;
+	int rc;
+
+	if (nic == NULL || CQHandle == NULL || EntryCount == 0)
+		return VIP_INVALID_PARAMETER;
+	if (EntryCount > nic->info.max_cq_entries)
+		return VIP_ERROR_RESOURCE;
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return VIP_ERROR_RESOURCE;
+	rc = vipl_ctl_call(nic, VIA_CTL_CQ_CREATE, &req, &rep, NULL);
+	if (rc != 0) {
+		free(cq);
+		return vipl_return(rc);
+	}
+	undo.id = rep.id;
+	undo.reserved = 0;
+	/* viad's offsets are checked against the segment we mapped */
+	if (rep.shm_off + via_shm_cq_size(rep.capacity) > nic->shm_size ||
+	    rep.shm_off % VIA_SHM_ALIGN != 0) {
+		rc = -EPROTO;
+		goto fail;
+	}
+	cq->nic = nic;
+	cq->id = rep.id;
+	cq->sh = (struct via_shm_cq *)((uint8_t *)nic->shm + rep.shm_off);
+	rc = via_ring_attach(&cq->ring, &cq->sh->ring, cq->sh + 1, rep.capacity,
+			     sizeof(struct via_cqe), false);
+	if (rc == 0)
+		rc = vipl_handle_new(&cq->obj, VIPL_OBJ_CQ);
+	if (rc != 0)
+		goto fail;
+	pthread_mutex_lock(&nic->lock);
+	LIST_INSERT_HEAD(&nic->cqs, cq, link);
+	pthread_mutex_unlock(&nic->lock);
+	*CQHandle = vipl_handle_of(&cq->obj);
+	return VIP_SUCCESS;
+fail:
+	vipl_ctl_call(nic, VIA_CTL_CQ_DESTROY, &undo, NULL, NULL);
+	free(cq);
+	return vipl_return(rc == -EPROTO ? -ENOMEM : rc);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipDestroyCQ(VIP_CQ_HANDLE CQHandle)
+{
+	struct vipl_cq *cq = vipl_cq_get(CQHandle);
+	struct via_ctl_id req = { 0 };
+	int rc;
+
+	if (cq == NULL)
+		return VIP_INVALID_PARAMETER;
+	req.id = cq->id;
+	/* viad refuses while work queues are attached (VIA §9.7.2) */
+	rc = vipl_ctl_call(cq->nic, VIA_CTL_CQ_DESTROY, &req, NULL, NULL);
+	if (rc != 0)
+		return vipl_return(rc);
+	vipl_handle_free(&cq->obj);
+	pthread_mutex_lock(&cq->nic->lock);
+	LIST_REMOVE(cq, link);
+	pthread_mutex_unlock(&cq->nic->lock);
+	free(cq);
+	return VIP_SUCCESS;
+}
+
+void
+vipl_cq_close_all(struct vipl_nic *nic)
+{
+	struct vipl_cq *cq;
+
+	pthread_mutex_lock(&nic->lock);
+	while ((cq = LIST_FIRST(&nic->cqs)) != NULL) {
+		LIST_REMOVE(cq, link);
+		vipl_handle_free(&cq->obj);
+		free(cq);
+	}
+	pthread_mutex_unlock(&nic->lock);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipResizeCQ(VIP_CQ_HANDLE CQHandle, VIP_ULONG EntryCount)
+{
+	if (vipl_cq_get(CQHandle) == NULL || EntryCount == 0)
+		return VIP_INVALID_PARAMETER;
+	return vipl_unimplemented("VipResizeCQ", "resizing a completion queue");
+}
+
+VIPL_EXPORT VIP_RETURN
+VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE *ViHandle, VIP_BOOLEAN *RecvQueue)
+{
+	if (vipl_cq_get(CQHandle) == NULL || ViHandle == NULL || RecvQueue == NULL)
+		return VIP_INVALID_PARAMETER;
+	return vipl_unimplemented("VipCQDone", "the data path");
+}
+
+VIPL_EXPORT VIP_RETURN
+VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE *ViHandle,
+	  VIP_BOOLEAN *RecvQueue)
+{
+	(void)Timeout;
+	if (vipl_cq_get(CQHandle) == NULL || ViHandle == NULL || RecvQueue == NULL)
+		return VIP_INVALID_PARAMETER;
+	return vipl_unimplemented("VipCQWait", "the data path");
+}
+
+VIPL_EXPORT VIP_RETURN
+VipCQNotify(VIP_CQ_HANDLE CQHandle, VIP_PVOID Context,
+	    void (*Handler)(VIP_PVOID Context, VIP_NIC_HANDLE NicHandle, VIP_VI_HANDLE ViHandle,
+			    VIP_BOOLEAN RecvQueue))
+{
+	(void)Context;
+	if (vipl_cq_get(CQHandle) == NULL || Handler == NULL)
+		return VIP_INVALID_PARAMETER;
+	return vipl_unimplemented("VipCQNotify", "completion notification");
+}

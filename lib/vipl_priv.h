@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * libvipl-dpdk internals. The library is the VI User Agent of VIA §2.2:
+ * control calls go to viad over the session socket (via_ctl.h); the data
+ * path touches only the rings in the session's shared segment (via_abi.h).
+ *
+ * Errors are -errno inside the library; only the Vip* entry points convert,
+ * once, with vipl_return().
+ */
+#ifndef VIPL_PRIV_H
+#define VIPL_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <vipl.h>
+#include <vipl_dpdk.h>
+
+#include "via_abi.h"
+#include "via_ctl.h"
+#include "via_ring.h"
+
+#define VIPL_EXPORT __attribute__((visibility("default")))
+
+/* ---- vipl_handle.c: handles are ids, never raw pointers --------------- */
+
+enum vipl_obj_type {
+	VIPL_OBJ_NIC = 1,
+	VIPL_OBJ_CQ,
+	VIPL_OBJ_VI,
+};
+
+/** First member of every object a handle can name. */
+struct vipl_obj {
+	uint32_t type;       /**< enum vipl_obj_type */
+	uint32_t id;
+};
+
+/** Give @p obj a handle. @return 0, -ENOSPC, -ENOMEM */
+int vipl_handle_new(struct vipl_obj *obj, enum vipl_obj_type type);
+/** Retire the handle of @p obj: later lookups fail (VIA §9.3.2). */
+void vipl_handle_free(struct vipl_obj *obj);
+/** The object of @p handle if it is live and of @p type, else NULL. */
+void *vipl_handle_get(const void *handle, enum vipl_obj_type type);
+/** The handle value of @p obj. */
+void *vipl_handle_of(const struct vipl_obj *obj);
+
+/* ---- vipl_nic.c: the session ------------------------------------------ */
+
+struct vipl_alloc;
+struct vipl_region;
+struct vipl_cq;
+struct vipl_vi;
+LIST_HEAD(vipl_alloc_list, vipl_alloc);
+LIST_HEAD(vipl_region_list, vipl_region);
+LIST_HEAD(vipl_cq_list, vipl_cq);
+LIST_HEAD(vipl_vi_list, vipl_vi);
+
+struct vipl_nic {
+	struct vipl_obj obj;
+	int sock;
+	pthread_mutex_t ctl_lock;    /**< one request in flight per session */
+	uint32_t seq;
+	bool dead;                   /**< viad went away: every call fails */
+
+	struct via_shm_header *shm;  /**< the session segment */
+	uint64_t shm_size;
+	struct via_ctl_nic_info info;
+
+	pthread_mutex_t lock;        /**< the lists and the callback below */
+	struct vipl_alloc_list allocs;
+	struct vipl_region_list regions;
+	struct vipl_cq_list cqs;
+	struct vipl_vi_list vis;
+	void (*error_handler)(VIP_PVOID, VIP_ERROR_DESCRIPTOR *);
+	VIP_PVOID error_context;
+	bool ns_open;
+};
+
+/**
+ * One control call: send @p req (its size from the op table), wait for the
+ * reply into @p rep. @p fd_out receives the fd of ALLOC/OPEN replies.
+ * @return viad's status (0 or -errno), or -ECONNRESET when viad is gone
+ */
+int vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int *fd_out);
+
+/** The NIC of @p handle, or NULL. */
+struct vipl_nic *vipl_nic_get(VIP_NIC_HANDLE handle);
+
+/** Map an internal -errno to the VIPL return code of VIA §9.10.1. */
+VIP_RETURN vipl_return(int err);
+
+/** Log a line on stderr: "libvipl-dpdk: ...". */
+void vipl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * A call whose semantics land with a later part of the provider: log why
+ * (once per call name) and fail cleanly.
+ */
+VIP_RETURN vipl_unimplemented(const char *call, const char *what);
+
+/* ---- vipl_mem.c --------------------------------------------------------- */
+
+/** viad's ptag id of a VIP_PROTECTION_HANDLE (0 for NULL). */
+uint32_t vipl_ptag_id(VIP_PROTECTION_HANDLE ptag);
+/** Free the library side of regions and allocations at VipCloseNic. */
+void vipl_mem_close(struct vipl_nic *nic);
+
+/* ---- vipl_cq.c, vipl_vi.c ----------------------------------------------- */
+
+struct vipl_cq {
+	struct vipl_obj obj;
+	LIST_ENTRY(vipl_cq) link;
+	struct vipl_nic *nic;
+	uint32_t id;                 /**< viad's CQ id */
+	struct via_shm_cq *sh;
+	struct via_ring ring;        /**< consumer view */
+};
+
+struct vipl_vi {
+	struct vipl_obj obj;
+	LIST_ENTRY(vipl_vi) link;
+	struct vipl_nic *nic;
+	uint32_t id;                 /**< viad's VI id */
+	struct vipl_cq *cq[VIA_WQ_COUNT];
+	struct via_shm_vi *sh;
+	struct via_ring wq[VIA_WQ_COUNT];  /**< producer views */
+};
+
+/** The CQ of @p handle on any NIC, or NULL. */
+struct vipl_cq *vipl_cq_get(VIP_CQ_HANDLE handle);
+/** Retire and free every CQ / VI of @p nic (VipCloseNic; viad frees its side). */
+void vipl_cq_close_all(struct vipl_nic *nic);
+void vipl_vi_close_all(struct vipl_nic *nic);
+
+#endif /* VIPL_PRIV_H */

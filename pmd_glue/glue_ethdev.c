@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file glue_ethdev.c
+ * @brief Module "ethdev": any DPDK port described by devargs
+ *        (net_memif, net_af_xdp, net_af_packet, net_tap, net_ring, PCI...).
+ *
+ * Overrides only probe and remove; every other slot is the ethdev default.
+ *
+ * probe:
+ *  1. Find the port: RTE_ETH_FOREACH_MATCHING_DEV(devargs) (handles PCI
+ *     short addresses, representors), else rte_eth_dev_get_port_by_name()
+ *     with devargs up to the first ','.  The first matching port not
+ *     already used by another via_port is taken.  If one exists (device
+ *     attached by an EAL -a/--vdev option, or by someone else) it is
+ *     adopted; if all matching ports are in use: -EBUSY.
+ *  2. Otherwise rte_dev_probe(devargs) (hot-plug), then find the port again.
+ *     If the device attached but has no ethdev port it is detached again.
+ *  3. Configure nb_rxq/nb_txq queues (MTU through rxmode.mtu, then
+ *     rte_eth_dev_set_mtu() with -ENOTSUP ignored; tx multi-seg offload
+ *     when the PMD has it), descriptor counts clamped with
+ *     rte_eth_dev_adjust_nb_rx_tx_desc() (0 = PMD default), set the MAC if
+ *     overridden, promiscuous on (-ENOTSUP ignored).
+ *
+ * remove: rte_eth_dev_close(), then rte_dev_remove() of the device when no
+ * other ethdev port of it is left (viad owns the ports it opens, adopted or
+ * hot-plugged, so a later open re-attaches from scratch).
+ *
+ * Control functions are not thread safe (serialised by the daemon).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_ethdev.h>
+
+#include "via_glue.h"
+#include "glue_internal.h"
+
+struct ethdev_priv {
+	struct rte_device *dev;  /**< Device behind port->port_id. */
+};
+
+/* Ports currently owned by an ethdev via_port. */
+static bool claimed[RTE_MAX_ETHPORTS];
+
+/* Detach the device named by devargs (used when no port was found). */
+static void
+ethdev_detach_devargs(const char *devargs)
+{
+	struct rte_devargs da;
+
+	memset(&da, 0, sizeof(da));
+	if (rte_devargs_parse(&da, devargs) == 0 && da.bus != NULL)
+		rte_eal_hotplug_remove(rte_bus_name(da.bus), da.name);
+	/* rte_devargs_reset() is experimental in 22.11; all it does is: */
+	free(da.data);
+}
+
+/*
+ * Find an unclaimed ethdev port matching devargs.
+ * Returns 0 and *out, -EBUSY if all matching ports are claimed, -ENODEV if
+ * none matches.
+ */
+static int
+ethdev_find_port(const char *devargs, uint16_t *out)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct rte_dev_iterator it;
+	size_t len;
+	uint16_t pid;
+	int rc = -ENODEV;
+
+	if (rte_eth_iterator_init(&it, devargs) == 0) {
+		for (pid = rte_eth_iterator_next(&it);
+		     pid != RTE_MAX_ETHPORTS;
+		     pid = rte_eth_iterator_next(&it)) {
+			if (!claimed[pid]) {
+				*out = pid;
+				rc = 0;
+				break;
+			}
+			rc = -EBUSY;
+		}
+		rte_eth_iterator_cleanup(&it); /* safe when exhausted */
+		if (rc != -ENODEV)
+			return rc;
+	}
+
+	/* fallback: the device name is devargs up to the first ',' */
+	len = strcspn(devargs, ",");
+	if (len == 0 || len >= sizeof(name))
+		return -ENODEV;
+	memcpy(name, devargs, len);
+	name[len] = '\0';
+	if (rte_eth_dev_get_port_by_name(name, &pid) != 0)
+		return -ENODEV;
+	if (claimed[pid])
+		return -EBUSY;
+	*out = pid;
+	return 0;
+}
+
+static int
+ethdev_configure(struct via_port *port, uint16_t pid,
+		 const struct via_glue_port_conf *conf,
+		 const struct rte_eth_dev_info *info)
+{
+	struct rte_eth_conf ec;
+	uint16_t rxd, txd, q;
+	int socket, rc;
+
+	if (conf->nb_rxq > info->max_rx_queues ||
+	    conf->nb_txq > info->max_tx_queues) {
+		GLUE_LOG(ERR, "%s: %u rxq/%u txq asked, port %u has at most "
+			 "%u/%u", port->name, conf->nb_rxq, conf->nb_txq, pid,
+			 info->max_rx_queues, info->max_tx_queues);
+		return -EINVAL;
+	}
+	if (conf->mtu != 0 &&
+	    (conf->mtu < info->min_mtu || conf->mtu > info->max_mtu)) {
+		GLUE_LOG(ERR, "%s: MTU %u outside port %u range [%u, %u]",
+			 port->name, conf->mtu, pid, info->min_mtu,
+			 info->max_mtu);
+		return -EINVAL;
+	}
+
+	memset(&ec, 0, sizeof(ec));
+	ec.rxmode.mtu = conf->mtu; /* 0: DPDK default (RTE_ETHER_MTU) */
+	ec.txmode.offloads = info->tx_offload_capa &
+			     RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	rc = rte_eth_dev_configure(pid, conf->nb_rxq, conf->nb_txq, &ec);
+	if (rc < 0) {
+		GLUE_LOG(ERR, "%s: rte_eth_dev_configure(%u): %s", port->name,
+			 pid, rte_strerror(-rc));
+		return rc;
+	}
+
+	/*
+	 * configure() recorded the MTU; PMDs backed by a kernel interface
+	 * (tap, af_packet, af_xdp) only apply it through mtu_set.
+	 */
+	if (conf->mtu != 0) {
+		rc = rte_eth_dev_set_mtu(pid, conf->mtu);
+		if (rc < 0 && rc != -ENOTSUP) {
+			GLUE_LOG(ERR, "%s: MTU %u on port %u: %s", port->name,
+				 conf->mtu, pid, rte_strerror(-rc));
+			return rc;
+		}
+	}
+
+	/* clamp to the PMD limits; 0 stays 0 = PMD default ring size */
+	rxd = conf->nb_rxd;
+	txd = conf->nb_txd;
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &rxd, &txd);
+	if (rc < 0)
+		return rc;
+	if (conf->nb_rxd == 0)
+		rxd = 0;
+	if (conf->nb_txd == 0)
+		txd = 0;
+
+	socket = conf->socket_id;
+	if (socket == SOCKET_ID_ANY)
+		socket = rte_eth_dev_socket_id(pid);
+	if (socket < 0)
+		socket = SOCKET_ID_ANY;
+
+	for (q = 0; q < conf->nb_rxq; q++) {
+		rc = rte_eth_rx_queue_setup(pid, q, rxd, socket, NULL,
+					    conf->mp);
+		if (rc < 0) {
+			GLUE_LOG(ERR, "%s: rx queue %u setup: %s", port->name,
+				 q, rte_strerror(-rc));
+			return rc;
+		}
+	}
+	for (q = 0; q < conf->nb_txq; q++) {
+		rc = rte_eth_tx_queue_setup(pid, q, txd, socket, NULL);
+		if (rc < 0) {
+			GLUE_LOG(ERR, "%s: tx queue %u setup: %s", port->name,
+				 q, rte_strerror(-rc));
+			return rc;
+		}
+	}
+
+	if (conf->mac != NULL) {
+		rc = rte_eth_dev_default_mac_addr_set(pid,
+				(struct rte_ether_addr *)(uintptr_t)conf->mac);
+		if (rc < 0) {
+			GLUE_LOG(ERR, "%s: cannot set MAC on port %u: %s",
+				 port->name, pid, rte_strerror(-rc));
+			return rc;
+		}
+	}
+
+	rc = rte_eth_promiscuous_enable(pid);
+	if (rc < 0 && rc != -ENOTSUP) {
+		GLUE_LOG(ERR, "%s: promiscuous on port %u: %s", port->name,
+			 pid, rte_strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+/* Close pid and detach its device if no other port of it is left. */
+static void
+ethdev_release(uint16_t pid, struct rte_device *dev)
+{
+	int rc;
+
+	rc = rte_eth_dev_close(pid);
+	if (rc < 0)
+		GLUE_LOG(WARNING, "rte_eth_dev_close(%u): %s", pid,
+			 rte_strerror(-rc));
+	if (dev == NULL)
+		return;
+	if (rte_eth_find_next_of(0, dev) < RTE_MAX_ETHPORTS)
+		return; /* device still has ports (e.g. another via_port) */
+	rc = rte_dev_remove(dev);
+	if (rc < 0)
+		GLUE_LOG(WARNING, "rte_dev_remove: %s", rte_strerror(-rc));
+}
+
+/**
+ * probe slot.  Errors: -EINVAL (no devargs, no mempool, invalid MAC
+ * override, too many queues, MTU out of range), -EBUSY (port already used
+ * by another via_port), -ENODEV (device attached but no ethdev port found),
+ * rte_dev_probe() errors (e.g. -ENOENT/-EINVAL for unknown drivers or bad
+ * arguments), ethdev configure/queue-setup/MAC/promiscuous errors.
+ */
+static int
+ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
+{
+	struct ethdev_priv *priv = port->priv;
+	struct rte_eth_dev_info info;
+	bool hotplugged;
+	uint16_t pid;
+	int rc;
+
+	if (conf->devargs == NULL || conf->devargs[0] == '\0' ||
+	    conf->mp == NULL)
+		return -EINVAL;
+	if (conf->mac != NULL && !rte_is_valid_assigned_ether_addr(conf->mac))
+		return -EINVAL;
+
+	/*
+	 * Look for the port first: rte_dev_probe() of an already attached
+	 * device returns -EEXIST or even 0 (22.11 overwrites -EEXIST with the
+	 * result of the secondary-process sync), so its return value cannot
+	 * tell "attached now" from "was already there".
+	 */
+	rc = ethdev_find_port(conf->devargs, &pid);
+	if (rc == -EBUSY) {
+		GLUE_LOG(ERR, "%s: \"%s\" is already used by another port",
+			 port->name, conf->devargs);
+		return rc;
+	}
+	hotplugged = rc != 0;
+	if (hotplugged) {
+		rc = rte_dev_probe(conf->devargs);
+		if (rc < 0 && rc != -EEXIST) {
+			GLUE_LOG(ERR, "%s: rte_dev_probe(\"%s\"): %s",
+				 port->name, conf->devargs, rte_strerror(-rc));
+			return rc;
+		}
+		rc = ethdev_find_port(conf->devargs, &pid);
+		if (rc < 0) {
+			GLUE_LOG(ERR, "%s: no ethdev port for \"%s\"",
+				 port->name, conf->devargs);
+			ethdev_detach_devargs(conf->devargs);
+			return rc;
+		}
+	} else {
+		GLUE_LOG(INFO, "%s: \"%s\" already attached (port %u), "
+			 "adopting it", port->name, conf->devargs, pid);
+	}
+
+	memset(&info, 0, sizeof(info));
+	rc = rte_eth_dev_info_get(pid, &info);
+	if (rc == 0)
+		rc = ethdev_configure(port, pid, conf, &info);
+	if (rc < 0) {
+		/* leave an adopted device alone, undo our own hot-plug */
+		if (hotplugged)
+			ethdev_release(pid, info.device);
+		return rc;
+	}
+
+	claimed[pid] = true;
+	priv->dev = info.device;
+	port->port_id = pid;
+	return 0;
+}
+
+static void
+ethdev_remove(struct via_port *port)
+{
+	struct ethdev_priv *priv = port->priv;
+
+	if (port->port_id >= RTE_MAX_ETHPORTS)
+		return;
+	claimed[port->port_id] = false;
+	ethdev_release(port->port_id, priv->dev);
+	port->port_id = VIA_PORT_ID_NONE;
+}
+
+static const struct via_glue_module ethdev_module = {
+	.name = "ethdev",
+	.ops = {
+		.probe = ethdev_probe,
+		.remove = ethdev_remove,
+	},
+	.priv_size = sizeof(struct ethdev_priv),
+};
+
+VIA_GLUE_MODULE_REGISTER(ethdev_module)

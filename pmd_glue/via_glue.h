@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file via_glue.h
+ * @brief PMD glue: adapts DPDK ports (or software devices) to the VIA
+ *        transport through per-module override tables.
+ *
+ * Model (rdmavt / libfabric style): every glue module is described by a
+ * struct via_glue_module whose @c ops table contains only the slots the
+ * module overrides (NULL = "use the default").  via_glue_register() merges
+ * the module's slots over the default table into a *resolved* table that has
+ * no NULL slot, so the data path is always exactly one indirect call.
+ *
+ * The default slots drive a DPDK ethdev: they call the rte_eth_* function of
+ * the same name on @c port->port_id.  A module that does not drive an ethdev
+ * (port_id stays VIA_PORT_ID_NONE) must override the data-path slots
+ * (rx_burst, tx_burst) and normally also the control slots; via_port_open()
+ * refuses such a port if a data-path slot is still the ethdev default.
+ *
+ * Error convention: functions returning int return 0 (or a non-negative
+ * value where documented) on success and a negative errno value on failure.
+ *
+ * Threading:
+ *  - via_glue_register() / via_glue_lookup() are thread safe (internal lock)
+ *    and may be called from constructors (before rte_eal_init()).
+ *  - via_port_open(), via_port_close(), via_port_start(), via_port_stop()
+ *    and the other control functions need an initialised EAL and must be
+ *    serialised by the caller (the daemon's control thread).  They are
+ *    re-entrant in the sense that a module's probe may itself call
+ *    via_port_open() to open an inner port (wrapper modules).
+ *  - The burst functions follow DPDK's rules: a given queue of a given port
+ *    is used by at most one thread at a time; different queues may be used
+ *    concurrently.  Bursting on a port that is being stopped/closed is the
+ *    caller's bug (same as for rte_eth_rx_burst()).
+ *
+ * Built-in modules (see glue_ethdev.c / glue_loopback.c for details):
+ *  - "ethdev": any DPDK port from conf->devargs (vdev or PCI).  Requires
+ *    devargs and mp.  Adopts a port already attached (EAL -a/--vdev),
+ *    otherwise hot-plugs it; close detaches it.  probe errors: -EINVAL
+ *    (devargs/mp missing, bad MAC, too many queues, MTU out of range),
+ *    -EBUSY (port already open), -ENODEV, rte_dev_probe() errors (e.g.
+ *    -EFAULT/-EINVAL/-ENODEV/-EPERM for bad devargs), ethdev
+ *    configure/queue-setup/MTU/MAC/promiscuous errors.
+ *  - "loopback": software port, tx re-enters rx of the same port; MAC
+ *    02:00:00:00:00:<index>, MTU 9000, link up at 100 Gbps.  mp optional
+ *    (used to copy shared mbufs).  probe errors: -EINVAL (> 16 queues, MTU
+ *    outside [68, 65517], bad MAC), -ENOSPC (256 loopback ports), -ENOMEM.
+ *
+ * Linking: the built-in modules ("ethdev", "loopback") register themselves
+ * from constructors (VIA_GLUE_MODULE_REGISTER).  When pmd_glue is linked as
+ * a static library the linker drops objects nothing refers to, so link it
+ * whole (meson: link_whole, ld: -Wl,--whole-archive ... --no-whole-archive).
+ */
+#ifndef VIA_GLUE_H
+#define VIA_GLUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Size of the name buffers (port name, module name), NUL included. */
+#define VIA_GLUE_NAME_MAX 32
+
+/** Maximum number of registered glue modules. */
+#define VIA_GLUE_MAX_MODULES 16
+
+/** Value of via_port::port_id when the port has no DPDK ethdev behind it. */
+#define VIA_PORT_ID_NONE UINT16_MAX
+
+struct via_port;
+
+/** Port configuration, filled by the daemon from its configuration. */
+struct via_glue_port_conf {
+	const char *name;      /**< Port name, e.g. "via0"; 1..31 chars. */
+	const char *devargs;   /**< ethdev: DPDK devargs; NULL for loopback. */
+	uint16_t mtu;          /**< MTU (L3 payload bytes); 0 = module default. */
+	uint16_t nb_rxq;       /**< Number of rx queues, >= 1. */
+	uint16_t nb_txq;       /**< Number of tx queues, >= 1. */
+	uint16_t nb_rxd;       /**< Rx descriptors per queue; 0 = default. */
+	uint16_t nb_txd;       /**< Tx descriptors per queue; 0 = default. */
+	const struct rte_ether_addr *mac; /**< MAC override; NULL = port's own. */
+	struct rte_mempool *mp; /**< Mbuf pool for rx (required by ethdev). */
+	int socket_id;         /**< NUMA socket, or SOCKET_ID_ANY. */
+};
+
+/** Link state. */
+struct via_port_link {
+	uint32_t speed_mbps;   /**< Speed in Mbps; 0 = unknown. */
+	bool up;               /**< Link is up. */
+};
+
+/** Port counters (cumulative since probe). */
+struct via_port_stats {
+	uint64_t rx_packets;
+	uint64_t tx_packets;
+	uint64_t rx_bytes;
+	uint64_t tx_bytes;
+	uint64_t rx_errors;
+	uint64_t tx_errors;
+	uint64_t rx_missed;    /**< Dropped for lack of rx resources
+				*   (ethdev: imissed + rx_nombuf). */
+};
+
+/**
+ * Glue operations.  In a struct via_glue_module only the overridden slots
+ * are set; in a resolved table (via_glue_lookup(), via_port::ops) every slot
+ * is non-NULL.
+ */
+struct via_glue_ops {
+	/* ---- control slots ---- */
+	/**
+	 * REQUIRED (no default).  Bring the device up to the "configured,
+	 * not started" state.  On entry port->name, port->glue, port->ops,
+	 * port->priv (zeroed, module's priv_size bytes), port->nb_rxq,
+	 * port->nb_txq are set and port->port_id is VIA_PORT_ID_NONE; a module
+	 * driving an ethdev sets port->port_id.  On failure probe must undo
+	 * everything it did (remove is NOT called) and return -errno.
+	 */
+	int (*probe)(struct via_port *port, const struct via_glue_port_conf *conf);
+	/** Undo probe.  Called once, port stopped.  Default: no-op. */
+	void (*remove)(struct via_port *port);
+	/** Start the port.  Default: rte_eth_dev_start(). */
+	int (*start)(struct via_port *port);
+	/** Stop the port.  Default: rte_eth_dev_stop(). */
+	void (*stop)(struct via_port *port);
+	/** Read the current MAC.  Default: rte_eth_macaddr_get(). */
+	int (*mac_addr)(struct via_port *port, struct rte_ether_addr *mac);
+	/** Read the current MTU.  Default: rte_eth_dev_get_mtu(). */
+	int (*mtu_get)(struct via_port *port, uint16_t *mtu);
+	/** Read the link state.  Default: rte_eth_link_get_nowait(). */
+	int (*link_get)(struct via_port *port, struct via_port_link *link);
+	/** Read the counters.  Default: rte_eth_stats_get(). */
+	int (*stats_get)(struct via_port *port, struct via_port_stats *st);
+	/* ---- data-path slots ---- */
+	/** Receive up to n frames.  Default: rte_eth_rx_burst(). */
+	uint16_t (*rx_burst)(struct via_port *port, uint16_t q,
+			     struct rte_mbuf **pkts, uint16_t n);
+	/**
+	 * Transmit up to n frames; returns how many of pkts[0..) were consumed
+	 * (ownership passed).  Frames not consumed still belong to the caller.
+	 * Default: rte_eth_tx_burst().
+	 */
+	uint16_t (*tx_burst)(struct via_port *port, uint16_t q,
+			     struct rte_mbuf **pkts, uint16_t n);
+};
+
+/** A glue module (one kind of port). */
+struct via_glue_module {
+	const char *name;          /**< Unique, 1..31 chars. */
+	struct via_glue_ops ops;   /**< Overridden slots only; NULL = default. */
+	size_t priv_size;          /**< Per-port private area (zeroed). */
+};
+
+/**
+ * A VIA port.  Defined here so that the inline burst functions reach @c ops;
+ * the daemon should use the accessors, modules may read/write @c port_id
+ * (in probe) and @c priv.
+ */
+struct via_port {
+	/* hot: first cache line */
+	const struct via_glue_ops *ops; /**< Resolved table of the module. */
+	void *priv;                     /**< Module private area (or NULL). */
+	uint16_t port_id;               /**< DPDK port or VIA_PORT_ID_NONE. */
+	uint16_t nb_rxq;                /**< Configured rx queues. */
+	uint16_t nb_txq;                /**< Configured tx queues. */
+	uint16_t mtu;                   /**< Cached MTU (after probe). */
+	bool started;                   /**< Between start and stop. */
+	struct rte_ether_addr mac;      /**< Cached MAC (after probe). */
+	/* cold */
+	char name[VIA_GLUE_NAME_MAX];   /**< Port name. */
+	char glue[VIA_GLUE_NAME_MAX];   /**< Module name. */
+	int socket_id;                  /**< Socket the port was allocated on. */
+} __rte_cache_aligned;
+
+/* ------------------------------------------------------------------------ */
+/* Module registry                                                          */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Register a glue module: merge @p m->ops over the default table into the
+ * module's resolved table.  The module's name is copied; @p m itself need
+ * not outlive the call.
+ *
+ * @param m  Module description.
+ * @return 0 on success, or
+ *   - -EINVAL: @p m is NULL, its name is NULL or empty, or the required
+ *     slot @c probe is NULL;
+ *   - -ENAMETOOLONG: name has VIA_GLUE_NAME_MAX chars or more;
+ *   - -EEXIST: a module of that name is already registered;
+ *   - -ENOSPC: the registry (VIA_GLUE_MAX_MODULES entries) is full.
+ */
+int via_glue_register(const struct via_glue_module *m);
+
+/**
+ * Find the resolved ops table of a registered module.
+ *
+ * @param name  Module name (NULL allowed).
+ * @return the resolved table (every slot non-NULL, valid for the process
+ *   lifetime), or NULL if @p name is NULL or not registered (no errno).
+ */
+const struct via_glue_ops *via_glue_lookup(const char *name);
+
+/**
+ * The default ops table (the ethdev-backed defaults).  @c probe is NULL in
+ * it (probe has no default); every other slot is set.  Wrapper modules and
+ * tests may use it to call or compare against a default.
+ *
+ * @return the default table; never fails.
+ */
+const struct via_glue_ops *via_glue_default_ops(void);
+
+/**
+ * Register @p mod from a constructor; abort()s with a message on stderr if
+ * registration fails (a broken module is a programming error).
+ * @p mod is the identifier of a struct via_glue_module object.
+ */
+#define VIA_GLUE_MODULE_REGISTER(mod)					\
+	RTE_INIT(via_glue_module_register_##mod)			\
+	{								\
+		int via_rc_ = via_glue_register(&(mod));		\
+		if (via_rc_ < 0) {					\
+			fprintf(stderr, "via_glue: cannot register "	\
+				"module '%s' (%s:%d): %s\n",		\
+				(mod).name ? (mod).name : "(null)",	\
+				__FILE__, __LINE__, strerror(-via_rc_));\
+			abort();					\
+		}							\
+	}
+
+/* ------------------------------------------------------------------------ */
+/* Ports                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Open a port: allocate it (plus the module's private area), run the
+ * module's probe, then cache the MAC and MTU through the mac_addr and
+ * mtu_get slots.  The port is left configured but not started.
+ *
+ * @param out        Where the new port is stored (set only on success).
+ * @param glue_name  Module name ("ethdev", "loopback", ...).
+ * @param conf       Configuration; only needed during the call.
+ * @return 0 on success, or
+ *   - -EINVAL: @p out, @p glue_name or @p conf is NULL, conf->name is NULL
+ *     or empty, nb_rxq or nb_txq is 0, or the module left port_id invalid
+ *     while using a default (ethdev) data-path slot;
+ *   - -ENAMETOOLONG: conf->name has VIA_GLUE_NAME_MAX chars or more;
+ *   - -ENOENT: no module named @p glue_name;
+ *   - -ENOMEM: allocation failed;
+ *   - any error returned by the module's probe, mac_addr or mtu_get slot
+ *     (see the module; e.g. ethdev: -ENODEV, -EBUSY, -ENOTSUP, ...).
+ */
+int via_port_open(struct via_port **out, const char *glue_name,
+		  const struct via_glue_port_conf *conf);
+
+/**
+ * Close a port: stop it if started, call the module's remove, free it.
+ * @param port  Port (NULL is a no-op).  Never fails.
+ */
+void via_port_close(struct via_port *port);
+
+/**
+ * Start a port (no-op returning 0 if already started).
+ *
+ * @param port  Port.
+ * @return 0 on success, -EINVAL if @p port is NULL, or the start slot's
+ *   error (default slot: rte_eth_dev_start() errors, e.g. -ENODEV, -EIO).
+ */
+int via_port_start(struct via_port *port);
+
+/**
+ * Stop a port (no-op if not started or NULL).  The caller must have stopped
+ * bursting on it.  Never fails (slot errors are logged).
+ * @param port  Port.
+ */
+void via_port_stop(struct via_port *port);
+
+/**
+ * Read the link state through the link_get slot.
+ *
+ * @param port  Port.
+ * @param link  Filled on success.
+ * @return 0, -EINVAL if an argument is NULL, or the slot's error
+ *   (default slot: -ENODEV, -ENOTSUP, -EIO).
+ */
+int via_port_link_get(struct via_port *port, struct via_port_link *link);
+
+/**
+ * Read the counters through the stats_get slot.
+ *
+ * @param port  Port.
+ * @param st    Filled on success.
+ * @return 0, -EINVAL if an argument is NULL, or the slot's error
+ *   (default slot: -ENODEV, -ENOTSUP, -EIO).
+ */
+int via_port_stats_get(struct via_port *port, struct via_port_stats *st);
+
+/**
+ * Receive a burst (hot path, one indirect call).
+ * @return number of frames stored in @p pk (0..n); never fails.
+ */
+static inline uint16_t
+via_port_rx_burst(struct via_port *p, uint16_t q, struct rte_mbuf **pk,
+		  uint16_t n)
+{
+	return p->ops->rx_burst(p, q, pk, n);
+}
+
+/**
+ * Transmit a burst (hot path, one indirect call).
+ * @return number of frames consumed from the front of @p pk (0..n); the
+ *   others still belong to the caller.  Never fails.
+ */
+static inline uint16_t
+via_port_tx_burst(struct via_port *p, uint16_t q, struct rte_mbuf **pk,
+		  uint16_t n)
+{
+	return p->ops->tx_burst(p, q, pk, n);
+}
+
+/** @return the port name; never fails. */
+static inline const char *
+via_port_name(const struct via_port *p) { return p->name; }
+
+/** @return the module name ("ethdev", "loopback", ...); never fails. */
+static inline const char *
+via_port_glue_name(const struct via_port *p) { return p->glue; }
+
+/** @return the DPDK port id, or VIA_PORT_ID_NONE; never fails. */
+static inline uint16_t
+via_port_id(const struct via_port *p) { return p->port_id; }
+
+/** @return the MAC cached at open; never fails. */
+static inline const struct rte_ether_addr *
+via_port_mac(const struct via_port *p) { return &p->mac; }
+
+/** @return the MTU cached at open; never fails. */
+static inline uint16_t
+via_port_mtu(const struct via_port *p) { return p->mtu; }
+
+/** @return the module's private area (NULL if priv_size was 0). */
+static inline void *
+via_port_priv(const struct via_port *p) { return p->priv; }
+
+/** @return the number of configured rx queues; never fails. */
+static inline uint16_t
+via_port_nb_rxq(const struct via_port *p) { return p->nb_rxq; }
+
+/** @return the number of configured tx queues; never fails. */
+static inline uint16_t
+via_port_nb_txq(const struct via_port *p) { return p->nb_txq; }
+
+/** @return true between a successful start and stop; never fails. */
+static inline bool
+via_port_is_started(const struct via_port *p) { return p->started; }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VIA_GLUE_H */
