@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Prepare a Debian 12 host for VIA-DPDK: packages, hugepages, a hugetlbfs
+# mount. Idempotent; run as root. VIA_HUGEPAGES sets how many 2 MiB pages
+# to reserve (default 512 = 1 GiB; see config/hugepages.md).
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "setup-host.sh: run as root (packages and hugepages need it)" >&2
+	exit 1
+fi
+
+packages=(libdpdk-dev dpdk-dev libnuma-dev meson ninja-build pkg-config gcc clang
+	libhugetlbfs-bin iproute2)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "setup-host.sh: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+want=${VIA_HUGEPAGES:-512}
+have=$(cat /proc/sys/vm/nr_hugepages)
+if [ "$have" -lt "$want" ]; then
+	echo "$want" > /proc/sys/vm/nr_hugepages
+	have=$(cat /proc/sys/vm/nr_hugepages)
+fi
+mkdir -p /dev/hugepages
+mountpoint -q /dev/hugepages || mount -t hugetlbfs nodev /dev/hugepages
+free=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages)
+echo "setup-host.sh: $have 2 MiB hugepages reserved, $free free"
