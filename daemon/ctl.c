@@ -26,6 +26,7 @@
 
 #include <vipl.h>
 
+#include "dp.h"
 #include "hosts.h"
 #include "viad.h"
 
@@ -313,6 +314,79 @@ h_smi_port(struct viad *d, struct via_session *s, const void *req, void *rep, in
 	return 0;
 }
 
+/* ---- connection management (cm.c does the work) ------------------------ */
+
+static int
+h_conn_wait(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	(void)fd_out;
+	return via_cm_wait(d, s, req, s->in.hdr.seq, rep);
+}
+
+static int
+h_conn_accept(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_conn_accept_req *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_cm_accept(d, s, q->conn, q->vi);
+}
+
+static int
+h_conn_reject(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_id *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_cm_reject(d, s, q->id);
+}
+
+static int
+h_conn_request(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	(void)rep;
+	(void)fd_out;
+	return via_cm_request(d, s, req, s->in.hdr.seq);
+}
+
+static int
+h_disconnect(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_id *q = req;
+
+	(void)rep;
+	(void)fd_out;
+	return via_cm_disconnect(d, s, q->id);
+}
+
+static int
+h_peer_request(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	(void)rep;
+	(void)fd_out;
+	return via_cm_peer_request(d, s, req);
+}
+
+static int
+h_peer_done(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_id *q = req;
+
+	(void)fd_out;
+	return via_cm_peer_done(d, s, q->id, 0, rep);
+}
+
+static int
+h_peer_wait(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_id *q = req;
+
+	(void)fd_out;
+	return via_cm_peer_done(d, s, q->id, s->in.hdr.seq, rep);
+}
+
 static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_OPEN] = h_open,
 	[VIA_CTL_PTAG_CREATE] = h_ptag_create,
@@ -334,9 +408,25 @@ static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_NS_BY_ADDR] = h_ns_by_addr,
 	[VIA_CTL_SMI_COUNTERS] = h_smi_counters,
 	[VIA_CTL_SMI_PORT] = h_smi_port,
+	[VIA_CTL_CONN_WAIT] = h_conn_wait,
+	[VIA_CTL_CONN_ACCEPT] = h_conn_accept,
+	[VIA_CTL_CONN_REJECT] = h_conn_reject,
+	[VIA_CTL_CONN_REQUEST] = h_conn_request,
+	[VIA_CTL_DISCONNECT] = h_disconnect,
+	[VIA_CTL_PEER_REQUEST] = h_peer_request,
+	[VIA_CTL_PEER_DONE] = h_peer_done,
+	[VIA_CTL_PEER_WAIT] = h_peer_wait,
 };
 
 _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one handler per op");
+
+/* End a session: its connections first (peers are told), then its objects. */
+static void
+session_end(struct viad *d, struct via_session *s)
+{
+	via_cm_session_closed(d, s);
+	via_session_close(d, s);
+}
 
 /* Disconnect a client that broke the protocol: everything it held goes. */
 static void
@@ -345,7 +435,26 @@ violation(struct viad *d, struct via_session *s, const char *why, int err)
 	VLOG_WARN("session %u (pid %d): %s (%s); disconnecting", s->id, (int)s->pid, why,
 		  strerror(-err));
 	d->counters.clients_disconnected_for_violation++;
-	via_session_close(d, s);
+	session_end(d, s);
+}
+
+void
+via_ctl_reply(struct viad *d, struct via_session *s, unsigned op, uint32_t seq, int status,
+	      const void *body)
+{
+	uint8_t zero[VIA_CTL_BODY_MAX] = { 0 };
+	struct via_ctl_hdr rh;
+
+	if (status != 0) {
+		d->counters.control_errors++;
+		body = NULL;
+	}
+	via_ctl_hdr_init(&rh, op, 1, seq, status);
+	/* may run on the poll lcore: never block, never close here; a client
+	 * that does not read its replies is shut down and the control thread
+	 * ends its session when it sees the hang-up */
+	if (via_ctl_send(s->sock, &rh, body != NULL ? body : zero, -1) != 0)
+		shutdown(s->sock, SHUT_RDWR);
 }
 
 static void
@@ -362,6 +471,8 @@ dispatch(struct viad *d, struct via_session *s)
 		rc = -ENOTCONN;
 	else
 		rc = handlers[q->op](d, s, s->in.body, rep, &fd);
+	if (rc == VIA_CTL_DEFERRED)
+		return;      /* answered later with via_ctl_reply() */
 	if (rc != 0) {
 		d->counters.control_errors++;
 		memset(rep, 0, sizeof(rep));
@@ -377,7 +488,7 @@ dispatch(struct viad *d, struct via_session *s)
 	if (rc != 0) {
 		/* EAGAIN: the client does not read its replies */
 		VLOG_INFO("session %u: reply lost (%s); closing", s->id, strerror(-rc));
-		via_session_close(d, s);
+		session_end(d, s);
 	}
 }
 
@@ -396,7 +507,7 @@ session_readable(struct viad *d, struct via_session *s)
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			VLOG_INFO("session %u (pid %d): closed", s->id, (int)s->pid);
-			via_session_close(d, s);
+			session_end(d, s);
 			return;
 		}
 		if (n < 0) {
@@ -450,7 +561,7 @@ session_accept(struct viad *d, int lfd, int ep)
 	s->gid = cred.gid;
 	ev.data.u64 = s->id;
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, sock, &ev) < 0)
-		via_session_close(d, s);
+		session_end(d, s);
 }
 
 int
@@ -549,7 +660,14 @@ via_ctl_run(struct viad *d, int lfd)
 	VLOG_INFO("listening on %s", d->conf.socket_path);
 
 	while (!d->stopping) {
-		n = epoll_wait(ep, ev, (int)(sizeof(ev) / sizeof(ev[0])), -1);
+		int timeout;
+
+		via_dp_lock(&d->dp_lock);
+		timeout = via_cm_timers(d, via_now_ms());
+		via_dp_unlock(&d->dp_lock);
+		n = epoll_wait(ep, ev, (int)(sizeof(ev) / sizeof(ev[0])), timeout);
+		/* everything below may touch what the data path reads */
+		via_dp_lock(&d->dp_lock);
 		for (i = 0; i < n; i++) {
 			uint64_t key = ev[i].data.u64;
 
@@ -570,10 +688,13 @@ via_ctl_run(struct viad *d, int lfd)
 					session_readable(d, s);
 			}
 		}
+		via_dp_unlock(&d->dp_lock);
 	}
+	via_dp_lock(&d->dp_lock);
 	announce_stop(d);
 	while ((s = TAILQ_FIRST(&d->session_list)) != NULL)
-		via_session_close(d, s);
+		session_end(d, s);
+	via_dp_unlock(&d->dp_lock);
 	close(ep);
 	close(sfd);
 	close(lfd);

@@ -51,3 +51,12 @@ via_log(enum via_log_level level, const char *fmt, ...)
 	/* one write per line so lines of concurrent threads never interleave */
 	fprintf(stderr, "%s\n", line);
 }
+
+uint64_t
+via_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}

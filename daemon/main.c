@@ -27,8 +27,8 @@
 #include <vipl_dpdk.h>
 
 #include "hosts.h"
+#include "dp.h"
 #include "via_glue.h"
-#include "viad.h"
 
 #define DEFAULT_CONFIG "/etc/viad/viad.conf"
 #define EAL_ARGS_MAX 64
@@ -307,6 +307,10 @@ main(int argc, char **argv)
 	}
 	if (via_nics_open(&d) != 0)
 		goto out_tables;
+	if (via_dp_init(&d) != 0 || via_cm_init(&d) != 0) {
+		VLOG_ERR("out of memory for the data path");
+		goto out_nics;
+	}
 	rc = via_ctl_listen(&d, &lfd);
 	if (rc != 0) {
 		VLOG_ERR("control socket %s: %s", d.conf.socket_path,
@@ -320,6 +324,8 @@ main(int argc, char **argv)
 	rte_eal_mp_wait_lcore();
 	VLOG_INFO("stopped: %llu sessions served", (unsigned long long)d.counters.sessions_closed);
 out_nics:
+	via_cm_fini(&d);
+	via_dp_fini(&d);
 	via_nics_close(&d);
 out_tables:
 	tables_fini(&d);

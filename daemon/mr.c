@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Memory regions and the translation and protection table (VIA §3.2,
- * §9.5.3-9.5.4, §9.8.4-9.8.5, §11.2.3). A memory handle is the region's id
+ * §9.5.3-9.5.4, §9.8.4-9.8.5, §11.2.1.1). A memory handle is the region's id
  * in d->mrs: translation is one table index plus a generation check, so a
  * stale handle never resolves, and a handle of another process never
  * resolves for this one (VIA §3.2.1: handles are per process).

@@ -18,13 +18,20 @@
 #include <vipl_dpdk.h>
 
 #include "hosts.h"
+#include "dp.h"
 #include "via_glue.h"
-#include "viad.h"
 
 #define NB_MBUFS 8191
+#define LOOPBACK_DEFAULT_MTU 9000
 #define MBUF_CACHE 256
 
 static struct rte_mempool *mbuf_pool;
+
+struct rte_mempool *
+via_nics_pool(void)
+{
+	return mbuf_pool;
+}
 
 static void
 nic_info_fill(struct viad *d, struct via_nic *nic, const char *name)
@@ -113,10 +120,13 @@ via_nics_open(struct viad *d)
 		ports = &implicit_loopback;
 		nb = 1;
 	}
-	/* one mbuf holds a whole frame of the largest MTU configured */
+	/* one mbuf holds a whole frame of the largest MTU configured (the
+	 * loopback glue's default MTU is jumbo) */
 	for (i = 0; i < nb; i++) {
-		uint32_t need = RTE_PKTMBUF_HEADROOM + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN +
-				(ports[i].mtu ? ports[i].mtu : RTE_ETHER_MTU);
+		uint32_t mtu = ports[i].mtu ? ports[i].mtu
+			       : strcmp(ports[i].glue, "loopback") == 0 ? LOOPBACK_DEFAULT_MTU
+									 : RTE_ETHER_MTU;
+		uint32_t need = RTE_PKTMBUF_HEADROOM + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + mtu;
 
 		if (need > room)
 			room = need;

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A client's ordinary (non-provider) memory. viad validates registrations
- * against the client's own /proc/PID/maps instead of trusting the client,
- * and moves data with process_vm_readv/writev (cross-memory attach), which
- * can only ever touch that client's address space.
+ * Access to a client's memory. Provider memory is mapped by viad too and
+ * moved in place. Ordinary memory is validated at registration against the
+ * client's own /proc/PID/maps (never trusting the client) and moved with
+ * process_vm_readv/writev (cross-memory attach), which can only ever touch
+ * that client's address space.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
 
 #include "viad.h"
 
@@ -48,4 +51,52 @@ via_procmem_check(pid_t pid, uint64_t addr, uint64_t len, bool *writable)
 	}
 	fclose(f);
 	return rc;
+}
+
+void *
+via_mem_direct(const struct via_mr *mr, uint64_t va)
+{
+	const struct via_pmem *p = mr->pmem;
+
+	return p != NULL ? p->shm.va + (va - p->client_va) : NULL;
+}
+
+static int
+procmem_rw(const struct via_session *s, uint64_t va, void *buf, size_t len, bool write)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)va, .iov_len = len };
+	ssize_t n;
+
+	n = write ? process_vm_writev(s->pid, &local, 1, &remote, 1, 0)
+		  : process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 ? -errno : -EFAULT;
+}
+
+int
+via_mem_read(const struct via_session *s, const struct via_mr *mr, uint64_t va, void *dst,
+	     size_t len)
+{
+	void *p = via_mem_direct(mr, va);
+
+	if (p != NULL) {
+		memcpy(dst, p, len);
+		return 0;
+	}
+	return procmem_rw(s, va, dst, len, false);
+}
+
+int
+via_mem_write(const struct via_session *s, const struct via_mr *mr, uint64_t va, const void *src,
+	      size_t len)
+{
+	void *p = via_mem_direct(mr, va);
+
+	if (p != NULL) {
+		memcpy(p, src, len);
+		return 0;
+	}
+	return procmem_rw(s, va, (void *)src, len, true);
 }

@@ -5,12 +5,45 @@
  * exit or SIGKILL alike - all of it is freed here and counted.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <vipl.h>
+
 #include "viad.h"
+
+#define ERRQ_SLOTS 256
+
+void
+via_shm_wait_bump(struct via_shm_wait *w)
+{
+	__atomic_fetch_add(&w->seq, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&w->sleepers, __ATOMIC_SEQ_CST) != 0)
+		syscall(SYS_futex, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void
+via_session_async_error(struct via_session *s, uint32_t code, uint32_t vi_cookie,
+			uint32_t resource, uint32_t op, uint64_t desc_va)
+{
+	struct via_async_error e = {
+		.desc_va = desc_va, .code = code, .resource = resource,
+		.vi_cookie = vi_cookie, .op = op,
+	};
+
+	if (!s->opened)
+		return;
+	if (via_ring_enqueue(&s->errq, &e) != 0) {
+		VLOG_WARN("session %u: asynchronous error %u lost: error queue full", s->id, code);
+		return;
+	}
+	via_shm_wait_bump(&s->errq_sh->wait);
+}
 
 int
 via_session_new(struct viad *d, int sock, struct via_session **out)
@@ -87,6 +120,16 @@ via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 		return rc;
 	}
 	h = (struct via_shm_header *)s->seg.va;
+	/* the error queue is the first object of the arena */
+	if (via_arena_alloc(&s->arena, via_shm_errq_size(ERRQ_SLOTS), &h->errq_off) != 0) {
+		via_arena_fini(&s->arena);
+		via_shm_destroy(&s->seg);
+		return -ENOMEM;
+	}
+	h->errq_capacity = ERRQ_SLOTS;
+	s->errq_sh = (struct via_shm_errq *)(s->seg.va + h->errq_off);
+	via_ring_attach(&s->errq, &s->errq_sh->ring, s->errq_sh + 1, ERRQ_SLOTS,
+			sizeof(struct via_async_error), true);
 	h->cookie = VIA_SHM_COOKIE;
 	h->abi_version = VIA_ABI_VERSION;
 	h->header_size = sizeof(*h);

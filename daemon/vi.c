@@ -57,6 +57,7 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 	if (vi == NULL)
 		return -ENOMEM;
 	vi->attr = req->attr;
+	vi->cookie = req->cookie;
 	vi->state = VIP_STATE_IDLE;
 	vi->wq_capacity = via_pow2_ceil(s->nic->info.max_desc_per_queue);
 	vi->shm_len = via_shm_vi_size(vi->wq_capacity);
@@ -123,6 +124,7 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 	}
 	via_ptag_get(d, s, vi->attr.ptag)->refs--;
 	via_arena_free(&s->arena, vi->shm_off, vi->shm_len);
+	free(vi->rx.segs);
 	free(vi);
 	d->counters.vis_destroyed++;
 }
@@ -158,5 +160,49 @@ via_vi_set_attr(struct viad *d, struct via_session *s, uint32_t id,
 	via_ptag_get(d, s, vi->attr.ptag)->refs--;
 	via_ptag_get(d, s, attr->ptag)->refs++;
 	vi->attr = *attr;
+	return 0;
+}
+
+/* ---- the state diagram (VIA §5, Figure 5) ------------------------------- */
+
+static const char *const state_names[] = {
+	[VIP_STATE_IDLE] = "Idle",
+	[VIP_STATE_CONNECTED] = "Connected",
+	[VIP_STATE_CONNECT_PENDING] = "Pending Connect",
+	[VIP_STATE_ERROR] = "Error",
+};
+
+/* allowed[from] is the set of states reachable from it in one step */
+#define BIT(s) (1u << (s))
+static const uint8_t allowed[] = {
+	/* §5.1: ConnectRequest or ConnectAccept called */
+	[VIP_STATE_IDLE] = BIT(VIP_STATE_CONNECT_PENDING),
+	/* §5.2: accepted / timeout, reject or Disconnect / transport error */
+	[VIP_STATE_CONNECT_PENDING] = BIT(VIP_STATE_CONNECTED) | BIT(VIP_STATE_IDLE) |
+				      BIT(VIP_STATE_ERROR),
+	/* §5.3: Disconnect / an error */
+	[VIP_STATE_CONNECTED] = BIT(VIP_STATE_IDLE) | BIT(VIP_STATE_ERROR),
+	/* §5.4: Disconnect */
+	[VIP_STATE_ERROR] = BIT(VIP_STATE_IDLE),
+};
+#undef BIT
+
+const char *
+via_vi_state_name(uint32_t state)
+{
+	return state < sizeof(state_names) / sizeof(state_names[0]) ? state_names[state] : "?";
+}
+
+int
+via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why)
+{
+	if (vi->state >= sizeof(allowed) || state >= 8 || !(allowed[vi->state] & (1u << state))) {
+		VLOG_ERR("VI %u: no transition %s -> %s (%s)", vi->id, via_vi_state_name(vi->state),
+			 via_vi_state_name(state), why);
+		return -EPERM;
+	}
+	VLOG_DBG("VI %u: %s -> %s: %s", vi->id, via_vi_state_name(vi->state),
+		 via_vi_state_name(state), why);
+	vi->state = state;
 	return 0;
 }

@@ -26,6 +26,14 @@
 struct via_port;
 struct via_hosts;
 
+/* BSD's safe iteration, which glibc's sys/queue.h lacks */
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                     \
+	for ((var) = TAILQ_FIRST(head);                                 \
+	     (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);     \
+	     (var) = (tvar))
+#endif
+
 /** Copy a C string into a fixed buffer, truncating to fit; always terminated. */
 static inline void
 via_copy_name(char *dst, size_t size, const char *src)
@@ -35,6 +43,37 @@ via_copy_name(char *dst, size_t size, const char *src)
 	memcpy(dst, src, n);
 	dst[n] = '\0';
 }
+
+/**
+ * The data-path lock: a fair ticket lock between the control thread and a
+ * poll lcore. The poll lcore holds it for each iteration of its loop and
+ * drops it between iterations and while it sleeps; the control thread holds
+ * it while it changes anything the data path reads (VIs, regions, CQs,
+ * sessions). Fairness matters: the control thread must get its turn after at
+ * most one iteration, however busy the data path is.
+ */
+struct via_dp_lock {
+	uint32_t next;
+	uint32_t owner;
+};
+
+static inline void
+via_dp_lock(struct via_dp_lock *l)
+{
+	uint32_t me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+
+	while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != me)
+		__builtin_ia32_pause();
+}
+
+static inline void
+via_dp_unlock(struct via_dp_lock *l)
+{
+	__atomic_store_n(&l->owner, l->owner + 1, __ATOMIC_RELEASE);
+}
+
+/** Monotonic milliseconds, for connection-manager timers. */
+uint64_t via_now_ms(void);
 
 /* ---- log.c ------------------------------------------------------------ */
 
@@ -91,15 +130,35 @@ void via_arena_free(struct via_arena *a, uint64_t off, uint64_t len);
  */
 int via_procmem_check(pid_t pid, uint64_t addr, uint64_t len, bool *writable);
 
+struct via_mr;
+struct via_session;
+
+/**
+ * Copy @p len bytes at client address @p va of region @p mr into @p dst
+ * (in place from provider memory, by process_vm_readv otherwise). The
+ * caller has checked the range with via_mr_check().
+ * @return 0, -EFAULT (the client unmapped it), -ESRCH (the client is gone)
+ */
+int via_mem_read(const struct via_session *s, const struct via_mr *mr, uint64_t va,
+		 void *dst, size_t len);
+/** The other direction; same errors. */
+int via_mem_write(const struct via_session *s, const struct via_mr *mr, uint64_t va,
+		  const void *src, size_t len);
+/** viad's own address of [va, va+len) of a provider-memory region, or NULL. */
+void *via_mem_direct(const struct via_mr *mr, uint64_t va);
+
 /* ---- the daemon ------------------------------------------------------- */
 
 TAILQ_HEAD(via_session_list, via_session);
 
 /** One VI NIC: a port and the attributes VipQueryNic reports for it. */
+struct rte_ring;
+
 struct via_nic {
 	struct via_port *port;
 	struct via_ctl_nic_info info;
 	bool loopback;
+	struct rte_ring *self;   /**< frames this NIC sends to its own address */
 };
 
 struct viad {
@@ -119,6 +178,9 @@ struct viad {
 
 	struct via_session_list session_list;
 	struct via_ctl_counters counters;   /**< control-thread counters */
+	struct via_dp_lock dp_lock;         /**< see struct via_dp_lock */
+	struct via_cm *cm;                  /**< connection manager state (cm.c) */
+	uint32_t conn_nonce;                /**< next connection identifier */
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
 };
 
@@ -150,6 +212,8 @@ struct via_session {
 	struct via_shm seg;
 	struct via_arena arena;
 	struct via_ctl_inbuf in;
+	struct via_ring errq;       /**< async errors: viad's producer view */
+	struct via_shm_errq *errq_sh;
 
 	struct via_ptag_list ptags;
 	struct via_mr_list mrs;
@@ -167,6 +231,14 @@ int via_session_new(struct viad *d, int sock, struct via_session **out);
 int via_session_open(struct viad *d, struct via_session *s, const char *nic_name);
 /** Free everything the session owns (counted as reclaimed), close its socket. */
 void via_session_close(struct viad *d, struct via_session *s);
+/**
+ * Queue an asynchronous error for the session's VipErrorCallback handler
+ * (VIA §9.9.1). A full queue drops it (counted): errors never block viad.
+ */
+void via_session_async_error(struct via_session *s, uint32_t code, uint32_t vi_cookie,
+			     uint32_t resource, uint32_t op, uint64_t desc_va);
+/** Wake a futex waiter of @p w if one says it sleeps (NEED_WAKEUP). */
+void via_shm_wait_bump(struct via_shm_wait *w);
 /** Resolve a NIC name: viaN, /dev/via_lo, /dev/via_ethN. NULL if none. */
 struct via_nic *via_nic_by_name(struct viad *d, const char *name);
 
@@ -278,12 +350,52 @@ struct via_cq *via_cq_get(struct viad *d, struct via_session *s, uint32_t id);
 
 /* ---- vi.c ------------------------------------------------------------- */
 
+/** The connection of a VI (VIA §4): who is at the other end. */
+struct via_vi_conn {
+	uint32_t id;              /**< connection identifier; 0 = none */
+	uint8_t remote_mac[6];
+	uint32_t remote_vi;
+	struct via_ctl_vi_attr remote_attr;
+	/* requester side while Pending Connect (cm.c) */
+	bool requesting;
+	bool peer;                /**< VipConnectPeerRequest */
+	bool saw_nomatch;         /**< the remote answered "nobody waits" */
+	uint8_t result_pending;   /**< PEER: 0 none, 1 connected, 2 timed out, 3 rejected */
+	uint32_t reply_seq;       /**< deferred CONN_REQUEST / PEER_WAIT to answer */
+	uint16_t reply_op;        /**< 0 = none */
+	uint64_t deadline_ms;     /**< UINT64_MAX: no timeout */
+	uint64_t next_retry_ms;
+	struct via_ctl_addr local, remote;
+};
+
+/** Receive-side state of a VI: the descriptor a message is landing in. */
+struct via_vi_rx {
+	bool have_desc;            /**< a receive descriptor is taken from the ring */
+	bool in_msg;               /**< frames of msg_id are being placed */
+	bool dropping;             /**< the rest of msg_id is discarded */
+	bool delivered_any;
+	uint32_t msg_id;
+	uint32_t expected_off;
+	uint32_t last_msg_id;      /**< last message completed: duplicates are dropped */
+	uint32_t capacity;         /**< sum of the descriptor's segment lengths */
+	struct via_wqe wqe;
+	struct via_mr *desc_mr;
+	uint16_t nb_segs;
+	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
+};
+
 struct via_vi {
 	TAILQ_ENTRY(via_vi) link;
 	struct via_session *owner;
 	uint32_t id;
+	uint32_t cookie;                /**< the client's, for CQ entries and errors */
 	uint32_t state;                 /**< VIP_VI_STATE (VIA §5) */
 	struct via_ctl_vi_attr attr;
+	struct via_vi_conn conn;
+	struct via_vi_rx rx;
+	uint32_t tx_msg_id;
+	uint32_t tx_seq;
+	bool reported_recvq_empty;      /**< one RECVQ_EMPTY per message */
 	struct via_cq *cq[VIA_WQ_COUNT];
 	uint32_t wq_capacity;
 	uint64_t shm_off;
@@ -310,6 +422,50 @@ struct via_vi *via_vi_get(struct viad *d, struct via_session *s, uint32_t id);
 /** Whether the client's ring of @p wq holds no descriptor viad has not taken. */
 bool via_vi_wq_empty(struct via_vi *vi, enum via_wq_kind wq);
 
+/**
+ * Move @p vi to @p state if Figure 5 of VIA §5 allows it; logs the change.
+ * @return 0, -EPERM (not a transition of the state diagram)
+ */
+int via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why);
+/** Name of a VIP_VI_STATE for logs. */
+const char *via_vi_state_name(uint32_t state);
+
+/* ---- dp.c: the data path (poll lcore, dp_lock held) ------------------- */
+
+/** One data segment of a descriptor, after validation (VIA §10.4). */
+struct via_dp_seg {
+	uint64_t va;
+	uint32_t len;
+	struct via_mr *mr;
+};
+
+/**
+ * Complete every descriptor posted on both work queues of @p vi with
+ * DESC_FLUSHED (VIA §4.2, §9.4.5), e.g. on disconnect.
+ */
+void via_dp_flush(struct viad *d, struct via_vi *vi);
+/** Forget @p vi's receive state (its descriptor goes back to nothing). */
+void via_dp_vi_reset(struct via_vi *vi);
+
+/* ---- cm.c: the connection manager (VIA §4, §5, §9.4) ------------------ */
+
+/** @return 0, -ENOMEM */
+int via_cm_init(struct viad *d);
+void via_cm_fini(struct viad *d);
+/** Drop what @p s had pending (listeners, requests it got). */
+void via_cm_session_closed(struct viad *d, struct via_session *s);
+/** Drop CM state of a VI being freed. */
+void via_cm_vi_freed(struct viad *d, struct via_vi *vi);
+/** Run timers; returns ms until the next one is due (-1: none). */
+int via_cm_timers(struct viad *d, uint64_t now);
+
+/** Deferred replies: a handler returning this has not answered yet. */
+#define VIA_CTL_DEFERRED 1
+
+/** Answer a deferred request of @p s (op and seq of the request). */
+void via_ctl_reply(struct viad *d, struct via_session *s, unsigned op, uint32_t seq,
+		   int status, const void *body);
+
 /* ---- ctl.c: the control thread --------------------------------------- */
 
 /**
@@ -326,7 +482,9 @@ int via_ctl_run(struct viad *d, int lfd);
 struct via_poll_stats {
 	uint64_t frames_rx;
 	uint64_t frames_tx;
-	uint64_t frames_dropped;
+	uint64_t frames_dropped;   /**< not for us, corrupt, or for no connection */
+	uint64_t frames_corrupt;   /**< CRC mismatch (subset of dropped) */
+	uint64_t cq_overruns;      /**< CQ entries lost to a full CQ (VIA §6.4.1) */
 } __attribute__((aligned(64)));
 
 /** lcore entry point; @p arg is the struct viad. Returns when stopping. */

@@ -59,6 +59,35 @@ VIP_RETURN VipDpdkAllocMem(IN VIP_NIC_HANDLE NicHandle,
                            OUT VIP_PVOID *Address);
 
 /**
+ * @brief VipConnectWait (VIA 1.0 §9.4.1) that accepts requests from one
+ *        specific remote endpoint only (VIA §4.1: "from any remote endpoint
+ *        or a specific remote endpoint").
+ *
+ * @param NicHandle       The NIC.
+ * @param LocalAddr       The local address (its discriminator) to wait on.
+ * @param FromAddr        The remote endpoint to accept: its host address
+ *                        (HostAddressLen 6) and/or its own discriminator
+ *                        (DiscriminatorLen > 0); a part of length 0 matches
+ *                        any. NULL behaves as VipConnectWait.
+ * @param Timeout         Milliseconds; 0 returns at once; VIP_INFINITE.
+ * @param RemoteAddr      Out: the requester's address (room for 6 +
+ *                        MaxDiscriminatorLen bytes after the header).
+ * @param RemoteViAttribs Out: the requester's VI attributes.
+ * @param ConnHandle      Out: the request, for VipConnectAccept/Reject.
+ *
+ * @retval VIP_SUCCESS           A matching request was found.
+ * @retval VIP_TIMEOUT           None arrived within Timeout.
+ * @retval VIP_INVALID_PARAMETER A bad handle, NULL pointer, or an address
+ *                               longer than the NIC allows.
+ * @retval VIP_ERROR_RESOURCE    Out of memory, or viad is gone.
+ */
+VIP_RETURN VipDpdkConnectWaitFrom(IN VIP_NIC_HANDLE NicHandle, IN VIP_NET_ADDRESS *LocalAddr,
+				  IN VIP_NET_ADDRESS *FromAddr, IN VIP_ULONG Timeout,
+				  OUT VIP_NET_ADDRESS *RemoteAddr,
+				  OUT VIP_VI_ATTRIBUTES *RemoteViAttribs,
+				  OUT VIP_CONN_HANDLE *ConnHandle);
+
+/**
  * @brief Free memory obtained from VipDpdkAllocMem.
  *
  * Regions registered inside it must be deregistered first.
@@ -113,6 +142,8 @@ typedef struct {
     VIP_UINT64 FramesRx;            /**< VIA frames received from the network. */
     VIP_UINT64 FramesTx;            /**< VIA frames transmitted to the network. */
     VIP_UINT64 FramesDropped;       /**< VIA frames dropped (malformed, no such VI, no receive Descriptor, queue full). */
+    VIP_UINT64 FramesCorrupt;       /**< Frames whose header or payload CRC32C did not match (counted in FramesDropped too). */
+    VIP_UINT64 CqOverruns;          /**< Completion queue entries lost because the CQ was full (VIA 6.4.1). */
 } VIP_DPDK_COUNTERS;
 
 /**
@@ -139,7 +170,7 @@ typedef struct {
 /**@}*/
 
 /* These structures cross the process boundary (viad -> client). */
-VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_COUNTERS) == 21 * 8, vip_dpdk_counters_size);
+VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_COUNTERS) == 23 * 8, vip_dpdk_counters_size);
 VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_PORT_INFO) == 128, vip_dpdk_port_info_size);
 VIPL_STATIC_ASSERT_(offsetof(VIP_DPDK_PORT_INFO, Mac) == 64, vip_dpdk_port_info_mac_offset);
 VIPL_STATIC_ASSERT_(offsetof(VIP_DPDK_PORT_INFO, LinkUp) == 72, vip_dpdk_port_info_linkup_offset);

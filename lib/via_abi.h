@@ -49,7 +49,9 @@ struct via_shm_header {
 	uint64_t segment_size;   /**< bytes mapped */
 	uint32_t session_id;     /**< viad's id for this client */
 	uint32_t daemon_state;   /**< enum via_daemon_state; futex word */
-	uint8_t  reserved[32];
+	uint64_t errq_off;       /**< offset of the session's via_shm_errq */
+	uint32_t errq_capacity;  /**< its ring slots */
+	uint8_t  reserved[20];
 };
 _Static_assert(sizeof(struct via_shm_header) == 64, "via_shm_header is ABI");
 
@@ -72,7 +74,7 @@ _Static_assert(sizeof(struct via_wqe) == 16, "via_wqe is ABI");
  * queue, the descriptor itself carries the status).
  */
 struct via_cqe {
-	uint32_t vi_id;          /**< viad's VI id, as returned by VI_CREATE */
+	uint32_t vi_cookie;      /**< the client's cookie from VI_CREATE */
 	uint32_t flags;          /**< VIA_CQE_RECV for the receive queue */
 };
 _Static_assert(sizeof(struct via_cqe) == 8, "via_cqe is ABI");
@@ -80,11 +82,13 @@ _Static_assert(sizeof(struct via_cqe) == 8, "via_cqe is ABI");
 #define VIA_CQE_RECV 0x1u
 
 /**
- * Wake-up word of a queue a client may block on. viad bumps @c seq with a
- * release add after producing completions and calls FUTEX_WAKE only if
- * @c sleepers is non-zero; a waiter increments @c sleepers, re-checks its
- * queue, then FUTEX_WAITs on @c seq (the NEED_WAKEUP pattern: no syscall on
- * the producer side unless somebody sleeps). Both fields are seq_cst.
+ * Wake-up word of a queue a client may block on. viad bumps @c seq (seq_cst
+ * add) after producing completions, then loads @c sleepers (seq_cst) and
+ * calls FUTEX_WAKE only if it is non-zero; a waiter increments @c sleepers
+ * (seq_cst), re-checks its queue, then FUTEX_WAITs on the @c seq it read
+ * before the re-check. All four accesses being seq_cst, either viad sees the
+ * sleeper or the sleeper sees the new completion (Dekker): no lost wake-up,
+ * and no syscall on viad's side unless somebody sleeps (NEED_WAKEUP).
  */
 struct via_shm_wait {
 	uint32_t seq;
@@ -102,6 +106,27 @@ struct via_shm_cq {
 	uint8_t reserved[VIA_SHM_ALIGN - sizeof(struct via_shm_wait)];
 };
 _Static_assert(sizeof(struct via_shm_cq) == 192, "via_shm_cq is ABI");
+
+/**
+ * An asynchronous error (VIA §9.9.1), viad produces, the library's provider
+ * thread consumes and hands to the VipErrorCallback handler.
+ */
+struct via_async_error {
+	uint64_t desc_va;        /**< descriptor concerned, or 0 */
+	uint32_t code;           /**< VIP_ERROR_CODE */
+	uint32_t resource;       /**< VIP_RESOURCE_CODE */
+	uint32_t vi_cookie;      /**< VI concerned (its VI_CREATE cookie), or 0 */
+	uint32_t op;             /**< VIP_STATUS_OP_* of the operation */
+};
+_Static_assert(sizeof(struct via_async_error) == 24, "via_async_error is ABI");
+
+/** The session's asynchronous error queue; slots follow at VIA_SHM_ALIGN. */
+struct via_shm_errq {
+	struct via_ring_shared ring;   /**< viad produces, client consumes */
+	struct via_shm_wait wait;
+	uint8_t reserved[VIA_SHM_ALIGN - sizeof(struct via_shm_wait)];
+};
+_Static_assert(sizeof(struct via_shm_errq) == 192, "via_shm_errq is ABI");
 
 /** Index of a VI's work queue in via_shm_vi::wq. */
 enum via_wq_kind {
@@ -156,6 +181,14 @@ via_shm_vi_slots_off(uint32_t cap, enum via_wq_kind kind)
 {
 	return sizeof(struct via_shm_vi) +
 	       (uint64_t)kind * VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_wqe), VIA_SHM_ALIGN);
+}
+
+/** Bytes the error queue takes for @p cap entries. */
+static inline uint64_t
+via_shm_errq_size(uint32_t cap)
+{
+	return sizeof(struct via_shm_errq) +
+	       VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_async_error), VIA_SHM_ALIGN);
 }
 
 /** Bytes a CQ takes in the segment for @p cap entries. */

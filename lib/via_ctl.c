@@ -50,6 +50,18 @@ static const struct via_ctl_op_desc via_ctl_ops[VIA_CTL_OP_COUNT] = {
 	   sizeof(struct via_ctl_ns_by_addr_rep), 0),
 	OP(VIA_CTL_SMI_COUNTERS, "smi_counters", 0, sizeof(struct via_ctl_counters), 0),
 	OP(VIA_CTL_SMI_PORT, "smi_port", 0, sizeof(struct via_ctl_port_info), 0),
+	OP(VIA_CTL_CONN_WAIT, "conn_wait", sizeof(struct via_ctl_conn_wait_req),
+	   sizeof(struct via_ctl_conn_wait_rep), 0),
+	OP(VIA_CTL_CONN_ACCEPT, "conn_accept", sizeof(struct via_ctl_conn_accept_req), 0, 0),
+	OP(VIA_CTL_CONN_REJECT, "conn_reject", sizeof(struct via_ctl_id), 0, 0),
+	OP(VIA_CTL_CONN_REQUEST, "conn_request", sizeof(struct via_ctl_conn_request_req),
+	   sizeof(struct via_ctl_vi_attr), 0),
+	OP(VIA_CTL_DISCONNECT, "disconnect", sizeof(struct via_ctl_id), 0, 0),
+	OP(VIA_CTL_PEER_REQUEST, "peer_request", sizeof(struct via_ctl_conn_request_req), 0, 0),
+	OP(VIA_CTL_PEER_DONE, "peer_done", sizeof(struct via_ctl_id),
+	   sizeof(struct via_ctl_vi_attr), 0),
+	OP(VIA_CTL_PEER_WAIT, "peer_wait", sizeof(struct via_ctl_id),
+	   sizeof(struct via_ctl_vi_attr), 0),
 };
 
 #undef OP

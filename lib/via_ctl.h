@@ -49,6 +49,14 @@ enum via_ctl_op {
 	VIA_CTL_NS_BY_ADDR,
 	VIA_CTL_SMI_COUNTERS,
 	VIA_CTL_SMI_PORT,
+	VIA_CTL_CONN_WAIT,    /**< VipConnectWait: deferred until a request or timeout */
+	VIA_CTL_CONN_ACCEPT,
+	VIA_CTL_CONN_REJECT,
+	VIA_CTL_CONN_REQUEST, /**< VipConnectRequest: deferred until answered or timeout */
+	VIA_CTL_DISCONNECT,
+	VIA_CTL_PEER_REQUEST, /**< VipConnectPeerRequest: returns at once */
+	VIA_CTL_PEER_DONE,    /**< -EAGAIN while pending */
+	VIA_CTL_PEER_WAIT,    /**< deferred until connected or timeout */
 	VIA_CTL_OP_COUNT,
 };
 
@@ -188,8 +196,10 @@ struct via_ctl_vi_create_req {
 	struct via_ctl_vi_attr attr;
 	uint32_t send_cq;        /**< CQ id or 0 */
 	uint32_t recv_cq;        /**< CQ id or 0 */
+	uint32_t cookie;         /**< echoed in CQ entries and async errors */
+	uint32_t reserved;
 };
-_Static_assert(sizeof(struct via_ctl_vi_create_req) == 24, "ABI");
+_Static_assert(sizeof(struct via_ctl_vi_create_req) == 32, "ABI");
 
 struct via_ctl_vi_create_rep {
 	uint64_t shm_off;        /**< offset of the via_shm_vi in the segment */
@@ -255,8 +265,10 @@ struct via_ctl_counters {
 	uint64_t frames_rx;
 	uint64_t frames_tx;
 	uint64_t frames_dropped;
+	uint64_t frames_corrupt;
+	uint64_t cq_overruns;
 };
-_Static_assert(sizeof(struct via_ctl_counters) == 21 * 8, "ABI");
+_Static_assert(sizeof(struct via_ctl_counters) == 23 * 8, "ABI");
 
 /** SMI_PORT reply: the session's port; the field list is VIP_DPDK_PORT_INFO. */
 struct via_ctl_port_info {
@@ -274,6 +286,52 @@ struct via_ctl_port_info {
 	uint64_t tx_errors;
 };
 _Static_assert(sizeof(struct via_ctl_port_info) == 128, "ABI");
+
+/** A VIA network address (VIA §9.10.8): a MAC and a discriminator. */
+struct via_ctl_addr {
+	uint8_t mac[6];
+	uint8_t disc_len;
+	uint8_t reserved;
+	uint8_t disc[64];
+};
+_Static_assert(sizeof(struct via_ctl_addr) == 72, "ABI");
+
+/** Timeouts in milliseconds; this value waits forever (VIP_INFINITE). */
+#define VIA_CTL_INFINITE UINT32_MAX
+
+#define VIA_CTL_FILTER_HOST 0x1  /**< CONN_WAIT: only requests from filter.mac */
+#define VIA_CTL_FILTER_DISC 0x2  /**< CONN_WAIT: ... whose own discriminator is filter.disc */
+
+struct via_ctl_conn_wait_req {
+	struct via_ctl_addr local;   /**< the discriminator to wait on */
+	struct via_ctl_addr filter;  /**< a specific remote (flags say which parts) */
+	uint32_t timeout_ms;
+	uint32_t flags;              /**< VIA_CTL_FILTER_* */
+};
+_Static_assert(sizeof(struct via_ctl_conn_wait_req) == 152, "ABI");
+
+struct via_ctl_conn_wait_rep {
+	struct via_ctl_addr remote;
+	struct via_ctl_vi_attr remote_attr;
+	uint32_t conn;               /**< viad's id of the pending request */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_conn_wait_rep) == 96, "ABI");
+
+struct via_ctl_conn_accept_req {
+	uint32_t conn;
+	uint32_t vi;
+};
+_Static_assert(sizeof(struct via_ctl_conn_accept_req) == 8, "ABI");
+
+/** CONN_REQUEST and PEER_REQUEST. */
+struct via_ctl_conn_request_req {
+	struct via_ctl_addr local;
+	struct via_ctl_addr remote;
+	uint32_t vi;
+	uint32_t timeout_ms;
+};
+_Static_assert(sizeof(struct via_ctl_conn_request_req) == 152, "ABI");
 
 /** Largest body of any message: receive buffers are this big. */
 #define VIA_CTL_BODY_MAX 512

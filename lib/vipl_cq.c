@@ -46,6 +46,7 @@ VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount, VIP_CQ_HANDLE *CQHan
 	}
 	cq->nic = nic;
 	cq->id = rep.id;
+	pthread_mutex_init(&cq->lock, NULL);
 	cq->sh = (struct via_shm_cq *)((uint8_t *)nic->shm + rep.shm_off);
 	rc = via_ring_attach(&cq->ring, &cq->sh->ring, cq->sh + 1, rep.capacity,
 			     sizeof(struct via_cqe), false);
@@ -82,6 +83,7 @@ VipDestroyCQ(VIP_CQ_HANDLE CQHandle)
 	pthread_mutex_lock(&cq->nic->lock);
 	LIST_REMOVE(cq, link);
 	pthread_mutex_unlock(&cq->nic->lock);
+	pthread_mutex_destroy(&cq->lock);
 	free(cq);
 	return VIP_SUCCESS;
 }
@@ -95,6 +97,7 @@ vipl_cq_close_all(struct vipl_nic *nic)
 	while ((cq = LIST_FIRST(&nic->cqs)) != NULL) {
 		LIST_REMOVE(cq, link);
 		vipl_handle_free(&cq->obj);
+		pthread_mutex_destroy(&cq->lock);
 		free(cq);
 	}
 	pthread_mutex_unlock(&nic->lock);
@@ -106,24 +109,6 @@ VipResizeCQ(VIP_CQ_HANDLE CQHandle, VIP_ULONG EntryCount)
 	if (vipl_cq_get(CQHandle) == NULL || EntryCount == 0)
 		return VIP_INVALID_PARAMETER;
 	return vipl_unimplemented("VipResizeCQ", "resizing a completion queue");
-}
-
-VIPL_EXPORT VIP_RETURN
-VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE *ViHandle, VIP_BOOLEAN *RecvQueue)
-{
-	if (vipl_cq_get(CQHandle) == NULL || ViHandle == NULL || RecvQueue == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipCQDone", "the data path");
-}
-
-VIPL_EXPORT VIP_RETURN
-VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE *ViHandle,
-	  VIP_BOOLEAN *RecvQueue)
-{
-	(void)Timeout;
-	if (vipl_cq_get(CQHandle) == NULL || ViHandle == NULL || RecvQueue == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipCQWait", "the data path");
 }
 
 VIPL_EXPORT VIP_RETURN

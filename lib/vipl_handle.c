@@ -59,7 +59,13 @@ vipl_handle_get(const void *handle, enum vipl_obj_type type)
 }
 
 void *
+vipl_handle_make(enum vipl_obj_type type, uint32_t id)
+{
+	return (void *)(((uintptr_t)type << HANDLE_TYPE_SHIFT) | id);
+}
+
+void *
 vipl_handle_of(const struct vipl_obj *obj)
 {
-	return (void *)(((uintptr_t)obj->type << HANDLE_TYPE_SHIFT) | obj->id);
+	return vipl_handle_make(obj->type, obj->id);
 }

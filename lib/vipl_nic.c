@@ -6,12 +6,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -81,6 +84,8 @@ vipl_return(int err)
 		return VIP_TIMEOUT;
 	case -ECONNREFUSED:
 		return VIP_REJECT;
+	case -ENXIO:
+		return VIP_NO_MATCH;
 	default:
 		/* -ENOSPC, -ENOMEM, -EBUSY, and viad gone (-ECONNRESET ...) */
 		return VIP_ERROR_RESOURCE;
@@ -93,46 +98,132 @@ vipl_nic_get(VIP_NIC_HANDLE handle)
 	return vipl_handle_get(handle, VIPL_OBJ_NIC);
 }
 
+struct vipl_call {
+	LIST_ENTRY(vipl_call) link;
+	uint32_t seq;
+	uint16_t op;
+	bool done;
+	int status;
+	int fd;
+	void *rep;
+};
+
+/* Read one reply and hand it to its caller. Called with ctl_lock held by
+ * the one reader; drops the lock while blocked in the socket. */
+static int
+read_one_reply(struct vipl_nic *nic)
+{
+	uint8_t body[VIA_CTL_BODY_MAX];
+	struct vipl_call *c;
+	struct via_ctl_hdr h;
+	int fd = -1, rc;
+
+	nic->reader_active = true;
+	pthread_mutex_unlock(&nic->ctl_lock);
+	rc = via_ctl_recv(nic->sock, &h, body, 1, &fd);
+	pthread_mutex_lock(&nic->ctl_lock);
+	nic->reader_active = false;
+	if (rc == 0) {
+		LIST_FOREACH(c, &nic->calls, link) {
+			if (c->seq == h.seq && c->op == h.op)
+				break;
+		}
+		if (c == NULL) {
+			rc = -EPROTO;
+		} else {
+			if (c->rep != NULL)
+				memcpy(c->rep, body, h.len);
+			c->status = h.status;
+			c->fd = fd;
+			fd = -1;
+			c->done = true;
+			LIST_REMOVE(c, link);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	pthread_cond_broadcast(&nic->ctl_cond);
+	return rc;
+}
+
+static void
+nic_lost(struct vipl_nic *nic, unsigned op, int rc)
+{
+	if (!nic->dead)
+		vipl_log("%s: lost viad (%s); the NIC is unusable until reopened",
+			 via_ctl_op_name(op), strerror(-rc));
+	nic->dead = true;
+	pthread_cond_broadcast(&nic->ctl_cond);
+}
+
 int
 vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int *fd_out)
 {
-	uint8_t body[VIA_CTL_BODY_MAX];
+	struct vipl_call call = { .op = (uint16_t)op, .fd = -1, .rep = rep };
 	struct via_ctl_hdr h;
-	int fd = -1;
 	int rc;
 
 	pthread_mutex_lock(&nic->ctl_lock);
 	if (nic->dead) {
-		rc = -ECONNRESET;
-		goto out;
+		pthread_mutex_unlock(&nic->ctl_lock);
+		return -ECONNRESET;
 	}
-	via_ctl_hdr_init(&h, op, 0, ++nic->seq, 0);
+	call.seq = ++nic->seq;
+	LIST_INSERT_HEAD(&nic->calls, &call, link);
+	via_ctl_hdr_init(&h, op, 0, call.seq, 0);
 	rc = via_ctl_send(nic->sock, &h, req, -1);
-	if (rc == 0)
-		rc = via_ctl_recv(nic->sock, &h, body, 1, &fd);
-	if (rc == 0 && (h.op != op || h.seq != nic->seq))
-		rc = -EPROTO;
-	if (rc != 0) {
-		vipl_log("%s: lost viad (%s); the NIC is unusable until reopened",
-			 via_ctl_op_name(op), strerror(-rc));
-		nic->dead = true;
-		rc = -ECONNRESET;
-		goto out;
+	if (rc != 0)
+		nic_lost(nic, op, rc);
+	while (!call.done && !nic->dead) {
+		if (nic->reader_active) {
+			pthread_cond_wait(&nic->ctl_cond, &nic->ctl_lock);
+			continue;
+		}
+		rc = read_one_reply(nic);
+		if (rc != 0)
+			nic_lost(nic, op, rc);
 	}
-	rc = h.status;
-	if (rep != NULL)
-		memcpy(rep, body, h.len);
-out:
+	if (!call.done) {
+		LIST_REMOVE(&call, link);
+		pthread_cond_broadcast(&nic->ctl_cond);
+	}
 	pthread_mutex_unlock(&nic->ctl_lock);
+	rc = call.done ? call.status : -ECONNRESET;
 	/* an fd comes with every reply of an fd-carrying op; only a success
 	 * carries a meaningful one */
-	if (fd >= 0 && (rc != 0 || fd_out == NULL)) {
-		close(fd);
-		fd = -1;
+	if (call.fd >= 0 && (rc != 0 || fd_out == NULL)) {
+		close(call.fd);
+		call.fd = -1;
 	}
 	if (fd_out != NULL)
-		*fd_out = fd;
+		*fd_out = call.fd;
 	return rc;
+}
+
+void
+vipl_futex_wake(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+bool
+vipl_nic_alive(struct vipl_nic *nic)
+{
+	struct pollfd p = { .fd = nic->sock, .events = 0 };
+
+	if (__atomic_load_n(&nic->dead, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&nic->shm->daemon_state, __ATOMIC_ACQUIRE) != VIA_DAEMON_RUNNING)
+		return false;
+	/* viad killed without a word: its end of the socket is gone */
+	return poll(&p, 1, 0) == 0 || !(p.revents & (POLLHUP | POLLERR));
+}
+
+void
+vipl_futex_wait(uint32_t *word, uint32_t val, uint32_t ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	syscall(SYS_futex, word, FUTEX_WAIT, val, ms == UINT32_MAX ? NULL : &ts, NULL, 0);
 }
 
 static int
@@ -178,6 +269,7 @@ nic_free(struct vipl_nic *nic)
 	if (nic->sock >= 0)
 		close(nic->sock);
 	pthread_mutex_destroy(&nic->ctl_lock);
+	pthread_cond_destroy(&nic->ctl_cond);
 	pthread_mutex_destroy(&nic->lock);
 	free(nic);
 }
@@ -198,6 +290,8 @@ nic_open(const char *name, struct vipl_nic **out)
 	if (nic == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&nic->ctl_lock, NULL);
+	pthread_cond_init(&nic->ctl_cond, NULL);
+	LIST_INIT(&nic->calls);
 	pthread_mutex_init(&nic->lock, NULL);
 	LIST_INIT(&nic->allocs);
 	LIST_INIT(&nic->regions);
@@ -228,9 +322,22 @@ nic_open(const char *name, struct vipl_nic **out)
 	}
 	nic->info = rep.nic;
 	nic->error_handler = default_error_handler;
-	rc = vipl_handle_new(&nic->obj, VIPL_OBJ_NIC);
+	if (nic->shm->errq_off + via_shm_errq_size(nic->shm->errq_capacity) > nic->shm_size) {
+		rc = -EPROTO;
+		goto fail;
+	}
+	nic->errq_sh = (struct via_shm_errq *)((uint8_t *)nic->shm + nic->shm->errq_off);
+	rc = via_ring_attach(&nic->errq, &nic->errq_sh->ring, nic->errq_sh + 1,
+			     nic->shm->errq_capacity, sizeof(struct via_async_error), false);
+	if (rc == 0)
+		rc = vipl_handle_new(&nic->obj, VIPL_OBJ_NIC);
 	if (rc != 0)
 		goto fail;
+	rc = vipl_provider_start(nic);
+	if (rc != 0) {
+		vipl_handle_free(&nic->obj);
+		goto fail;
+	}
 	*out = nic;
 	return 0;
 fail:
@@ -265,8 +372,14 @@ VipCloseNic(VIP_NIC_HANDLE NicHandle)
 	vipl_handle_free(&nic->obj);
 	/* closing the socket is the whole protocol: viad frees everything the
 	 * session still holds; here the handles of its VIs and CQs retire */
+	vipl_provider_stop(nic);
+	/* wake a thread blocked on the socket (say in VipConnectWait) and let
+	 * every call in flight return before the NIC goes */
 	pthread_mutex_lock(&nic->ctl_lock);
 	nic->dead = true;
+	shutdown(nic->sock, SHUT_RDWR);
+	while (nic->reader_active || !LIST_EMPTY(&nic->calls))
+		pthread_cond_wait(&nic->ctl_cond, &nic->ctl_lock);
 	pthread_mutex_unlock(&nic->ctl_lock);
 	vipl_vi_close_all(nic);
 	vipl_cq_close_all(nic);

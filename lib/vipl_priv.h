@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * libvipl-dpdk internals. The library is the VI User Agent of VIA §2.2:
+ * libvipl-dpdk internals. The library is the VI User Agent of VIA §2.1.3:
  * control calls go to viad over the session socket (via_ctl.h); the data
  * path touches only the rings in the session's shared segment (via_abi.h).
  *
@@ -31,6 +31,7 @@ enum vipl_obj_type {
 	VIPL_OBJ_NIC = 1,
 	VIPL_OBJ_CQ,
 	VIPL_OBJ_VI,
+	VIPL_OBJ_CONN,
 };
 
 /** First member of every object a handle can name. */
@@ -59,12 +60,30 @@ LIST_HEAD(vipl_region_list, vipl_region);
 LIST_HEAD(vipl_cq_list, vipl_cq);
 LIST_HEAD(vipl_vi_list, vipl_vi);
 
+struct vipl_call;
+LIST_HEAD(vipl_call_list, vipl_call);
+
 struct vipl_nic {
 	struct vipl_obj obj;
 	int sock;
-	pthread_mutex_t ctl_lock;    /**< one request in flight per session */
+	/*
+	 * Control calls of many threads share the socket: each sends under
+	 * ctl_lock and waits for the reply with its seq; one waiter at a time
+	 * reads the socket (reader_active) and hands replies to their callers,
+	 * so a thread blocked in VipConnectWait never holds up another's call.
+	 */
+	pthread_mutex_t ctl_lock;
+	pthread_cond_t ctl_cond;
+	struct vipl_call_list calls; /**< calls waiting for their reply */
+	bool reader_active;
 	uint32_t seq;
 	bool dead;                   /**< viad went away: every call fails */
+
+	pthread_t provider;          /**< runs error handlers (VIA §9.9.1) */
+	bool provider_started;
+	bool closing;
+	struct via_ring errq;        /**< consumer view of the error queue */
+	struct via_shm_errq *errq_sh;
 
 	struct via_shm_header *shm;  /**< the session segment */
 	uint64_t shm_size;
@@ -114,10 +133,26 @@ void vipl_mem_close(struct vipl_nic *nic);
 struct vipl_cq {
 	struct vipl_obj obj;
 	LIST_ENTRY(vipl_cq) link;
+	pthread_mutex_t lock;        /**< consumers of the ring */
 	struct vipl_nic *nic;
 	uint32_t id;                 /**< viad's CQ id */
 	struct via_shm_cq *sh;
 	struct via_ring ring;        /**< consumer view */
+};
+
+/**
+ * A work queue as the library sees it: the posting ring (producer view) and
+ * the descriptors posted and not yet dequeued by the consumer, in order
+ * (VIA §6.2: a queue is FIFO; VIA §6.4.2: the consumer dequeues the head).
+ */
+struct vipl_wq {
+	pthread_mutex_t lock;        /**< posts and dequeues of this queue only */
+	struct via_ring ring;
+	struct via_shm_wait *done;   /**< bumped by viad per completion */
+	VIP_DESCRIPTOR **posted;     /**< ring of cap entries */
+	uint32_t cap;
+	uint32_t head, tail;         /**< free-running: tail - head posted */
+	uint32_t reaped;             /**< completions dequeued == done->seq seen */
 };
 
 struct vipl_vi {
@@ -127,8 +162,37 @@ struct vipl_vi {
 	uint32_t id;                 /**< viad's VI id */
 	struct vipl_cq *cq[VIA_WQ_COUNT];
 	struct via_shm_vi *sh;
-	struct via_ring wq[VIA_WQ_COUNT];  /**< producer views */
+	struct vipl_wq wq[VIA_WQ_COUNT];
 };
+
+/** Attach a queue to its ring in the segment. @return 0, -EINVAL, -ENOMEM */
+int vipl_wq_init(struct vipl_wq *q, struct via_shm_wq *sh, void *slots, uint32_t cap);
+void vipl_wq_fini(struct vipl_wq *q);
+/** No descriptor posted and not yet dequeued (VIA §9.3.2, §9.8.3). */
+bool vipl_wq_empty(struct vipl_wq *q);
+
+/** A pending connection request (VipConnectWait's ConnHandle). */
+struct vipl_conn {
+	struct vipl_obj obj;
+	struct vipl_nic *nic;
+	uint32_t id;                 /**< viad's id */
+};
+
+/** Handle value of an object of @p type whose handle id is @p id. */
+void *vipl_handle_make(enum vipl_obj_type type, uint32_t id);
+
+/** Block until *@p word != @p val, @p ms elapse (UINT32_MAX: no limit) or a wake. */
+void vipl_futex_wait(uint32_t *word, uint32_t val, uint32_t ms);
+
+/** Wake every waiter on @p word. */
+void vipl_futex_wake(uint32_t *word);
+
+/** Whether viad is still there for @p nic (its segment says so, its socket is up). */
+bool vipl_nic_alive(struct vipl_nic *nic);
+
+/** Start and stop the provider thread that runs error handlers. */
+int vipl_provider_start(struct vipl_nic *nic);
+void vipl_provider_stop(struct vipl_nic *nic);
 
 /** The CQ of @p handle on any NIC, or NULL. */
 struct vipl_cq *vipl_cq_get(VIP_CQ_HANDLE handle);

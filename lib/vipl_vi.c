@@ -64,13 +64,21 @@ vi_map(struct vipl_vi *vi, const struct via_ctl_vi_create_rep *rep)
 		return -EPROTO;
 	vi->sh = (struct via_shm_vi *)((uint8_t *)nic->shm + rep->shm_off);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
-		rc = via_ring_attach(&vi->wq[q], &vi->sh->wq[q].ring,
-				     (uint8_t *)vi->sh + via_shm_vi_slots_off(rep->wq_capacity, q),
-				     rep->wq_capacity, sizeof(struct via_wqe), true);
+		rc = vipl_wq_init(&vi->wq[q], &vi->sh->wq[q],
+				  (uint8_t *)vi->sh + via_shm_vi_slots_off(rep->wq_capacity, q),
+				  rep->wq_capacity);
 		if (rc != 0)
 			return rc;
 	}
 	return 0;
+}
+
+static void
+vi_free(struct vipl_vi *vi)
+{
+	vipl_wq_fini(&vi->wq[VIA_WQ_SEND]);
+	vipl_wq_fini(&vi->wq[VIA_WQ_RECV]);
+	free(vi);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -98,19 +106,28 @@ VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, VIP_CQ_HANDL
 	attr_to_wire(ViAttribs, &req.attr);
 	req.send_cq = vi->cq[VIA_WQ_SEND] ? vi->cq[VIA_WQ_SEND]->id : 0;
 	req.recv_cq = vi->cq[VIA_WQ_RECV] ? vi->cq[VIA_WQ_RECV]->id : 0;
+	req.reserved = 0;
+	/* the handle exists first: its id is the cookie viad puts in CQ
+	 * entries and error reports */
+	rc = vipl_handle_new(&vi->obj, VIPL_OBJ_VI);
+	if (rc != 0) {
+		free(vi);
+		return vipl_return(rc);
+	}
+	req.cookie = vi->obj.id;
 	rc = vipl_ctl_call(nic, VIA_CTL_VI_CREATE, &req, &rep, NULL);
 	if (rc != 0) {
+		vipl_handle_free(&vi->obj);
 		free(vi);
 		return vipl_return(rc);
 	}
 	vi->id = rep.id;
 	undo.id = rep.id;
 	rc = vi_map(vi, &rep);
-	if (rc == 0)
-		rc = vipl_handle_new(&vi->obj, VIPL_OBJ_VI);
 	if (rc != 0) {
 		vipl_ctl_call(nic, VIA_CTL_VI_DESTROY, &undo, NULL, NULL);
-		free(vi);
+		vipl_handle_free(&vi->obj);
+		vi_free(vi);
 		return vipl_return(rc == -EPROTO ? -ENOMEM : rc);
 	}
 	pthread_mutex_lock(&nic->lock);
@@ -129,8 +146,11 @@ VipDestroyVi(VIP_VI_HANDLE ViHandle)
 
 	if (vi == NULL)
 		return VIP_INVALID_PARAMETER;
+	/* VIA §9.3.2: every descriptor must have been dequeued; viad also
+	 * refuses unless Idle with both rings drained */
+	if (!vipl_wq_empty(&vi->wq[VIA_WQ_SEND]) || !vipl_wq_empty(&vi->wq[VIA_WQ_RECV]))
+		return VIP_ERROR_RESOURCE;
 	req.id = vi->id;
-	/* viad refuses unless Idle with both queues drained (VIA §9.3.2) */
 	rc = vipl_ctl_call(vi->nic, VIA_CTL_VI_DESTROY, &req, NULL, NULL);
 	if (rc != 0)
 		return vipl_return(rc);
@@ -138,7 +158,7 @@ VipDestroyVi(VIP_VI_HANDLE ViHandle)
 	pthread_mutex_lock(&vi->nic->lock);
 	LIST_REMOVE(vi, link);
 	pthread_mutex_unlock(&vi->nic->lock);
-	free(vi);
+	vi_free(vi);
 	return VIP_SUCCESS;
 }
 
@@ -151,7 +171,7 @@ vipl_vi_close_all(struct vipl_nic *nic)
 	while ((vi = LIST_FIRST(&nic->vis)) != NULL) {
 		LIST_REMOVE(vi, link);
 		vipl_handle_free(&vi->obj);
-		free(vi);
+		vi_free(vi);
 	}
 	pthread_mutex_unlock(&nic->lock);
 }
@@ -174,8 +194,9 @@ VipQueryVi(VIP_VI_HANDLE ViHandle, VIP_VI_STATE *State, VIP_VI_ATTRIBUTES *Attri
 		return vipl_return(rc);
 	*State = (VIP_VI_STATE)rep.state;
 	attr_from_wire(&rep.attr, Attributes);
-	*ViSendQEmpty = rep.send_empty ? VIP_TRUE : VIP_FALSE;
-	*ViRecvQEmpty = rep.recv_empty ? VIP_TRUE : VIP_FALSE;
+	/* empty: nothing posted that the consumer has not dequeued yet */
+	*ViSendQEmpty = rep.send_empty && vipl_wq_empty(&vi->wq[VIA_WQ_SEND]) ? VIP_TRUE : VIP_FALSE;
+	*ViRecvQEmpty = rep.recv_empty && vipl_wq_empty(&vi->wq[VIA_WQ_RECV]) ? VIP_TRUE : VIP_FALSE;
 	return VIP_SUCCESS;
 }
 
@@ -191,136 +212,6 @@ VipSetViAttributes(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *Attributes)
 	req.id = vi->id;
 	req.reserved = 0;
 	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_VI_SET_ATTR, &req, NULL, NULL));
-}
-
-/* ---- connection management (VIA §9.4): lands with the connection manager */
-
-#define CONNECTION_MANAGER "the connection manager"
-#define DATA_PATH "the data path"
-
-VIPL_EXPORT VIP_RETURN
-VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr, VIP_ULONG Timeout,
-	       VIP_NET_ADDRESS *RemoteAddr, VIP_VI_ATTRIBUTES *RemoteViAttribs,
-	       VIP_CONN_HANDLE *ConnHandle)
-{
-	(void)Timeout;
-	if (vipl_nic_get(NicHandle) == NULL || LocalAddr == NULL || RemoteAddr == NULL ||
-	    RemoteViAttribs == NULL || ConnHandle == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipConnectWait", CONNECTION_MANAGER);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipConnectAccept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDLE ViHandle)
-{
-	if (ConnHandle == NULL || vi_get(ViHandle) == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipConnectAccept", CONNECTION_MANAGER);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipConnectReject(VIP_CONN_HANDLE ConnHandle)
-{
-	if (ConnHandle == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipConnectReject", CONNECTION_MANAGER);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr, VIP_NET_ADDRESS *RemoteAddr,
-		  VIP_ULONG Timeout, VIP_VI_ATTRIBUTES *RemoteViAttribs)
-{
-	if (vi_get(ViHandle) == NULL || LocalAddr == NULL || RemoteAddr == NULL ||
-	    RemoteViAttribs == NULL || Timeout == 0)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipConnectRequest", CONNECTION_MANAGER);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipDisconnect(VIP_VI_HANDLE ViHandle)
-{
-	if (vi_get(ViHandle) == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipDisconnect", CONNECTION_MANAGER);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipConnectPeerRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr,
-		      VIP_NET_ADDRESS *RemoteAddr, VIP_ULONG Timeout)
-{
-	if (vi_get(ViHandle) == NULL || LocalAddr == NULL || RemoteAddr == NULL || Timeout == 0)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipConnectPeerRequest", CONNECTION_MANAGER);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipConnectPeerDone(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteAttributes)
-{
-	if (vi_get(ViHandle) == NULL || RemoteAttributes == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipConnectPeerDone", CONNECTION_MANAGER);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipConnectPeerWait(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteAttributes)
-{
-	if (vi_get(ViHandle) == NULL || RemoteAttributes == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipConnectPeerWait", CONNECTION_MANAGER);
-}
-
-/* ---- data transfer (VIA §9.6): lands with the data path ---------------- */
-
-VIPL_EXPORT VIP_RETURN
-VipPostSend(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR *DescriptorPtr, VIP_MEM_HANDLE MemoryHandle)
-{
-	(void)MemoryHandle;
-	if (vi_get(ViHandle) == NULL || DescriptorPtr == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipPostSend", DATA_PATH);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipPostRecv(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR *DescriptorPtr, VIP_MEM_HANDLE MemoryHandle)
-{
-	(void)MemoryHandle;
-	if (vi_get(ViHandle) == NULL || DescriptorPtr == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipPostRecv", DATA_PATH);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipSendDone(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR **DescriptorPtr)
-{
-	if (vi_get(ViHandle) == NULL || DescriptorPtr == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipSendDone", DATA_PATH);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipRecvDone(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR **DescriptorPtr)
-{
-	if (vi_get(ViHandle) == NULL || DescriptorPtr == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipRecvDone", DATA_PATH);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG Timeout, VIP_DESCRIPTOR **DescriptorPtr)
-{
-	(void)Timeout;
-	if (vi_get(ViHandle) == NULL || DescriptorPtr == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipSendWait", DATA_PATH);
-}
-
-VIPL_EXPORT VIP_RETURN
-VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG Timeout, VIP_DESCRIPTOR **DescriptorPtr)
-{
-	(void)Timeout;
-	if (vi_get(ViHandle) == NULL || DescriptorPtr == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipRecvWait", DATA_PATH);
 }
 
 VIPL_EXPORT VIP_RETURN

@@ -1,0 +1,1039 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vipl_common: shared code of the VIPL test programs; see vipl_common.h.
+ */
+#include "vipl_common.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define VC_RECV_MEM (256ul << 20) /* cap on a receiver's buffer memory */
+#define VC_HELLO_WORDS (4 + 3 * VC_MAX_SIZES)
+
+static const char *prog = "vipl";
+
+/* ------------------------------------------------------------------ errors */
+
+void
+vc_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void
+vc_ok(const char *call, VIP_RETURN rc)
+{
+	if (rc != VIP_SUCCESS)
+		vc_die("%s: %s", call, VipDpdkReturnString(rc));
+}
+
+static _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s -h'.\n", prog);
+	exit(2);
+}
+
+/* ----------------------------------------------------------------- options */
+
+static _Noreturn void
+usage(const struct vc_app *app)
+{
+	printf("Usage: %s -s [OPTIONS]            server\n"
+	       "       %s -c PEER [OPTIONS]       client\n"
+	       "       %s --loopback [OPTIONS]    both ends in this process\n\n%s\n\n",
+	       app->name, app->name, app->name, app->about);
+	printf("Options:\n"
+	       "  -d NIC           VI NIC (default via0; also /dev/via_lo, /dev/via_ethN)\n"
+	       "  -s               server: wait for a client (VipConnectWait / VipConnectAccept)\n"
+	       "  -c PEER          client: connect to PEER, a MAC (aa:bb:cc:dd:ee:ff) or a name\n"
+	       "                   of viad's hosts file (VipNSGetHostByName)\n"
+	       "  -l, --loopback   two VIs on the same NIC in one process; the client VI\n"
+	       "                   connects to the NIC's own MAC\n"
+	       "  -D DISC          connection discriminator (default %s)\n"
+	       "  -r LEVEL         reliability: unreliable (default), rd (reliable delivery),\n"
+	       "                   rr (reliable reception); both ends must use the same\n"
+	       "  --size LIST      message sizes in bytes, comma separated, K/M suffixes\n"
+	       "                   (default %s, capped at the NIC's MaxTransferSize)\n"
+	       "  --sweep MIN:MAX  the powers of two from MIN to MAX (MIN 0 adds a 0-byte size)\n"
+	       "  -n N             iterations per size (default %u, fewer for big sizes:\n"
+	       "                   about %.0f MB per size, at least 100)\n"
+	       "  -w N             warm-up iterations per size, not measured (default %u,\n"
+	       "                   at most a tenth of the iterations)\n",
+	       app->disc, app->id == VC_TEST_PINGPONG ? "0,64,1K,4K,16K,64K" : "64,1K,4K,16K,64K",
+	       app->iters, app->scale_bytes / 1e6, app->warmup);
+	if (app->window)
+		printf("  --window W       sends kept outstanding by the client (default 64); the\n"
+		       "                   server posts 2*W receives\n");
+	printf("  --wait MODE      poll: spin on VipSendDone / VipRecvDone (default);\n"
+	       "                   block: VipSendWait / VipRecvWait\n"
+	       "  --cq             receive completions through a completion queue\n"
+	       "                   (VipCQDone, or VipCQWait with --wait block, then VipRecvDone)\n"
+	       "  --mem KIND       provider: buffers from VipDpdkAllocMem (default, zero copy);\n"
+	       "                   heap: malloc'ed buffers\n"
+	       "  -t MS            connection timeout, and the longest wait for any expected\n"
+	       "                   message (default 10000; 'inf' waits for ever)\n"
+	       "  --no-check       do not fill and verify the payload pattern\n"
+	       "  --json           one JSON object per size instead of the table\n"
+	       "  -h, --help       this text\n\n"
+	       "The server takes sizes, iterations, warm-up and --no-check from the client.\n"
+	       "viad is reached at $VIAD_SOCKET (default /run/viad/viad.sock).\n");
+	exit(0);
+}
+
+static uint64_t
+parse_num(const char *s, const char *what, uint64_t max, bool suffix)
+{
+	unsigned long long v;
+	unsigned shift;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (suffix && (*end == 'k' || *end == 'K' || *end == 'm' || *end == 'M')) {
+		shift = *end == 'k' || *end == 'K' ? 10 : 20;
+		if (v > (ULLONG_MAX >> shift))
+			errno = ERANGE;
+		v <<= shift;
+		end++;
+	}
+	if (errno != 0 || end == s || *end != '\0' || *s == '-' || v > max)
+		usage_error("bad %s '%s' (0..%llu)", what, s, (unsigned long long)max);
+	return v;
+}
+
+static void
+add_size(struct vc_opts *o, uint64_t size)
+{
+	if (o->sched.nsizes == VC_MAX_SIZES)
+		usage_error("more than %d sizes", VC_MAX_SIZES);
+	o->sched.size[o->sched.nsizes++] = (uint32_t)size;
+	o->sizes_set = true;
+}
+
+static void
+parse_sizes(struct vc_opts *o, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+
+	if (copy == NULL)
+		vc_die("out of memory");
+	o->sched.nsizes = 0;
+	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
+		add_size(o, parse_num(tok, "size", UINT32_MAX, true));
+	free(copy);
+	if (o->sched.nsizes == 0)
+		usage_error("empty size list");
+}
+
+static void
+parse_sweep(struct vc_opts *o, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	char lo[32];
+	uint64_t min, max, s;
+
+	if (colon == NULL || (size_t)(colon - arg) >= sizeof(lo))
+		usage_error("bad sweep '%s' (MIN:MAX)", arg);
+	memcpy(lo, arg, (size_t)(colon - arg));
+	lo[colon - arg] = '\0';
+	min = parse_num(lo, "sweep minimum", UINT32_MAX, true);
+	max = parse_num(colon + 1, "sweep maximum", UINT32_MAX, true);
+	if (min > max)
+		usage_error("bad sweep '%s': MIN > MAX", arg);
+	o->sched.nsizes = 0;
+	if (min == 0)
+		add_size(o, 0);
+	for (s = 1; s <= max; s <<= 1)
+		if (s >= min)
+			add_size(o, s);
+}
+
+static const char *const rel_names[] = { "unreliable", "rd", "rr" };
+
+const char *
+vc_rel_name(VIP_RELIABILITY_LEVEL rel)
+{
+	return rel == VIP_SERVICE_RELIABLE_DELIVERY	 ? rel_names[1]
+	       : rel == VIP_SERVICE_RELIABLE_RECEPTION ? rel_names[2]
+						       : rel_names[0];
+}
+
+enum { OPT_SIZE = 256, OPT_SWEEP, OPT_WAIT, OPT_JSON, OPT_CQ, OPT_MEM, OPT_NOCHECK, OPT_WINDOW };
+
+void
+vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "loopback", no_argument, NULL, 'l' },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "sweep", required_argument, NULL, OPT_SWEEP },
+		{ "wait", required_argument, NULL, OPT_WAIT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "cq", no_argument, NULL, OPT_CQ },
+		{ "mem", required_argument, NULL, OPT_MEM },
+		{ "no-check", no_argument, NULL, OPT_NOCHECK },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned roles = 0;
+	int c;
+
+	prog = app->name;
+	memset(o, 0, sizeof(*o));
+	o->app = app;
+	o->nic = "via0";
+	o->disc = app->disc;
+	o->rel = VIP_SERVICE_UNRELIABLE;
+	o->timeout_ms = 10000;
+	o->window = 64;
+	o->sched.check = 1;
+	while ((c = getopt_long(argc, argv, "d:sc:lD:r:n:w:t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->nic = optarg; break;
+		case 's': o->role = VC_SERVER; roles++; break;
+		case 'c': o->role = VC_CLIENT; o->peer = optarg; roles++; break;
+		case 'l': o->role = VC_LOOPBACK; roles++; break;
+		case 'D':
+			o->disc = optarg;
+			if (*optarg == '\0')
+				usage_error("empty discriminator");
+			break;
+		case 'r':
+			if (strcmp(optarg, rel_names[0]) == 0)
+				o->rel = VIP_SERVICE_UNRELIABLE;
+			else if (strcmp(optarg, rel_names[1]) == 0)
+				o->rel = VIP_SERVICE_RELIABLE_DELIVERY;
+			else if (strcmp(optarg, rel_names[2]) == 0)
+				o->rel = VIP_SERVICE_RELIABLE_RECEPTION;
+			else
+				usage_error("bad reliability '%s' (unreliable, rd, rr)", optarg);
+			break;
+		case 'n':
+			o->iters = (uint32_t)parse_num(optarg, "iterations", 100000000, false);
+			o->iters_set = true;
+			if (o->iters == 0)
+				usage_error("-n must be at least 1");
+			break;
+		case 'w':
+			o->warmup = (uint32_t)parse_num(optarg, "warm-up", 100000000, false);
+			o->warmup_set = true;
+			break;
+		case 't':
+			o->timeout_ms = strcmp(optarg, "inf") == 0
+						? VIP_INFINITE
+						: (VIP_ULONG)parse_num(optarg, "timeout", 86400000, false);
+			if (o->timeout_ms == 0)
+				usage_error("-t must be at least 1 ms");
+			break;
+		case OPT_SIZE: parse_sizes(o, optarg); break;
+		case OPT_SWEEP: parse_sweep(o, optarg); break;
+		case OPT_WAIT:
+			if (strcmp(optarg, "poll") != 0 && strcmp(optarg, "block") != 0)
+				usage_error("bad wait mode '%s' (poll, block)", optarg);
+			o->block = optarg[0] == 'b';
+			break;
+		case OPT_JSON: o->json = true; break;
+		case OPT_CQ: o->cq = true; break;
+		case OPT_MEM:
+			if (strcmp(optarg, "heap") != 0 && strcmp(optarg, "provider") != 0)
+				usage_error("bad memory kind '%s' (heap, provider)", optarg);
+			o->heap = optarg[0] == 'h';
+			break;
+		case OPT_NOCHECK: o->sched.check = 0; break;
+		case OPT_WINDOW:
+			if (!app->window)
+				usage_error("--window is an option of vipl_bw");
+			o->window = (uint32_t)parse_num(optarg, "window", 65536, false);
+			if (o->window == 0)
+				usage_error("--window must be at least 1");
+			break;
+		case 'h': usage(app);
+		default: usage_error("bad option");
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (roles != 1)
+		usage_error("give exactly one of -s, -c PEER and --loopback");
+}
+
+/* ------------------------------------------------------------ NIC, memory */
+
+static void
+async_error(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
+{
+	struct vc_nic *n = ctx;
+
+	if (ed->ErrorCode == VIP_ERROR_RECVQ_EMPTY) { /* Unreliable: expected under load */
+		atomic_fetch_add_explicit(&n->rq_drops, 1, memory_order_relaxed);
+		return;
+	}
+	fprintf(stderr, "%s: asynchronous error %s\n", prog, VipDpdkErrorCodeString(ed->ErrorCode));
+}
+
+uint32_t
+vc_max_size(const struct vc_sched *s)
+{
+	uint32_t i, m = 0;
+
+	for (i = 0; i < s->nsizes; i++)
+		m = s->size[i] > m ? s->size[i] : m;
+	return m;
+}
+
+/* Default sizes capped at the NIC's MaxTransferSize; iterations per size. */
+static void
+schedule(struct vc_opts *o, uint32_t mts)
+{
+	const struct vc_app *app = o->app;
+	struct vc_sched *s = &o->sched;
+	uint32_t i, sz;
+	double v;
+
+	if (!o->sizes_set)
+		for (i = 0, s->nsizes = 0; i < app->nsizes; i++) {
+			sz = app->sizes[i] < mts ? app->sizes[i] : mts;
+			if (s->nsizes == 0 || s->size[s->nsizes - 1] != sz)
+				s->size[s->nsizes++] = sz;
+		}
+	for (i = 0; i < s->nsizes; i++) {
+		if (s->size[i] > mts)
+			usage_error("size %u exceeds the NIC's MaxTransferSize %u", s->size[i], mts);
+		v = app->scale_bytes / (s->size[i] ? s->size[i] : 1);
+		s->iters[i] = o->iters_set ? o->iters
+			      : v >= app->iters ? app->iters
+			      : v < 100	  ? 100
+						  : (uint32_t)v;
+		s->warmup[i] = o->warmup_set ? o->warmup
+			       : app->warmup < s->iters[i] / 10 ? app->warmup
+								: s->iters[i] / 10;
+	}
+}
+
+void
+vc_nic_open(struct vc_nic *n, struct vc_opts *o)
+{
+	VIP_RETURN rc;
+
+	memset(n, 0, sizeof(*n));
+	atomic_init(&n->rq_drops, 0);
+	n->o = o;
+	rc = VipOpenNic(o->nic, &n->h);
+	if (rc != VIP_SUCCESS)
+		vc_die("VipOpenNic(%s): %s (is viad running? VIAD_SOCKET names its socket)", o->nic,
+		       VipDpdkReturnString(rc));
+	VC_OK(VipQueryNic, n->h, &n->attr);
+	if (n->attr.NicAddressLen != sizeof(n->mac))
+		vc_die("%s: NicAddressLen is %u, not a 6-byte MAC", o->nic, n->attr.NicAddressLen);
+	memcpy(n->mac, n->attr.LocalNicAddress, sizeof(n->mac));
+	if (!(n->attr.ReliabilityLevelSupport & o->rel))
+		vc_die("%s does not support reliability level %s", o->nic, vc_rel_name(o->rel));
+	if (strlen(o->disc) > n->attr.MaxDiscriminatorLen)
+		vc_die("discriminator longer than the NIC's MaxDiscriminatorLen %u",
+		       n->attr.MaxDiscriminatorLen);
+	if (o->app->window && o->window > n->attr.MaxDescriptorsPerQueue)
+		vc_die("window %u above the NIC's MaxDescriptorsPerQueue %lu", o->window,
+		       n->attr.MaxDescriptorsPerQueue);
+	if (o->role != VC_SERVER)
+		schedule(o, (uint32_t)(n->attr.MaxTransferSize < UINT32_MAX ? n->attr.MaxTransferSize
+									 : UINT32_MAX));
+	VC_OK(VipErrorCallback, n->h, n, async_error);
+	VC_OK(VipCreatePtag, n->h, &n->ptag);
+}
+
+void
+vc_nic_close(struct vc_nic *n)
+{
+	VC_OK(VipDestroyPtag, n->h, n->ptag);
+	VC_OK(VipCloseNic, n->h);
+}
+
+static void
+mac_str(const uint8_t *m, char out[18])
+{
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+void
+vc_resolve(struct vc_nic *n, const char *peer, uint8_t mac[6])
+{
+	unsigned b[6];
+	char name[256], extra;
+	VIP_NET_ADDRESS *a;
+	VIP_RETURN rc;
+	int i;
+
+	if (sscanf(peer, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &extra) == 6) {
+		for (i = 0; i < 6; i++)
+			mac[i] = (uint8_t)b[i];
+		return;
+	}
+	if (strlen(peer) >= sizeof(name))
+		vc_die("peer name too long");
+	strcpy(name, peer);
+	a = calloc(1, sizeof(*a) + n->attr.NicAddressLen);
+	if (a == NULL)
+		vc_die("out of memory");
+	VC_OK(VipNSInit, n->h, NULL);
+	rc = VipNSGetHostByName(n->h, name, a, 0);
+	if (rc == VIP_ERROR_NAMESERVICE)
+		vc_die("cannot resolve '%s': not a MAC and not in viad's hosts file", peer);
+	vc_ok("VipNSGetHostByName", rc);
+	if (a->HostAddressLen != 6)
+		vc_die("'%s' resolved to a %u-byte address, not a MAC", peer, a->HostAddressLen);
+	memcpy(mac, a->HostAddress, 6);
+	VC_OK(VipNSShutdown, n->h);
+	free(a);
+}
+
+/* Receive descriptors to post: want, within the queue and memory limits. */
+uint32_t
+vc_recv_depth(const struct vc_nic *n, uint32_t want, uint32_t slot)
+{
+	uint64_t mem_cap = VC_RECV_MEM / (slot ? slot : 1);
+
+	if (want > n->attr.MaxDescriptorsPerQueue)
+		want = (uint32_t)n->attr.MaxDescriptorsPerQueue;
+	if (want > mem_cap)
+		want = mem_cap < 2 ? 2 : (uint32_t)mem_cap;
+	return want;
+}
+
+static size_t
+round_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/*
+ * One allocation holding the descriptors (first, page aligned) and the
+ * buffers (page aligned), registered as two regions; a VI whose receive
+ * queue has a CQ with --cq; all receive descriptors pre-posted (allowed in
+ * the Idle state, VIA §6.2).
+ */
+void
+vc_ep_open(struct vc_ep *e, struct vc_nic *n, const char *role, uint32_t nsend, uint32_t sslot,
+	   uint32_t nrecv, uint32_t rslot)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	VIP_MEM_ATTRIBUTES ma = { .Ptag = n->ptag };
+	VIP_VI_ATTRIBUTES va = { 0 };
+	uint32_t i;
+
+	memset(e, 0, sizeof(*e));
+	e->nic = n;
+	e->o = n->o;
+	e->role = role;
+	e->nsend = nsend;
+	e->nrecv = nrecv;
+	e->sslot = (uint32_t)round_up(sslot ? sslot : 1, VIP_DESCRIPTOR_ALIGNMENT);
+	e->rslot = (uint32_t)round_up(rslot ? rslot : 1, VIP_DESCRIPTOR_ALIGNMENT);
+	e->desc_len = round_up((size_t)(nsend + nrecv) * sizeof(VIP_DESCRIPTOR), page);
+	e->buf_len = round_up((size_t)nsend * e->sslot + (size_t)nrecv * e->rslot, page);
+	if (e->o->heap) {
+		if (posix_memalign(&e->mem, page, e->desc_len + e->buf_len) != 0)
+			vc_die("out of memory (%zu bytes)", e->desc_len + e->buf_len);
+	} else {
+		VC_OK(VipDpdkAllocMem, n->h, e->desc_len + e->buf_len, &e->mem);
+	}
+	memset(e->mem, 0, e->desc_len + e->buf_len);
+	e->sd = e->mem;
+	e->rd = e->sd + nsend;
+	e->sbuf = (uint8_t *)e->mem + e->desc_len;
+	e->rbuf = e->sbuf + (size_t)nsend * e->sslot;
+	VC_OK(VipRegisterMem, n->h, e->mem, e->desc_len, &ma, &e->desc_mh);
+	VC_OK(VipRegisterMem, n->h, e->sbuf, e->buf_len, &ma, &e->buf_mh);
+	if (e->o->cq)
+		VC_OK(VipCreateCQ, n->h, nrecv + 16, &e->cq);
+	va.ReliabilityLevel = e->o->rel;
+	va.MaxTransferSize = n->attr.MaxTransferSize;
+	va.Ptag = n->ptag;
+	VC_OK(VipCreateVi, n->h, &va, NULL, e->cq, &e->vi);
+	for (i = 0; i < nrecv; i++)
+		vc_post_recv(e, &e->rd[i]);
+}
+
+/* Disconnect (flushes what is posted), drain both queues, free it all. */
+void
+vc_ep_close(struct vc_ep *e)
+{
+	uint64_t end = vc_now_ns() + 1000000000ull;
+	VIP_BOOLEAN sq_empty, rq_empty, rq;
+	VIP_VI_ATTRIBUTES attr;
+	VIP_DESCRIPTOR *d;
+	VIP_VI_HANDLE vi;
+	VIP_VI_STATE st;
+	VIP_RETURN rc;
+
+	VC_OK(VipDisconnect, e->vi);
+	for (;;) {
+		while ((rc = VipSendDone(e->vi, &d)) == VIP_SUCCESS)
+			;
+		if (rc != VIP_NOT_DONE)
+			vc_ok("VipSendDone", rc);
+		while ((rc = VipRecvDone(e->vi, &d)) == VIP_SUCCESS)
+			;
+		if (rc != VIP_NOT_DONE)
+			vc_ok("VipRecvDone", rc);
+		while (e->cq != NULL && (rc = VipCQDone(e->cq, &vi, &rq)) == VIP_SUCCESS)
+			;
+		if (e->cq != NULL && rc != VIP_NOT_DONE)
+			vc_ok("VipCQDone", rc);
+		VC_OK(VipQueryVi, e->vi, &st, &attr, &sq_empty, &rq_empty);
+		if (sq_empty && rq_empty)
+			break;
+		if (vc_now_ns() > end)
+			vc_die("%s: work queues not empty 1 s after VipDisconnect", e->role);
+		usleep(1000);
+	}
+	VC_OK(VipDestroyVi, e->vi);
+	if (e->cq != NULL)
+		VC_OK(VipDestroyCQ, e->cq);
+	VC_OK(VipDeregisterMem, e->nic->h, e->sbuf, e->buf_mh);
+	VC_OK(VipDeregisterMem, e->nic->h, e->mem, e->desc_mh);
+	if (e->o->heap)
+		free(e->mem);
+	else
+		VC_OK(VipDpdkFreeMem, e->nic->h, e->mem);
+}
+
+/* -------------------------------------------------------------- connection */
+
+static VIP_NET_ADDRESS *
+net_addr(const uint8_t mac[6], const char *disc, size_t len)
+{
+	VIP_NET_ADDRESS *a = malloc(sizeof(*a) + 6 + len);
+
+	if (a == NULL)
+		vc_die("out of memory");
+	a->HostAddressLen = 6;
+	a->DiscriminatorLen = (VIP_UINT16)len;
+	memcpy(a->HostAddress, mac, 6);
+	memcpy(a->HostAddress + 6, disc, len);
+	return a;
+}
+
+void
+vc_accept(struct vc_ep *e)
+{
+	const VIP_NIC_ATTRIBUTES *na = &e->nic->attr;
+	VIP_NET_ADDRESS *local = net_addr(e->nic->mac, e->o->disc, strlen(e->o->disc));
+	VIP_NET_ADDRESS *remote = calloc(1, sizeof(*remote) + na->NicAddressLen + na->MaxDiscriminatorLen);
+	VIP_CONN_HANDLE conn;
+	VIP_RETURN rc, rc2;
+	char mac[18];
+
+	if (remote == NULL)
+		vc_die("out of memory");
+	rc = VipConnectWait(e->nic->h, local, e->o->timeout_ms, remote, &e->remote, &conn);
+	if (rc == VIP_TIMEOUT)
+		vc_die("%s: no connection request for discriminator '%s' within %lu ms", e->role,
+		       e->o->disc, e->o->timeout_ms);
+	vc_ok("VipConnectWait", rc);
+	rc = VipConnectAccept(conn, e->vi);
+	if (rc != VIP_SUCCESS) {
+		rc2 = VipConnectReject(conn);
+		vc_die("VipConnectAccept: %s (request from a %s VI; VipConnectReject: %s)",
+		       VipDpdkReturnString(rc), vc_rel_name(e->remote.ReliabilityLevel),
+		       VipDpdkReturnString(rc2));
+	}
+	if (e->o->role == VC_SERVER) {
+		mac_str(remote->HostAddress, mac);
+		fprintf(stderr, "%s: connection from %s\n", prog, mac);
+	}
+	free(local);
+	free(remote);
+}
+
+/* VipConnectRequest, retried on VIP_NO_MATCH (no VipConnectWait yet) until -t. */
+void
+vc_connect(struct vc_ep *e, const uint8_t mac[6])
+{
+	const struct vc_opts *o = e->o;
+	size_t len = strlen(o->disc), llen = len + 2 > e->nic->attr.MaxDiscriminatorLen
+						     ? e->nic->attr.MaxDiscriminatorLen
+						     : len + 2;
+	char *ldisc = malloc(len + 3);
+	uint64_t end = o->timeout_ms == VIP_INFINITE ? UINT64_MAX
+						     : vc_now_ns() + o->timeout_ms * 1000000ull;
+	VIP_NET_ADDRESS *local, *remote;
+	VIP_ULONG left;
+	VIP_RETURN rc;
+
+	if (ldisc == NULL)
+		vc_die("out of memory");
+	snprintf(ldisc, len + 3, "%s.c", o->disc); /* distinct from the listener's */
+	local = net_addr(e->nic->mac, ldisc, llen);
+	remote = net_addr(mac, o->disc, len);
+	for (;;) {
+		uint64_t now = vc_now_ns();
+
+		left = o->timeout_ms == VIP_INFINITE ? VIP_INFINITE
+		       : now >= end		     ? 1
+						     : (VIP_ULONG)((end - now + 999999) / 1000000);
+		rc = VipConnectRequest(e->vi, local, remote, left, &e->remote);
+		if (rc != VIP_NO_MATCH || vc_now_ns() >= end)
+			break;
+		usleep(10000);
+	}
+	if (rc == VIP_TIMEOUT || rc == VIP_NO_MATCH)
+		vc_die("VipConnectRequest: %s: no server for discriminator '%s' within %lu ms",
+		       VipDpdkReturnString(rc), o->disc, o->timeout_ms);
+	vc_ok("VipConnectRequest", rc);
+	if (e->remote.MaxTransferSize < vc_max_size(&o->sched))
+		vc_die("the server's MaxTransferSize %lu is below the largest size %u",
+		       e->remote.MaxTransferSize, vc_max_size(&o->sched));
+	free(ldisc);
+	free(local);
+	free(remote);
+}
+
+static void *
+accept_thread(void *arg)
+{
+	vc_accept(arg);
+	return NULL;
+}
+
+/* --loopback: the server's VipConnectWait/Accept in a second thread. */
+void
+vc_connect_pair(struct vc_ep *server, struct vc_ep *client)
+{
+	pthread_t t;
+	int rc;
+
+	if ((rc = pthread_create(&t, NULL, accept_thread, server)) != 0)
+		vc_die("pthread_create: %s", strerror(rc));
+	vc_connect(client, client->nic->mac);
+	pthread_join(t, NULL);
+}
+
+/* ----------------------------------------------------------- data transfer */
+
+struct deadline {
+	uint64_t end;
+	unsigned spins;
+};
+
+static void
+dl_start(struct deadline *dl, VIP_ULONG ms)
+{
+	dl->end = ms == VIP_INFINITE ? UINT64_MAX : vc_now_ns() + ms * 1000000ull;
+	dl->spins = 0;
+}
+
+static bool
+dl_expired(struct deadline *dl)
+{
+	return (++dl->spins & 63) == 0 && vc_now_ns() >= dl->end;
+}
+
+static void
+check_status(const struct vc_ep *e, const VIP_DESCRIPTOR *d, const char *what)
+{
+	static const char *const bits[] = { "FORMAT", "PROTECTION", "LENGTH", "PARTIAL",
+					    "DESC_FLUSHED", "TRANSPORT", "RDMA_PROT", "REMOTE_DESC" };
+	uint32_t st = d->CS.Status;
+	char names[200] = "";
+	unsigned i;
+
+	if ((st & VIP_STATUS_DONE) && !(st & VIP_STATUS_ERROR_MASK))
+		return;
+	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (st & (VIP_STATUS_FORMAT_ERROR << i))
+			snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				 " VIP_STATUS_%s_ERROR", bits[i]);
+	vc_die("%s: %s descriptor completed with status 0x%08x:%s", e->role, what, st,
+	       names[0] ? names : " not DONE");
+}
+
+uint8_t *
+vc_sbuf(const struct vc_ep *e)
+{
+	return e->sbuf + (size_t)(e->sposted % e->nsend) * e->sslot;
+}
+
+void
+vc_post_send(struct vc_ep *e, const void *buf, uint32_t len)
+{
+	VIP_DESCRIPTOR *d = &e->sd[e->sposted % e->nsend];
+
+	if (e->sposted - e->sdone >= e->nsend)
+		vc_die("%s: send queue overrun (internal error)", e->role);
+	memset(d, 0, sizeof(*d));
+	d->CS.Control = VIP_CONTROL_OP_SENDRECV;
+	d->CS.SegCount = 1; /* also for 0 bytes: one 0-length data segment */
+	d->CS.Length = len;
+	d->DS[0].Local.Data.Address = (VIP_PVOID)buf;
+	d->DS[0].Local.Handle = e->buf_mh;
+	d->DS[0].Local.Length = len;
+	VC_OK(VipPostSend, e->vi, d, e->desc_mh);
+	e->sposted++;
+}
+
+/*
+ * Dequeue the send queue's head: wait for it (poll, or VipSendWait with
+ * --wait block) if wait, else only if it is complete.  Returns whether one
+ * was dequeued.
+ */
+bool
+vc_send_reap(struct vc_ep *e, bool wait)
+{
+	VIP_DESCRIPTOR *d;
+	struct deadline dl;
+	VIP_RETURN rc;
+
+	if (e->sdone == e->sposted)
+		return false;
+	if (wait && e->o->block) {
+		rc = VipSendWait(e->vi, e->o->timeout_ms, &d);
+	} else {
+		dl_start(&dl, e->o->timeout_ms);
+		while ((rc = VipSendDone(e->vi, &d)) == VIP_NOT_DONE && wait)
+			if (dl_expired(&dl)) {
+				rc = VIP_TIMEOUT;
+				break;
+			}
+		if (rc == VIP_NOT_DONE)
+			return false;
+	}
+	if (rc == VIP_TIMEOUT)
+		vc_die("%s: a send did not complete within %lu ms", e->role, e->o->timeout_ms);
+	vc_ok(e->o->block && wait ? "VipSendWait" : "VipSendDone", rc);
+	if (d != &e->sd[e->sdone % e->nsend])
+		vc_die("%s: send descriptors completed out of order", e->role);
+	check_status(e, d, "send");
+	e->sdone++;
+	return true;
+}
+
+void
+vc_post_recv(struct vc_ep *e, VIP_DESCRIPTOR *d)
+{
+	size_t i = (size_t)(d - e->rd);
+
+	memset(d, 0, sizeof(*d));
+	d->CS.Control = VIP_CONTROL_OP_SENDRECV;
+	d->CS.SegCount = 1;
+	d->CS.Length = e->rslot;
+	d->DS[0].Local.Data.Address = e->rbuf + i * e->rslot;
+	d->DS[0].Local.Handle = e->buf_mh;
+	d->DS[0].Local.Length = e->rslot;
+	VC_OK(VipPostRecv, e->vi, d, e->desc_mh);
+}
+
+/* Next completed receive, its status checked; NULL after timeout_ms. */
+VIP_DESCRIPTOR *
+vc_recv(struct vc_ep *e, VIP_ULONG timeout_ms)
+{
+	VIP_DESCRIPTOR *d = NULL;
+	VIP_BOOLEAN is_recv;
+	struct deadline dl;
+	VIP_VI_HANDLE vi;
+	VIP_RETURN rc;
+
+	if (e->cq != NULL) {
+		if (e->o->block) {
+			rc = VipCQWait(e->cq, timeout_ms, &vi, &is_recv);
+		} else {
+			dl_start(&dl, timeout_ms);
+			while ((rc = VipCQDone(e->cq, &vi, &is_recv)) == VIP_NOT_DONE)
+				if (dl_expired(&dl))
+					return NULL;
+		}
+		if (rc == VIP_TIMEOUT)
+			return NULL;
+		vc_ok(e->o->block ? "VipCQWait" : "VipCQDone", rc);
+		if (vi != e->vi || !is_recv)
+			vc_die("%s: completion queue entry for another queue", e->role);
+		rc = VipRecvDone(e->vi, &d);
+		if (rc == VIP_NOT_DONE)
+			vc_die("%s: CQ entry but no completed receive descriptor", e->role);
+		vc_ok("VipRecvDone", rc);
+	} else if (e->o->block) {
+		rc = VipRecvWait(e->vi, timeout_ms, &d);
+		if (rc == VIP_TIMEOUT)
+			return NULL;
+		vc_ok("VipRecvWait", rc);
+	} else {
+		dl_start(&dl, timeout_ms);
+		while ((rc = VipRecvDone(e->vi, &d)) == VIP_NOT_DONE)
+			if (dl_expired(&dl))
+				return NULL;
+		vc_ok("VipRecvDone", rc);
+	}
+	if (d < e->rd || d >= e->rd + e->nrecv)
+		vc_die("%s: receive completed a descriptor that was not posted", e->role);
+	check_status(e, d, "receive");
+	return d;
+}
+
+uint8_t *
+vc_data(const VIP_DESCRIPTOR *d)
+{
+	return d->DS[0].Local.Data.Address;
+}
+
+void
+vc_expect_len(const struct vc_ep *e, const VIP_DESCRIPTOR *d, uint32_t len)
+{
+	if (d->CS.Length != len)
+		vc_die("%s: received %u bytes, expected %u", e->role, d->CS.Length, len);
+}
+
+/* -------------------------------------------------------- control messages */
+
+void
+vc_send_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words)
+{
+	uint8_t *buf = vc_sbuf(e);
+	uint32_t i, w;
+
+	if (words * 4 > e->sslot)
+		vc_die("%s: control message larger than a send slot (internal error)", e->role);
+	for (i = 0; i < words; i++) {
+		w = htole32(msg[i]);
+		memcpy(buf + 4 * i, &w, 4);
+	}
+	vc_post_send(e, buf, words * 4);
+	while (vc_send_reap(e, true))
+		;
+}
+
+void
+vc_recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms, const char *what)
+{
+	VIP_DESCRIPTOR *d = vc_recv(e, timeout_ms);
+	uint32_t i, w;
+
+	if (d == NULL)
+		vc_die("%s: no %s within %lu ms (lost?)", e->role, what, timeout_ms);
+	if (d->CS.Length != words * 4)
+		vc_die("%s: %s of %u bytes, expected %u (is the peer %s?)", e->role, what,
+		       d->CS.Length, words * 4, prog);
+	for (i = 0; i < words; i++) {
+		memcpy(&w, vc_data(d) + 4 * i, 4);
+		msg[i] = le32toh(w);
+	}
+	vc_post_recv(e, d);
+	if (msg[0] != VC_MAGIC)
+		vc_die("%s: bad %s (is the peer %s?)", e->role, what, prog);
+}
+
+void
+vc_send_hello(struct vc_ep *e, const struct vc_sched *s)
+{
+	uint32_t m[VC_HELLO_WORDS] = { VC_MAGIC, e->o->app->id, s->nsizes, s->check };
+
+	memcpy(m + 4, s->size, sizeof(s->size));
+	memcpy(m + 4 + VC_MAX_SIZES, s->iters, sizeof(s->iters));
+	memcpy(m + 4 + 2 * VC_MAX_SIZES, s->warmup, sizeof(s->warmup));
+	vc_send_ctl(e, m, VC_HELLO_WORDS);
+}
+
+void
+vc_recv_hello(struct vc_ep *e, struct vc_sched *s)
+{
+	uint32_t m[VC_HELLO_WORDS], i;
+
+	vc_recv_ctl(e, m, VC_HELLO_WORDS, e->o->timeout_ms, "test parameters from the client");
+	if (m[1] != (uint32_t)e->o->app->id)
+		vc_die("the client runs another test program (not %s)", prog);
+	if (m[2] == 0 || m[2] > VC_MAX_SIZES)
+		vc_die("bad size count %u from the client", m[2]);
+	s->nsizes = m[2];
+	s->check = m[3];
+	memcpy(s->size, m + 4, sizeof(s->size));
+	memcpy(s->iters, m + 4 + VC_MAX_SIZES, sizeof(s->iters));
+	memcpy(s->warmup, m + 4 + 2 * VC_MAX_SIZES, sizeof(s->warmup));
+	for (i = 0; i < s->nsizes; i++)
+		if (s->size[i] > e->rslot)
+			vc_die("the client's size %u exceeds this side's buffers (%u bytes)", s->size[i],
+			       e->rslot);
+}
+
+/* ---------------------------------------------------------------- payload */
+
+static inline uint64_t
+pattern(uint64_t seq, uint32_t len, uint64_t k)
+{
+	return htole64(k == 0 ? seq
+			      : (seq * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)len << 40) ^
+					(k * 0xD6E8FEB86659FD93ull));
+}
+
+void
+vc_fill(void *buf, uint32_t len, uint64_t seq)
+{
+	uint8_t *p = buf;
+	uint32_t k, n = len / 8;
+	uint64_t w;
+
+	for (k = 0; k < n; k++) {
+		w = pattern(seq, len, k);
+		memcpy(p + 8 * k, &w, 8);
+	}
+	if (len % 8) {
+		w = pattern(seq, len, n);
+		memcpy(p + 8 * n, &w, len % 8);
+	}
+}
+
+void
+vc_verify(const struct vc_ep *e, const void *buf, uint32_t len, uint64_t seq)
+{
+	const uint8_t *p = buf, *q;
+	uint32_t k, m, i;
+	uint64_t w;
+
+	for (k = 0; 8 * k < len; k++) {
+		w = pattern(seq, len, k);
+		m = len - 8 * k < 8 ? len - 8 * k : 8;
+		if (memcmp(p + 8 * k, &w, m) == 0)
+			continue;
+		for (i = 0, q = (const uint8_t *)&w; p[8 * k + i] == q[i]; i++)
+			;
+		vc_die("%s: payload mismatch in message %llu of %u bytes at byte %u: 0x%02x, "
+		       "expected 0x%02x",
+		       e->role, (unsigned long long)seq, len, 8 * k + i, p[8 * k + i], q[i]);
+	}
+}
+
+uint64_t
+vc_seq_of(const void *buf, uint32_t len)
+{
+	uint64_t w = 0;
+
+	memcpy(&w, buf, len < 8 ? len : 8);
+	return le64toh(w);
+}
+
+/* ------------------------------------------------------ time, statistics */
+
+uint64_t
+vc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted samples, in microseconds. */
+static double
+pct(const uint64_t *s, size_t n, double p)
+{
+	size_t r = (size_t)ceil(p * (double)n - 1e-9);
+
+	return (double)s[r < 1 ? 0 : r > n ? n - 1 : r - 1] / 1e3;
+}
+
+void
+vc_lat_stats(uint64_t *ns, size_t n, struct vc_lat *l)
+{
+	double sum = 0;
+	size_t i;
+
+	qsort(ns, n, sizeof(*ns), cmp_u64);
+	for (i = 0; i < n; i++)
+		sum += (double)ns[i];
+	l->min = (double)ns[0] / 1e3;
+	l->p50 = pct(ns, n, 0.50);
+	l->p90 = pct(ns, n, 0.90);
+	l->p99 = pct(ns, n, 0.99);
+	l->p999 = pct(ns, n, 0.999);
+	l->max = (double)ns[n - 1] / 1e3;
+	l->mean = sum / (double)n / 1e3;
+}
+
+/* The run's settings, then the column header (table mode only). */
+void
+vc_banner(const struct vc_nic *n, const char *columns)
+{
+	const struct vc_opts *o = n->o;
+	char mac[18];
+
+	if (o->json)
+		return;
+	mac_str(n->mac, mac);
+	printf("# %s: %s %s, %s%s, %s, %s, %s, %s memory, check %s", prog, o->nic, mac,
+	       o->role == VC_LOOPBACK ? "loopback" : "client of ",
+	       o->role == VC_LOOPBACK ? "" : o->peer, vc_rel_name(o->rel),
+	       o->block ? "block" : "poll", o->cq ? "CQ" : "work queue",
+	       o->heap ? "heap" : "provider", o->sched.check ? "on" : "off");
+	if (o->app->window)
+		printf(", window %u", o->window);
+	printf("\n%s\n", columns);
+}
+
+void
+vc_lat_row(const struct vc_opts *o, uint32_t size, uint32_t iters, const struct vc_lat *l)
+{
+	if (!o->json) {
+		printf("%8u %9u %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", size, iters, l->min,
+		       l->p50, l->p90, l->p99, l->p999, l->max, l->mean);
+		fflush(stdout);
+		return;
+	}
+	printf("{\"test\":\"%s\",\"size\":%u,\"iters\":%u,\"rtt_us\":{\"min\":%.3f,\"p50\":%.3f,"
+	       "\"p90\":%.3f,\"p99\":%.3f,\"p99.9\":%.3f,\"max\":%.3f,\"mean\":%.3f},"
+	       "\"oneway_p50_us\":%.3f,",
+	       o->app->test, size, iters, l->min, l->p50, l->p90, l->p99, l->p999, l->max, l->mean,
+	       l->p50 / 2);
+	vc_json_common(o);
+}
+
+/* The settings every JSON object ends with; closes the object. */
+void
+vc_json_common(const struct vc_opts *o)
+{
+	const char *s;
+
+	printf("\"nic\":\"");
+	for (s = o->nic; *s; s++)
+		printf((unsigned char)*s < 0x20 || *s == '"' || *s == '\\' ? "\\u%04x" : "%c",
+		       (unsigned char)*s);
+	printf("\",\"mode\":\"%s\",\"wait\":\"%s\",\"reliability\":\"%s\",\"cq\":%s,"
+	       "\"mem\":\"%s\",\"check\":%s}\n",
+	       o->role == VC_LOOPBACK ? "loopback" : "client", o->block ? "block" : "poll",
+	       vc_rel_name(o->rel), o->cq ? "true" : "false", o->heap ? "heap" : "provider",
+	       o->sched.check ? "true" : "false");
+	fflush(stdout);
+}

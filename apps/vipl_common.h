@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vipl_common: code shared by the VIPL test programs (vipl_pingpong,
+ * vipl_bw), in the manner of fabtests' shared code: option parsing, NIC /
+ * memory / VI set-up and teardown, connection establishment, descriptor
+ * posting and completion (poll or block, work queue or CQ), payload
+ * patterns, the client -> server schedule message and latency statistics.
+ *
+ * Everything uses the standard VIPL API (vipl.h); the only provider
+ * extensions used are VipDpdkAllocMem/VipDpdkFreeMem (--mem provider) and
+ * VipDpdkReturnString for messages.  Any VIPL call that fails prints the
+ * call and its return code and exits with status 1 (usage errors: 2).
+ */
+#ifndef VIPL_COMMON_H
+#define VIPL_COMMON_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vipl.h>
+#include <vipl_dpdk.h>
+
+#define VC_MAX_SIZES 64   /* sizes per run */
+#define VC_MAGIC 0x56495042u /* "VIPB": control messages */
+#define VC_CTL_BYTES 1024    /* room for any control message */
+/* Column header matching vc_lat_row. */
+#define VC_LAT_COLUMNS \
+	"    size     iters       min       p50       p90       p99     p99.9       max      mean  (us)"
+
+enum vc_role { VC_CLIENT, VC_SERVER, VC_LOOPBACK };
+enum vc_test { VC_TEST_PINGPONG = 1, VC_TEST_BW = 2 };
+
+/* What the client runs, per size; the server receives it in the hello. */
+struct vc_sched {
+	uint32_t nsizes;
+	uint32_t check;                 /* payload pattern filled and verified */
+	uint32_t size[VC_MAX_SIZES];
+	uint32_t iters[VC_MAX_SIZES];   /* measured iterations / messages */
+	uint32_t warmup[VC_MAX_SIZES];  /* unmeasured ones before them */
+};
+
+/* Constants of one program. */
+struct vc_app {
+	const char *name;          /* "vipl_pingpong" */
+	const char *test;          /* "pingpong": JSON "test" */
+	enum vc_test id;
+	const char *disc;          /* default discriminator */
+	const char *about;         /* program-specific part of the usage text */
+	const uint32_t *sizes;     /* default sizes (capped at MaxTransferSize) */
+	unsigned nsizes;
+	uint32_t iters, warmup;    /* default iterations and warm-up per size */
+	double scale_bytes;        /* default iterations: min(iters, scale/size), >= 100 */
+	bool window;               /* accepts --window */
+};
+
+struct vc_opts {
+	const struct vc_app *app;
+	enum vc_role role;
+	const char *nic, *peer, *disc;
+	VIP_RELIABILITY_LEVEL rel;
+	bool block, json, cq, heap;
+	VIP_ULONG timeout_ms;      /* connect, and any expected message */
+	uint32_t window;
+	uint32_t iters, warmup;
+	bool iters_set, warmup_set, sizes_set;
+	struct vc_sched sched;     /* client / loopback: filled by vc_nic_open */
+};
+
+struct vc_nic {
+	const struct vc_opts *o;
+	VIP_NIC_HANDLE h;
+	VIP_NIC_ATTRIBUTES attr;
+	VIP_PROTECTION_HANDLE ptag;
+	uint8_t mac[6];
+	atomic_ulong rq_drops;     /* VIP_ERROR_RECVQ_EMPTY reports */
+};
+
+/* One VI with its descriptors and buffers (one registered region each). */
+struct vc_ep {
+	struct vc_nic *nic;
+	const struct vc_opts *o;
+	const char *role;          /* for messages */
+	VIP_VI_HANDLE vi;
+	VIP_CQ_HANDLE cq;          /* receive queue's CQ (--cq) or NULL */
+	void *mem;
+	size_t desc_len, buf_len;
+	VIP_DESCRIPTOR *sd, *rd;   /* nsend send, nrecv receive descriptors */
+	uint8_t *sbuf, *rbuf;      /* nsend slots of sslot, nrecv of rslot bytes */
+	VIP_MEM_HANDLE desc_mh, buf_mh;
+	uint32_t nsend, nrecv, sslot, rslot;
+	uint64_t sposted, sdone;   /* send queue is FIFO: descriptor = count % nsend */
+	VIP_VI_ATTRIBUTES remote;  /* the peer VI's attributes, once connected */
+};
+
+/* ---- errors ---- */
+_Noreturn void vc_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vc_ok(const char *call, VIP_RETURN rc);
+#define VC_OK(fn, ...) vc_ok(#fn, fn(__VA_ARGS__))
+
+/* ---- options ---- */
+void vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv);
+const char *vc_rel_name(VIP_RELIABILITY_LEVEL rel);
+
+/* ---- NIC and endpoints ---- */
+void vc_nic_open(struct vc_nic *n, struct vc_opts *o);
+void vc_nic_close(struct vc_nic *n);
+void vc_resolve(struct vc_nic *n, const char *peer, uint8_t mac[6]);
+void vc_ep_open(struct vc_ep *e, struct vc_nic *n, const char *role, uint32_t nsend,
+		uint32_t sslot, uint32_t nrecv, uint32_t rslot);
+void vc_ep_close(struct vc_ep *e);
+uint32_t vc_recv_depth(const struct vc_nic *n, uint32_t want, uint32_t slot);
+uint32_t vc_max_size(const struct vc_sched *s);
+
+/* ---- connection ---- */
+void vc_accept(struct vc_ep *e);
+void vc_connect(struct vc_ep *e, const uint8_t mac[6]);
+void vc_connect_pair(struct vc_ep *server, struct vc_ep *client);
+
+/* ---- data transfer ---- */
+uint8_t *vc_sbuf(const struct vc_ep *e);
+void vc_post_send(struct vc_ep *e, const void *buf, uint32_t len);
+bool vc_send_reap(struct vc_ep *e, bool wait);
+void vc_post_recv(struct vc_ep *e, VIP_DESCRIPTOR *d);
+VIP_DESCRIPTOR *vc_recv(struct vc_ep *e, VIP_ULONG timeout_ms);
+uint8_t *vc_data(const VIP_DESCRIPTOR *d);
+void vc_expect_len(const struct vc_ep *e, const VIP_DESCRIPTOR *d, uint32_t len);
+
+/* ---- control messages (arrays of little-endian uint32) ---- */
+void vc_send_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words);
+void vc_recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms,
+		 const char *what);
+void vc_send_hello(struct vc_ep *e, const struct vc_sched *s);
+void vc_recv_hello(struct vc_ep *e, struct vc_sched *s);
+
+/* ---- payload pattern: seq in the first 8 bytes, then words of (seq, size) ---- */
+void vc_fill(void *buf, uint32_t len, uint64_t seq);
+void vc_verify(const struct vc_ep *e, const void *buf, uint32_t len, uint64_t seq);
+uint64_t vc_seq_of(const void *buf, uint32_t len);
+
+/* ---- time and statistics ---- */
+uint64_t vc_now_ns(void);
+struct vc_lat {
+	double min, p50, p90, p99, p999, max, mean; /* microseconds */
+};
+void vc_lat_stats(uint64_t *ns, size_t n, struct vc_lat *l);
+void vc_banner(const struct vc_nic *n, const char *columns);
+void vc_lat_row(const struct vc_opts *o, uint32_t size, uint32_t iters, const struct vc_lat *l);
+void vc_json_common(const struct vc_opts *o);
+
+#endif /* VIPL_COMMON_H */

@@ -1,0 +1,787 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The connection manager (VIA §4, §5, §9.4). Runs under the data-path lock,
+ * on the control thread (client calls, timers) and on the poll lcore (CM
+ * frames as they arrive).
+ *
+ * Protocol (docs/wire-format.md): the requester sends CONN_REQ every
+ * cm_retry_ms until its timeout; the server's viad keeps an unmatched
+ * request in a backlog (refreshed by each retransmission, answered with
+ * CONN_NOMATCH) so that a VipConnectWait issued later, even with timeout 0,
+ * finds it. VipConnectAccept answers CONN_ACCEPT, VipConnectReject
+ * CONN_REJECT; a retransmitted request of an accepted or rejected
+ * connection gets the same answer again.
+ *
+ * Connection identifiers (VIA §4.1, §4.2): every attempt gets a fresh
+ * 32-bit identifier from a per-boot random base; data frames carry it and
+ * are dropped unless it is the VI's current one, so frames of an extinct
+ * connection can never reach a new one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <vipl.h>
+
+#include "dp.h"
+#include "viad.h"
+#include "wire.h"
+
+#define CM_RETRY_MS       100   /* CONN_REQ retransmission interval */
+#define CM_BACKLOG_MS     1000  /* an unmatched request lives this long after its last copy */
+#define CM_MAX_REQS       4096  /* incoming requests held at once */
+#define CM_RECENT         64    /* remembered rejections */
+
+/* An incoming connection request (server side of VIA §4.1). */
+struct via_cm_req {
+	TAILQ_ENTRY(via_cm_req) link;
+	uint32_t id;                 /* the ConnHandle's viad id */
+	struct via_nic *nic;
+	struct via_session *owner;   /* whose VipConnectWait got it; NULL: backlog */
+	uint8_t remote_mac[6];
+	uint32_t remote_vi;
+	uint32_t conn_id;
+	struct via_wire_conn info;
+	uint64_t expires_ms;
+};
+
+/* A VipConnectWait in progress. */
+struct via_cm_listener {
+	TAILQ_ENTRY(via_cm_listener) link;
+	struct via_session *s;
+	struct via_nic *nic;
+	uint32_t seq;
+	struct via_ctl_conn_wait_req req;
+	uint64_t deadline_ms;
+};
+
+struct via_cm_rejected {
+	uint8_t mac[6];
+	uint32_t conn_id;
+};
+
+struct via_cm {
+	struct via_idtab reqs;
+	TAILQ_HEAD(, via_cm_req) req_list;
+	TAILQ_HEAD(, via_cm_listener) listeners;
+	struct via_cm_rejected recent[CM_RECENT];
+	unsigned recent_next;
+};
+
+int
+via_cm_init(struct viad *d)
+{
+	struct via_cm *cm = calloc(1, sizeof(*cm));
+	uint32_t seed;
+
+	if (cm == NULL || via_idtab_init(&cm->reqs, CM_MAX_REQS) != 0) {
+		free(cm);
+		return -ENOMEM;
+	}
+	TAILQ_INIT(&cm->req_list);
+	TAILQ_INIT(&cm->listeners);
+	/* a random base: identifiers of a restarted viad do not repeat the
+	 * previous run's, so its stale frames cannot match (VIA §4.1) */
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint32_t)via_now_ms();
+	d->conn_nonce = seed | 1;
+	d->cm = cm;
+	return 0;
+}
+
+void
+via_cm_fini(struct viad *d)
+{
+	struct via_cm *cm = d->cm;
+	struct via_cm_req *r;
+	struct via_cm_listener *l;
+
+	if (cm == NULL)
+		return;
+	while ((r = TAILQ_FIRST(&cm->req_list)) != NULL) {
+		TAILQ_REMOVE(&cm->req_list, r, link);
+		free(r);
+	}
+	while ((l = TAILQ_FIRST(&cm->listeners)) != NULL) {
+		TAILQ_REMOVE(&cm->listeners, l, link);
+		free(l);
+	}
+	via_idtab_fini(&cm->reqs);
+	free(cm);
+	d->cm = NULL;
+}
+
+static uint32_t
+new_conn_id(struct viad *d)
+{
+	/* odd steps of an odd base never give 0 before wrapping 2^31 times */
+	d->conn_nonce += 2;
+	return d->conn_nonce;
+}
+
+static void
+attr_to_wire(const struct via_vi *vi, const struct via_ctl_addr *local,
+	     const struct via_ctl_addr *remote, struct via_wire_conn *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->reliability = rte_cpu_to_be_16(vi->attr.reliability);
+	w->rdma_write = vi->attr.rdma_write;
+	w->rdma_read = vi->attr.rdma_read;
+	w->max_transfer = rte_cpu_to_be_32(vi->attr.max_transfer);
+	w->qos = rte_cpu_to_be_32(vi->attr.qos);
+	if (remote != NULL) {
+		w->dst_disc_len = remote->disc_len;
+		memcpy(w->dst_disc, remote->disc, remote->disc_len);
+	}
+	if (local != NULL) {
+		w->src_disc_len = local->disc_len;
+		memcpy(w->src_disc, local->disc, local->disc_len);
+	}
+}
+
+static void
+attr_from_wire(const struct via_wire_conn *w, struct via_ctl_vi_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->reliability = rte_be_to_cpu_16(w->reliability);
+	a->rdma_write = w->rdma_write != 0;
+	a->rdma_read = w->rdma_read != 0;
+	a->max_transfer = rte_be_to_cpu_32(w->max_transfer);
+	a->qos = rte_be_to_cpu_32(w->qos);
+}
+
+static bool
+disc_eq(uint8_t alen, const uint8_t *a, uint8_t blen, const uint8_t *b)
+{
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+static void
+send_cm(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags, uint32_t dst_vi,
+	uint32_t src_vi, uint32_t conn_id, const struct via_wire_conn *payload)
+{
+	via_dp_send_ctrl(nic, mac, op, flags, dst_vi, src_vi, conn_id, payload,
+			 payload != NULL ? sizeof(*payload) : 0);
+}
+
+static void
+send_req(struct via_vi *vi)
+{
+	struct via_wire_conn w;
+
+	attr_to_wire(vi, &vi->conn.local, &vi->conn.remote, &w);
+	send_cm(vi->owner->nic, vi->conn.remote_mac, VIA_OP_CONN_REQ,
+		vi->conn.peer ? VIA_WF_PEER : 0, 0, vi->id, vi->conn.id, &w);
+}
+
+static void
+send_accept(struct via_vi *vi)
+{
+	struct via_wire_conn w;
+
+	attr_to_wire(vi, NULL, NULL, &w);
+	send_cm(vi->owner->nic, vi->conn.remote_mac, VIA_OP_CONN_ACCEPT, 0, vi->conn.remote_vi,
+		vi->id, vi->conn.id, &w);
+}
+
+/* ---- requester side: VI in Pending Connect ----------------------------- */
+
+/* End a pending request of @p vi: connected, or back to Idle with @p err. */
+static void
+request_done(struct viad *d, struct via_vi *vi, int err)
+{
+	struct via_vi_conn *c = &vi->conn;
+
+	c->requesting = false;
+	if (err == 0) {
+		via_vi_set_state(vi, VIP_STATE_CONNECTED, "connection accepted");
+		c->result_pending = 1;
+	} else {
+		via_vi_set_state(vi, VIP_STATE_IDLE,
+				 err == -ETIMEDOUT ? "connect timed out" : "connect failed");
+		c->result_pending = err == -ECONNREFUSED ? 3 : 2;
+		c->id = 0;
+	}
+	if (c->reply_op != 0) {
+		via_ctl_reply(d, vi->owner, c->reply_op, c->reply_seq, err,
+			      err == 0 ? &c->remote_attr : NULL);
+		c->reply_op = 0;
+	}
+}
+
+static int
+request_start(struct viad *d, struct via_session *s, const struct via_ctl_conn_request_req *q,
+	      bool peer, struct via_vi **out)
+{
+	struct via_vi *vi = via_vi_get(d, s, q->vi);
+	struct via_vi_conn *c;
+	uint64_t now = via_now_ms();
+
+	if (vi == NULL)
+		return -ENOENT;
+	if (q->local.disc_len > s->nic->info.max_discriminator_len ||
+	    q->remote.disc_len > s->nic->info.max_discriminator_len ||
+	    q->local.disc_len > VIA_WIRE_DISC_MAX || q->remote.disc_len > VIA_WIRE_DISC_MAX)
+		return -EINVAL;
+	if (vi->state != VIP_STATE_IDLE)
+		return -EPERM;                    /* VIA §5: only an Idle VI connects */
+	if (q->timeout_ms == 0)
+		return -ETIMEDOUT;                /* VIA §9.4.4: "an immediate timeout error" */
+	c = &vi->conn;
+	memset(c, 0, sizeof(*c));
+	c->id = new_conn_id(d);
+	c->local = q->local;
+	c->remote = q->remote;
+	memcpy(c->remote_mac, q->remote.mac, 6);
+	c->requesting = true;
+	c->peer = peer;
+	c->deadline_ms = q->timeout_ms == VIA_CTL_INFINITE ? UINT64_MAX : now + q->timeout_ms;
+	c->next_retry_ms = now + CM_RETRY_MS;
+	via_vi_set_state(vi, VIP_STATE_CONNECT_PENDING, peer ? "peer connect" : "connect request");
+	send_req(vi);
+	*out = vi;
+	return 0;
+}
+
+int
+via_cm_request(struct viad *d, struct via_session *s, const struct via_ctl_conn_request_req *q,
+	       uint32_t seq)
+{
+	struct via_vi *vi;
+	int rc = request_start(d, s, q, false, &vi);
+
+	if (rc != 0)
+		return rc;
+	vi->conn.reply_op = VIA_CTL_CONN_REQUEST;
+	vi->conn.reply_seq = seq;
+	return VIA_CTL_DEFERRED;
+}
+
+int
+via_cm_peer_request(struct viad *d, struct via_session *s, const struct via_ctl_conn_request_req *q)
+{
+	struct via_vi *vi;
+
+	return request_start(d, s, q, true, &vi);
+}
+
+/* VipConnectPeerDone (@p seq 0) and VipConnectPeerWait. */
+int
+via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi_id, uint32_t seq,
+		 struct via_ctl_vi_attr *attr)
+{
+	struct via_vi *vi = via_vi_get(d, s, vi_id);
+	struct via_vi_conn *c;
+
+	if (vi == NULL)
+		return -ENOENT;
+	c = &vi->conn;
+	if (!c->peer)
+		return -EPERM;                 /* no VipConnectPeerRequest outstanding */
+	if (c->requesting) {
+		if (seq == 0)
+			return -EAGAIN;
+		c->reply_op = VIA_CTL_PEER_WAIT;
+		c->reply_seq = seq;
+		return VIA_CTL_DEFERRED;
+	}
+	switch (c->result_pending) {
+	case 1:
+		*attr = c->remote_attr;
+		return 0;
+	case 3:
+		c->peer = false;
+		return -ECONNREFUSED;
+	default:
+		c->peer = false;
+		return -ETIMEDOUT;
+	}
+}
+
+/* ---- server side: requests, listeners, accept and reject ---------------- */
+
+static bool
+listener_matches(const struct via_cm_listener *l, const struct via_cm_req *r)
+{
+	const struct via_ctl_conn_wait_req *q = &l->req;
+
+	if (l->nic != r->nic ||
+	    !disc_eq(q->local.disc_len, q->local.disc, r->info.dst_disc_len, r->info.dst_disc))
+		return false;
+	if ((q->flags & VIA_CTL_FILTER_HOST) && memcmp(q->filter.mac, r->remote_mac, 6) != 0)
+		return false;
+	if ((q->flags & VIA_CTL_FILTER_DISC) &&
+	    !disc_eq(q->filter.disc_len, q->filter.disc, r->info.src_disc_len, r->info.src_disc))
+		return false;
+	return true;
+}
+
+static void
+wait_reply_fill(const struct via_cm_req *r, struct via_ctl_conn_wait_rep *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	memcpy(rep->remote.mac, r->remote_mac, 6);
+	rep->remote.disc_len = r->info.src_disc_len;
+	memcpy(rep->remote.disc, r->info.src_disc, r->info.src_disc_len);
+	attr_from_wire(&r->info, &rep->remote_attr);
+	rep->conn = r->id;
+}
+
+static void
+req_free(struct via_cm *cm, struct via_cm_req *r)
+{
+	TAILQ_REMOVE(&cm->req_list, r, link);
+	via_idtab_free(&cm->reqs, r->id);
+	free(r);
+}
+
+/* Hand a backlogged request to the first listener that wants it. */
+static bool
+req_offer(struct viad *d, struct via_cm_req *r)
+{
+	struct via_cm_listener *l;
+	struct via_ctl_conn_wait_rep rep;
+
+	TAILQ_FOREACH(l, &d->cm->listeners, link) {
+		if (!listener_matches(l, r))
+			continue;
+		r->owner = l->s;
+		wait_reply_fill(r, &rep);
+		via_ctl_reply(d, l->s, VIA_CTL_CONN_WAIT, l->seq, 0, &rep);
+		TAILQ_REMOVE(&d->cm->listeners, l, link);
+		free(l);
+		return true;
+	}
+	return false;
+}
+
+int
+via_cm_wait(struct viad *d, struct via_session *s, const struct via_ctl_conn_wait_req *q,
+	    uint32_t seq, struct via_ctl_conn_wait_rep *rep)
+{
+	struct via_cm *cm = d->cm;
+	struct via_cm_listener *l;
+	struct via_cm_req *r;
+
+	if (q->local.disc_len > s->nic->info.max_discriminator_len ||
+	    q->local.disc_len > VIA_WIRE_DISC_MAX || q->filter.disc_len > VIA_WIRE_DISC_MAX ||
+	    (q->flags & ~(VIA_CTL_FILTER_HOST | VIA_CTL_FILTER_DISC)))
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (l == NULL)
+		return -ENOMEM;
+	l->s = s;
+	l->nic = s->nic;
+	l->seq = seq;
+	l->req = *q;
+	l->deadline_ms = q->timeout_ms == VIA_CTL_INFINITE ? UINT64_MAX
+							   : via_now_ms() + q->timeout_ms;
+	/* a request that arrived before this call (VIA §9.4.1: "if a matching
+	 * connection request is not found immediately") */
+	TAILQ_FOREACH(r, &cm->req_list, link) {
+		if (r->owner == NULL && listener_matches(l, r)) {
+			r->owner = s;
+			wait_reply_fill(r, rep);
+			free(l);
+			return 0;
+		}
+	}
+	if (q->timeout_ms == 0) {
+		free(l);
+		return -ETIMEDOUT;
+	}
+	TAILQ_INSERT_TAIL(&cm->listeners, l, link);
+	return VIA_CTL_DEFERRED;
+}
+
+static struct via_cm_req *
+req_get(struct viad *d, struct via_session *s, uint32_t id)
+{
+	struct via_cm_req *r = via_idtab_lookup(&d->cm->reqs, id);
+
+	return r != NULL && r->owner == s ? r : NULL;
+}
+
+int
+via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_id)
+{
+	struct via_cm_req *r = req_get(d, s, conn);
+	struct via_vi *vi = via_vi_get(d, s, vi_id);
+	struct via_ctl_vi_attr remote;
+
+	if (r == NULL || vi == NULL || r->nic != s->nic)
+		return -ENOENT;
+	if (vi->state != VIP_STATE_IDLE)
+		return -EPERM;
+	/* VIA §4.1: the levels must match and the providers agree on the MTU;
+	 * on a conflict the request stays valid (§9.4.2) */
+	attr_from_wire(&r->info, &remote);
+	if (remote.reliability != vi->attr.reliability)
+		return -EPROTONOSUPPORT;
+	if (remote.max_transfer != vi->attr.max_transfer)
+		return -EMSGSIZE;
+	if (remote.qos != vi->attr.qos)
+		return -EDOM;
+	memset(&vi->conn, 0, sizeof(vi->conn));
+	vi->conn.id = r->conn_id;
+	memcpy(vi->conn.remote_mac, r->remote_mac, 6);
+	vi->conn.remote_vi = r->remote_vi;
+	vi->conn.remote_attr = remote;
+	via_vi_set_state(vi, VIP_STATE_CONNECT_PENDING, "VipConnectAccept");
+	via_dp_vi_reset(vi);
+	send_accept(vi);
+	via_vi_set_state(vi, VIP_STATE_CONNECTED, "connection accepted");
+	req_free(d->cm, r);
+	return 0;
+}
+
+static void
+reject(struct viad *d, struct via_cm_req *r)
+{
+	struct via_cm_rejected *rec = &d->cm->recent[d->cm->recent_next++ % CM_RECENT];
+
+	memcpy(rec->mac, r->remote_mac, 6);
+	rec->conn_id = r->conn_id;
+	send_cm(r->nic, r->remote_mac, VIA_OP_CONN_REJECT, 0, r->remote_vi, 0, r->conn_id, NULL);
+	req_free(d->cm, r);
+}
+
+int
+via_cm_reject(struct viad *d, struct via_session *s, uint32_t conn)
+{
+	struct via_cm_req *r = req_get(d, s, conn);
+
+	if (r == NULL)
+		return -ENOENT;
+	reject(d, r);
+	return 0;
+}
+
+/* ---- disconnect (VIA §4.2, §9.4.5) ------------------------------------- */
+
+int
+via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi_id)
+{
+	struct via_vi *vi = via_vi_get(d, s, vi_id);
+
+	if (vi == NULL)
+		return -ENOENT;
+	switch (vi->state) {
+	case VIP_STATE_CONNECTED:
+		/* tell the peer; should this be lost, the peer learns at its
+		 * next transfer, which this viad answers with RESET */
+		send_cm(s->nic, vi->conn.remote_mac, VIA_OP_DISC, 0, vi->conn.remote_vi, vi->id,
+			vi->conn.id, NULL);
+		break;
+	case VIP_STATE_CONNECT_PENDING:
+		if (vi->conn.requesting) {
+			vi->conn.requesting = false;
+			if (vi->conn.reply_op != 0)
+				via_ctl_reply(d, s, vi->conn.reply_op, vi->conn.reply_seq,
+					      -ECONNABORTED, NULL);
+		}
+		break;
+	default:
+		break;
+	}
+	if (vi->state != VIP_STATE_IDLE)
+		via_vi_set_state(vi, VIP_STATE_IDLE, "VipDisconnect");
+	memset(&vi->conn, 0, sizeof(vi->conn));
+	via_dp_flush(d, vi);
+	return 0;
+}
+
+/* The peer is gone: VIA §5.4 Error state, descriptors flushed, CONN_LOST. */
+static void
+connection_lost(struct viad *d, struct via_vi *vi, const char *why)
+{
+	via_vi_set_state(vi, VIP_STATE_ERROR, why);
+	via_dp_flush(d, vi);
+	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);
+}
+
+/* ---- frames from the wire ----------------------------------------------- */
+
+static struct via_vi *
+vi_of_frame(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
+	    const struct via_wire_hdr *h)
+{
+	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+
+	if (vi == NULL || vi->owner->nic != nic || vi->conn.id != via_wire_conn_id(h) ||
+	    memcmp(vi->conn.remote_mac, src_mac, 6) != 0)
+		return NULL;
+	return vi;
+}
+
+static bool
+was_rejected(struct via_cm *cm, const uint8_t *mac, uint32_t conn_id)
+{
+	unsigned i;
+
+	for (i = 0; i < CM_RECENT; i++) {
+		if (cm->recent[i].conn_id == conn_id && memcmp(cm->recent[i].mac, mac, 6) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* An established VI whose acceptance this request duplicates. */
+static struct via_vi *
+accepted_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac, uint32_t remote_vi,
+	    uint32_t conn_id)
+{
+	struct via_session *s;
+	struct via_vi *vi;
+
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		if (s->nic != nic)
+			continue;
+		TAILQ_FOREACH(vi, &s->vis, link) {
+			if (vi->state == VIP_STATE_CONNECTED && vi->conn.id == conn_id &&
+			    vi->conn.remote_vi == remote_vi &&
+			    memcmp(vi->conn.remote_mac, mac, 6) == 0)
+				return vi;
+		}
+	}
+	return NULL;
+}
+
+/* VipConnectPeerRequest: a local VI requesting the requester (VIA §9.4). */
+static struct via_vi *
+peer_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac, const struct via_wire_conn *w)
+{
+	struct via_session *s;
+	struct via_vi *vi;
+
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		if (s->nic != nic)
+			continue;
+		TAILQ_FOREACH(vi, &s->vis, link) {
+			const struct via_vi_conn *c = &vi->conn;
+
+			if (c->peer && c->requesting && memcmp(c->remote_mac, mac, 6) == 0 &&
+			    disc_eq(c->local.disc_len, c->local.disc, w->dst_disc_len, w->dst_disc) &&
+			    disc_eq(c->remote.disc_len, c->remote.disc, w->src_disc_len, w->src_disc))
+				return vi;
+		}
+	}
+	return NULL;
+}
+
+static void
+on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
+	    const struct via_wire_hdr *h, const struct via_wire_conn *w)
+{
+	uint32_t conn_id = via_wire_conn_id(h), src_vi = via_wire_src_vi(h);
+	struct via_cm *cm = d->cm;
+	struct via_cm_req *r;
+	struct via_vi *vi;
+
+	if (w->dst_disc_len > VIA_WIRE_DISC_MAX || w->src_disc_len > VIA_WIRE_DISC_MAX)
+		return;
+	vi = accepted_vi(d, nic, mac, src_vi, conn_id);
+	if (vi != NULL) {
+		send_accept(vi);                   /* our CONN_ACCEPT was lost */
+		return;
+	}
+	if (was_rejected(cm, mac, conn_id)) {
+		send_cm(nic, mac, VIA_OP_CONN_REJECT, 0, src_vi, 0, conn_id, NULL);
+		return;
+	}
+	if (via_wire_flags(h) & VIA_WF_PEER) {
+		vi = peer_vi(d, nic, mac, w);
+		if (vi == NULL) {
+			send_cm(nic, mac, VIA_OP_CONN_NOMATCH, 0, src_vi, 0, conn_id, NULL);
+			return;
+		}
+		/* both ends request each other; the end with the larger
+		 * (MAC, VI) accepts, the other waits for that acceptance */
+		{
+			int cmp = memcmp(nic->info.mac, mac, 6);
+
+			if (cmp < 0 || (cmp == 0 && vi->id < src_vi))
+				return;
+		}
+		vi->conn.id = conn_id;
+		vi->conn.remote_vi = src_vi;
+		attr_from_wire(w, &vi->conn.remote_attr);
+		if (vi->conn.remote_attr.reliability != vi->attr.reliability ||
+		    vi->conn.remote_attr.max_transfer != vi->attr.max_transfer) {
+			send_cm(nic, mac, VIA_OP_CONN_REJECT, 0, src_vi, 0, conn_id, NULL);
+			request_done(d, vi, -ECONNREFUSED);
+			return;
+		}
+		via_dp_vi_reset(vi);
+		send_accept(vi);
+		request_done(d, vi, 0);
+		return;
+	}
+	TAILQ_FOREACH(r, &cm->req_list, link) {
+		if (r->conn_id == conn_id && r->remote_vi == src_vi &&
+		    memcmp(r->remote_mac, mac, 6) == 0) {
+			r->expires_ms = via_now_ms() + CM_BACKLOG_MS;
+			if (r->owner == NULL && !req_offer(d, r))
+				send_cm(nic, mac, VIA_OP_CONN_NOMATCH, 0, src_vi, 0, conn_id, NULL);
+			return;
+		}
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL || via_idtab_alloc(&cm->reqs, r, &r->id) != 0) {
+		free(r);
+		VLOG_WARN("CM: connection request dropped: %u requests pending", cm->reqs.nb_live);
+		return;
+	}
+	r->nic = nic;
+	memcpy(r->remote_mac, mac, 6);
+	r->remote_vi = src_vi;
+	r->conn_id = conn_id;
+	r->info = *w;
+	r->expires_ms = via_now_ms() + CM_BACKLOG_MS;
+	TAILQ_INSERT_TAIL(&cm->req_list, r, link);
+	if (!req_offer(d, r))
+		send_cm(nic, mac, VIA_OP_CONN_NOMATCH, 0, src_vi, 0, conn_id, NULL);
+}
+
+/* A reply to a request of a VI in Pending Connect. */
+static struct via_vi *
+requesting_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac,
+	      const struct via_wire_hdr *h)
+{
+	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+
+	if (vi == NULL || vi->owner->nic != nic || !vi->conn.requesting ||
+	    vi->conn.id != via_wire_conn_id(h) || memcmp(vi->conn.remote_mac, mac, 6) != 0)
+		return NULL;
+	return vi;
+}
+
+void
+via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
+	     const struct via_wire_hdr *h)
+{
+	const struct via_wire_conn *w = (const void *)(h + 1);
+	struct via_vi *vi;
+
+	switch (h->opcode) {
+	case VIA_OP_CONN_REQ:
+		on_conn_req(d, nic, src_mac, h, w);
+		break;
+	case VIA_OP_CONN_ACCEPT:
+		vi = requesting_vi(d, nic, src_mac, h);
+		if (vi == NULL)
+			break;             /* duplicate, or for an extinct attempt */
+		vi->conn.remote_vi = via_wire_src_vi(h);
+		attr_from_wire(w, &vi->conn.remote_attr);
+		via_dp_vi_reset(vi);
+		request_done(d, vi, 0);
+		break;
+	case VIA_OP_CONN_REJECT:
+		vi = requesting_vi(d, nic, src_mac, h);
+		if (vi != NULL)
+			request_done(d, vi, -ECONNREFUSED);
+		break;
+	case VIA_OP_CONN_NOMATCH:
+		vi = requesting_vi(d, nic, src_mac, h);
+		if (vi != NULL)
+			vi->conn.saw_nomatch = true;
+		break;
+	case VIA_OP_DISC:
+	case VIA_OP_RESET:
+		vi = vi_of_frame(d, nic, src_mac, h);
+		if (vi != NULL && vi->state == VIP_STATE_CONNECTED)
+			connection_lost(d, vi, h->opcode == VIA_OP_DISC ? "peer disconnected"
+									: "peer has no such connection");
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- timers and teardown ------------------------------------------------- */
+
+static void
+min_due(int64_t *due, uint64_t at, uint64_t now)
+{
+	int64_t in = at <= now ? 0 : (int64_t)(at - now);
+
+	if (at != UINT64_MAX && (*due < 0 || in < *due))
+		*due = in;
+}
+
+int
+via_cm_timers(struct viad *d, uint64_t now)
+{
+	struct via_cm *cm = d->cm;
+	struct via_cm_listener *l, *ln;
+	struct via_cm_req *r, *rn;
+	struct via_session *s;
+	struct via_vi *vi;
+	int64_t due = -1;
+
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		TAILQ_FOREACH(vi, &s->vis, link) {
+			struct via_vi_conn *c = &vi->conn;
+
+			if (!c->requesting)
+				continue;
+			if (now >= c->deadline_ms) {
+				request_done(d, vi, c->saw_nomatch ? -ENXIO : -ETIMEDOUT);
+				continue;
+			}
+			if (now >= c->next_retry_ms) {
+				send_req(vi);
+				c->next_retry_ms = now + CM_RETRY_MS;
+			}
+			min_due(&due, c->next_retry_ms, now);
+			min_due(&due, c->deadline_ms, now);
+		}
+	}
+	TAILQ_FOREACH_SAFE(l, &cm->listeners, link, ln) {
+		if (now >= l->deadline_ms) {
+			via_ctl_reply(d, l->s, VIA_CTL_CONN_WAIT, l->seq, -ETIMEDOUT, NULL);
+			TAILQ_REMOVE(&cm->listeners, l, link);
+			free(l);
+			continue;
+		}
+		min_due(&due, l->deadline_ms, now);
+	}
+	TAILQ_FOREACH_SAFE(r, &cm->req_list, link, rn) {
+		if (r->owner != NULL)
+			continue;      /* handed out: lives until accepted or rejected */
+		if (now >= r->expires_ms) {
+			req_free(cm, r);
+			continue;
+		}
+		min_due(&due, r->expires_ms, now);
+	}
+	return due > INT32_MAX ? INT32_MAX : (int)due;
+}
+
+void
+via_cm_session_closed(struct viad *d, struct via_session *s)
+{
+	struct via_cm *cm = d->cm;
+	struct via_cm_listener *l, *ln;
+	struct via_cm_req *r, *rn;
+	struct via_vi *vi;
+
+	TAILQ_FOREACH_SAFE(l, &cm->listeners, link, ln) {
+		if (l->s == s) {
+			TAILQ_REMOVE(&cm->listeners, l, link);
+			free(l);
+		}
+	}
+	/* requests handed to this process and never answered: refuse them */
+	TAILQ_FOREACH_SAFE(r, &cm->req_list, link, rn) {
+		if (r->owner == s)
+			reject(d, r);
+	}
+	TAILQ_FOREACH(vi, &s->vis, link) {
+		if (vi->state == VIP_STATE_CONNECTED)
+			send_cm(s->nic, vi->conn.remote_mac, VIA_OP_DISC, 0, vi->conn.remote_vi,
+				vi->id, vi->conn.id, NULL);
+		vi->conn.reply_op = 0;
+	}
+}

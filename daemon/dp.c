@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The data path of Unreliable Delivery (VIA §2.5.1, §6, §10): posted
+ * descriptors become frames, frames become completed descriptors.
+ *
+ * Send: a descriptor is copied out of the client's registered memory,
+ * validated as VIA §10.2-10.4 say (format, protection, length), its gather
+ * list cut into frames of the port MTU, and completed once transmitted
+ * (VIA §2.5.1: completion means "sent", not "received").
+ *
+ * Receive: the first frame of a message takes the head receive descriptor;
+ * frames are placed at their offset straight into its scatter list; the
+ * last one completes it. On Unreliable Delivery a lost or corrupt frame
+ * loses its message: the descriptor waits for the next one, so corrupt data
+ * never completes as success, and message ids make a duplicate message
+ * impossible to deliver twice.
+ *
+ * Completion (VIA §6.4.1, §10.2): Length and ImmediateData first, then
+ * Status with Done in one store after them, then the queue's wait word,
+ * then the CQ entry (VIA §6.4.2).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ether.h>
+#include <rte_lcore.h>
+#include <rte_ring.h>
+
+#include <vipl.h>
+
+#include "dp.h"
+#include "via_glue.h"
+
+#define DP_BURST        32
+#define DP_SEND_BUDGET  16     /* descriptors per VI per iteration: fairness */
+#define DP_TX_RETRIES   64
+#define SELF_RING_SIZE  4096
+#define DESC_CS_SIZE    sizeof(VIP_CONTROL_SEGMENT)
+#define DESC_SEG_SIZE   sizeof(VIP_DATA_SEGMENT)
+#define STATUS_OFF      offsetof(VIP_CONTROL_SEGMENT, Status)
+#define IMM_OFF         offsetof(VIP_CONTROL_SEGMENT, ImmediateData)
+#define CONTROL_KNOWN   (VIP_CONTROL_OP_MASK | VIP_CONTROL_IMMEDIATE | VIP_CONTROL_QFENCE)
+
+_Static_assert(offsetof(VIP_CONTROL_SEGMENT, Length) == IMM_OFF + 4, "Imm then Length");
+
+static struct via_poll_stats *dp_stats(void);
+
+/* Segment scratch of the send side: one descriptor at a time per lcore. */
+static RTE_DEFINE_PER_LCORE(struct via_dp_seg *, tx_segs);
+
+int
+via_dp_init(struct viad *d)
+{
+	char name[RTE_RING_NAMESIZE];
+	unsigned i;
+
+	for (i = 0; i < d->nb_nics; i++) {
+		snprintf(name, sizeof(name), "via_self_%u", i);
+		/* producers and the consumer all hold the data-path lock */
+		d->nics[i].self = rte_ring_create(name, SELF_RING_SIZE, (int)rte_socket_id(),
+						  RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (d->nics[i].self == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+via_dp_fini(struct viad *d)
+{
+	struct rte_mbuf *m;
+	unsigned i;
+
+	for (i = 0; i < d->nb_nics; i++) {
+		if (d->nics[i].self == NULL)
+			continue;
+		while (rte_ring_dequeue(d->nics[i].self, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(d->nics[i].self);
+		d->nics[i].self = NULL;
+	}
+}
+
+/* ---- transmit ------------------------------------------------------------ */
+
+uint32_t
+via_dp_frame_payload(const struct via_nic *nic)
+{
+	uint32_t room = rte_pktmbuf_data_room_size(via_nics_pool()) - RTE_PKTMBUF_HEADROOM;
+	uint32_t mtu = RTE_MIN((uint32_t)via_port_mtu(nic->port), room - RTE_ETHER_HDR_LEN);
+
+	return mtu - (uint32_t)sizeof(struct via_wire_hdr);
+}
+
+static void
+xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct via_poll_stats *st = dp_stats();
+	uint16_t sent = 0, tries = 0;
+
+	if (n == 0)
+		return;
+	/* every frame of one call goes to the same destination */
+	if (rte_is_same_ether_addr(&rte_pktmbuf_mtod(pkts[0], struct rte_ether_hdr *)->dst_addr,
+				   via_port_mac(nic->port))) {
+		sent = (uint16_t)rte_ring_enqueue_burst(nic->self, (void **)pkts, n, NULL);
+	} else {
+		while (sent < n && tries++ < DP_TX_RETRIES)
+			sent += via_port_tx_burst(nic->port, 0, pkts + sent, (uint16_t)(n - sent));
+	}
+	st->frames_tx += sent;
+	if (sent < n) {
+		/* Unreliable Delivery may lose frames (VIA §2.5.1) */
+		st->frames_dropped += n - sent;
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+	}
+}
+
+static struct via_wire_hdr *
+frame_init(struct rte_mbuf *m, struct via_nic *nic, const uint8_t dst[6], uint16_t payload_len)
+{
+	struct rte_ether_hdr *eth;
+	struct via_wire_hdr *h;
+
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)(VIA_FRAME_HDR_LEN +
+								       payload_len));
+	if (eth == NULL)
+		return NULL;
+	memcpy(eth->dst_addr.addr_bytes, dst, RTE_ETHER_ADDR_LEN);
+	rte_ether_addr_copy(via_port_mac(nic->port), &eth->src_addr);
+	eth->ether_type = rte_cpu_to_be_16(VIA_ETHERTYPE);
+	h = (struct via_wire_hdr *)(eth + 1);
+	memset(h, 0, sizeof(*h));
+	return h;
+}
+
+void
+via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+		 uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
+		 uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
+	struct via_wire_hdr *h;
+
+	if (m == NULL) {
+		dp_stats()->frames_dropped++;
+		return;
+	}
+	h = frame_init(m, nic, mac, len);
+	if (h == NULL) {
+		rte_pktmbuf_free(m);
+		dp_stats()->frames_dropped++;
+		return;
+	}
+	h->opcode = op;
+	via_wire_set_flags(h, flags);
+	via_wire_set_dst_vi(h, dst_vi);
+	via_wire_set_src_vi(h, src_vi);
+	via_wire_set_conn_id(h, conn_id);
+	if (len > 0)
+		memcpy(h + 1, payload, len);
+	via_wire_seal(h, h + 1, len);
+	xmit(nic, &m, 1);
+}
+
+/* ---- descriptors ------------------------------------------------------------ */
+
+/* Write a completion into the client's descriptor (VIA §6.4.1, §10.2). */
+static void
+complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
+	 const struct via_mr *desc_mr, uint32_t len, uint32_t imm, uint32_t status)
+{
+	struct via_cq *cq = vi->cq[q];
+
+	(void)d;
+	if (desc_mr != NULL) {
+		uint32_t fields[2] = { imm, len };
+		uint8_t *p = via_mem_direct(desc_mr, w->desc_va);
+
+		status |= VIP_STATUS_DONE;
+		if (p != NULL) {
+			memcpy(p + IMM_OFF, fields, sizeof(fields));
+			__atomic_store_n((uint32_t *)(p + STATUS_OFF), status, __ATOMIC_RELEASE);
+		} else if (via_mem_write(vi->owner, desc_mr, w->desc_va + IMM_OFF, fields,
+					 sizeof(fields)) == 0) {
+			/* a second write: Status only after the rest is in place */
+			via_mem_write(vi->owner, desc_mr, w->desc_va + STATUS_OFF, &status,
+				      sizeof(status));
+		}
+	}
+	/* counted even when the descriptor could not be written, so the
+	 * library can tell a completed head from a pending one */
+	via_shm_wait_bump(&vi->sh->wq[q].done);
+	if (cq != NULL) {
+		struct via_cqe e = { .vi_cookie = vi->cookie, .flags = q == VIA_WQ_RECV ? VIA_CQE_RECV : 0 };
+
+		if (via_ring_enqueue(&cq->ring, &e) != 0)
+			dp_stats()->cq_overruns++;
+		via_shm_wait_bump(&cq->sh->wait);
+	}
+}
+
+static void
+desc_invalid(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
+{
+	via_session_async_error(vi->owner, VIP_ERROR_POST_DESC, vi->cookie, VIP_RESOURCE_DESCRIPTOR,
+				q == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE,
+				w->desc_va);
+}
+
+/*
+ * The region holding the descriptor of @p w: of the VI's tag and writable,
+ * since its status is written back (VIA §9.5.1: protection covers "all
+ * memory references ... including Descriptors"). NULL: POST_DESC reported.
+ */
+static const struct via_mr *
+desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
+{
+	const struct via_mr *mr;
+	int err;
+
+	mr = via_mr_check(d, vi->owner, w->desc_handle, w->desc_va, DESC_CS_SIZE, vi->attr.ptag,
+			  VIA_MR_LOCAL_READ | VIA_MR_LOCAL_WRITE, &err);
+	if (mr == NULL || w->reserved != 0) {
+		desc_invalid(vi, q, w);
+		return NULL;
+	}
+	return mr;
+}
+
+/*
+ * Fetch the descriptor of @p w (VIA §10.2-10.4) and its data segments into
+ * @p segs. Returns the region holding the descriptor (NULL: the descriptor
+ * itself is unusable; POST_DESC reported) and the error status bits in
+ * *status (0: valid). *cs receives the control segment.
+ */
+static const struct via_mr *
+desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
+	   VIP_CONTROL_SEGMENT *cs, struct via_dp_seg *segs, uint64_t *total, uint32_t *status)
+{
+	struct via_session *s = vi->owner;
+	const uint32_t seg_access = q == VIA_WQ_SEND ? VIA_MR_LOCAL_READ : VIA_MR_LOCAL_WRITE;
+	VIP_DATA_SEGMENT ds[16];
+	const struct via_mr *mr;
+	uint16_t i, n;
+	int err;
+
+	*status = 0;
+	*total = 0;
+	mr = desc_region(d, vi, q, w);
+	if (mr == NULL)
+		return NULL;
+	if (via_mem_read(s, mr, w->desc_va, cs, sizeof(*cs)) != 0) {
+		desc_invalid(vi, q, w);
+		return NULL;
+	}
+	n = cs->SegCount;
+	if ((cs->Control & ~CONTROL_KNOWN) || cs->Reserved != 0 ||
+	    (cs->Control & VIP_CONTROL_OP_MASK) == VIP_CONTROL_OP_MASK ||
+	    n > s->nic->info.max_segments_per_desc) {
+		*status = VIP_STATUS_FORMAT_ERROR;
+		return mr;
+	}
+	if ((cs->Control & VIP_CONTROL_OP_MASK) != VIP_CONTROL_OP_SENDRECV) {
+		/* RDMA on a receive queue is a format error (VIA §10.2); on the
+		 * send queue it is not implemented by this transport yet */
+		if (q == VIA_WQ_SEND)
+			VLOG_INFO("VI %u: RDMA descriptor: not supported by this viad yet", vi->id);
+		*status = VIP_STATUS_FORMAT_ERROR;
+		return mr;
+	}
+	if (via_mr_check(d, s, w->desc_handle, w->desc_va,
+			 DESC_CS_SIZE + (uint64_t)n * DESC_SEG_SIZE, vi->attr.ptag,
+			 VIA_MR_LOCAL_READ, &err) == NULL) {
+		*status = VIP_STATUS_PROTECTION_ERROR;
+		return mr;
+	}
+	for (i = 0; i < n; i++) {
+		const VIP_DATA_SEGMENT *sg;
+
+		if (i % 16 == 0 &&
+		    via_mem_read(s, mr, w->desc_va + DESC_CS_SIZE + (uint64_t)i * DESC_SEG_SIZE, ds,
+				 (size_t)RTE_MIN(16u, (unsigned)(n - i)) * DESC_SEG_SIZE) != 0) {
+			*status = VIP_STATUS_PROTECTION_ERROR;
+			return mr;
+		}
+		sg = &ds[i % 16];
+		segs[i].va = sg->Data.AddressBits;
+		segs[i].len = sg->Length;
+		segs[i].mr = NULL;
+		*total += sg->Length;
+		/* a zero-length segment names no memory */
+		if (sg->Length > 0) {
+			segs[i].mr = via_mr_check(d, s, sg->Handle, sg->Data.AddressBits, sg->Length,
+						  vi->attr.ptag, seg_access, &err);
+			if (segs[i].mr == NULL) {
+				*status = VIP_STATUS_PROTECTION_ERROR;
+				return mr;
+			}
+		}
+	}
+	return mr;
+}
+
+/* Copy between message bytes [off, off+len) and a segment list. */
+static int
+segs_copy(struct via_session *s, const struct via_dp_seg *segs, uint16_t n, uint64_t off,
+	  uint8_t *buf, uint32_t len, bool to_segs)
+{
+	uint16_t i;
+
+	for (i = 0; i < n && len > 0; i++) {
+		uint32_t take;
+		int rc;
+
+		if (off >= segs[i].len) {
+			off -= segs[i].len;
+			continue;
+		}
+		take = (uint32_t)RTE_MIN((uint64_t)len, segs[i].len - off);
+		rc = to_segs ? via_mem_write(s, segs[i].mr, segs[i].va + off, buf, take)
+			     : via_mem_read(s, segs[i].mr, segs[i].va + off, buf, take);
+		if (rc != 0)
+			return rc;
+		buf += take;
+		len -= take;
+		off = 0;
+	}
+	return 0;
+}
+
+/* ---- send (VIA §6.3, §9.6.1) --------------------------------------------- */
+
+/* Cut the message into frames and transmit them; false if the data vanished. */
+static bool
+send_frames(struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs, const struct via_dp_seg *segs,
+	    uint32_t total)
+{
+	struct via_nic *nic = vi->owner->nic;
+	const uint32_t chunk = via_dp_frame_payload(nic);
+	struct rte_mbuf *pkts[DP_BURST];
+	uint32_t msg_id = ++vi->tx_msg_id, off = 0;
+	uint16_t n = 0;
+
+	do {
+		uint16_t len = (uint16_t)RTE_MIN(chunk, total - off);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
+		struct via_wire_hdr *h;
+
+		if (m == NULL)
+			break;                 /* lost, as Unreliable Delivery may */
+		h = frame_init(m, nic, vi->conn.remote_mac, len);
+		if (h == NULL) {
+			rte_pktmbuf_free(m);
+			break;
+		}
+		h->opcode = VIA_OP_SEND;
+		via_wire_set_flags(h, (cs->Control & VIP_CONTROL_IMMEDIATE) ? VIA_WF_IMM : 0);
+		via_wire_set_dst_vi(h, vi->conn.remote_vi);
+		via_wire_set_src_vi(h, vi->id);
+		via_wire_set_conn_id(h, vi->conn.id);
+		via_wire_set_seq(h, vi->tx_seq++);
+		via_wire_set_msg_id(h, msg_id);
+		via_wire_set_msg_len(h, total);
+		via_wire_set_offset(h, off);
+		via_wire_set_imm(h, (cs->Control & VIP_CONTROL_IMMEDIATE) ? cs->ImmediateData : 0);
+		if (segs_copy(vi->owner, segs, cs->SegCount, off, (uint8_t *)(h + 1), len, false)) {
+			rte_pktmbuf_free(m);
+			rte_pktmbuf_free_bulk(pkts, n);
+			return false;
+		}
+		via_wire_seal(h, h + 1, len);
+		pkts[n++] = m;
+		off += len;
+		if (n == DP_BURST) {
+			xmit(nic, pkts, n);
+			n = 0;
+		}
+	} while (off < total);
+	xmit(nic, pkts, n);
+	return true;
+}
+
+static void
+send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
+{
+	struct via_dp_seg *segs = RTE_PER_LCORE(tx_segs);
+	VIP_CONTROL_SEGMENT cs;
+	const struct via_mr *mr;
+	uint64_t total;
+	uint32_t status;
+
+	mr = desc_fetch(d, vi, VIA_WQ_SEND, w, &cs, segs, &total, &status);
+	if (mr == NULL) {
+		complete(d, vi, VIA_WQ_SEND, w, NULL, 0, 0, 0);
+		return;
+	}
+	/* VIA §10.2 bit 3: the sum must match Length and fit the VI's MTU */
+	if (status == 0 && (total != cs.Length || total > vi->attr.max_transfer))
+		status = VIP_STATUS_LENGTH_ERROR;
+	/* VIA §5.1, §5.2, §5.4: the send queue of an unconnected VI completes in error */
+	if (status == 0 && vi->state != VIP_STATE_CONNECTED)
+		status = VIP_STATUS_DESC_FLUSHED_ERROR;
+	if (status == 0 && !send_frames(vi, &cs, segs, (uint32_t)total))
+		status = VIP_STATUS_PROTECTION_ERROR;
+	complete(d, vi, VIA_WQ_SEND, w, mr, status ? 0 : (uint32_t)total, cs.ImmediateData,
+		 status | VIP_STATUS_OP_SEND);
+}
+
+static unsigned
+vi_send(struct viad *d, struct via_vi *vi)
+{
+	struct via_ring *r = &vi->wq[VIA_WQ_SEND];
+	unsigned n = RTE_MIN(via_ring_avail(r), (uint32_t)DP_SEND_BUDGET), i;
+
+	for (i = 0; i < n; i++) {
+		/* copied out before use: the client may rewrite the slot */
+		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
+
+		via_ring_consume(r, 1);
+		send_one(d, vi, &w);
+	}
+	return n;
+}
+
+/* ---- receive (VIA §6.4.1) --------------------------------------------------- */
+
+/* Take the head receive descriptor; invalid ones complete in error on the way. */
+static bool
+recv_take(struct viad *d, struct via_vi *vi)
+{
+	struct via_vi_rx *rx = &vi->rx;
+	struct via_ring *r = &vi->wq[VIA_WQ_RECV];
+
+	if (rx->segs == NULL) {
+		rx->segs = calloc(vi->owner->nic->info.max_segments_per_desc, sizeof(*rx->segs));
+		if (rx->segs == NULL)
+			return false;
+	}
+	while (via_ring_avail(r) > 0) {
+		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
+		VIP_CONTROL_SEGMENT cs;
+		const struct via_mr *mr;
+		uint64_t total;
+		uint32_t status;
+
+		via_ring_consume(r, 1);
+		mr = desc_fetch(d, vi, VIA_WQ_RECV, &w, &cs, rx->segs, &total, &status);
+		if (mr == NULL || status != 0 || total > UINT32_MAX) {
+			complete(d, vi, VIA_WQ_RECV, &w, mr, 0, 0,
+				 (status ? status : VIP_STATUS_LENGTH_ERROR) | VIP_STATUS_OP_RECEIVE);
+			continue;
+		}
+		rx->have_desc = true;
+		rx->wqe = w;
+		rx->desc_mr = (struct via_mr *)mr;
+		rx->nb_segs = cs.SegCount;
+		rx->capacity = (uint32_t)total;
+		return true;
+	}
+	return false;
+}
+
+static void
+recv_complete(struct viad *d, struct via_vi *vi, uint32_t len, uint32_t imm, uint32_t status)
+{
+	struct via_vi_rx *rx = &vi->rx;
+
+	complete(d, vi, VIA_WQ_RECV, &rx->wqe, rx->desc_mr, len, imm,
+		 status | VIP_STATUS_OP_RECEIVE);
+	rx->have_desc = false;
+	rx->in_msg = false;
+}
+
+static void
+rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
+	const struct via_wire_hdr *h, struct via_poll_stats *st)
+{
+	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+	uint32_t msg = via_wire_msg_id(h), off = via_wire_offset(h);
+	uint32_t total = via_wire_msg_len(h), len = via_wire_payload_len(h);
+	struct via_vi_rx *rx;
+
+	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED ||
+	    vi->conn.id != via_wire_conn_id(h) || vi->conn.remote_vi != via_wire_src_vi(h) ||
+	    memcmp(vi->conn.remote_mac, eth->src_addr.addr_bytes, 6) != 0) {
+		/* VIA §4.2: the sender learns at its next transfer that this
+		 * connection is gone; once per message is enough */
+		st->frames_dropped++;
+		if (off == 0)
+			via_dp_send_ctrl(nic, eth->src_addr.addr_bytes, VIA_OP_RESET, 0,
+					 via_wire_src_vi(h), via_wire_dst_vi(h),
+					 via_wire_conn_id(h), NULL, 0);
+		return;
+	}
+	rx = &vi->rx;
+	if (rx->delivered_any && (int32_t)(msg - rx->last_msg_id) <= 0) {
+		st->frames_dropped++;                /* a duplicate: delivered already */
+		return;
+	}
+	if (off == 0) {
+		/* a new message; an unfinished one before it is lost and its
+		 * descriptor takes this one instead */
+		rx->in_msg = true;
+		rx->dropping = false;
+		rx->msg_id = msg;
+		rx->expected_off = 0;
+		if (!rx->have_desc && !recv_take(d, vi)) {
+			/* VIA §9.9.1: Receive Queue Empty, the message is dropped */
+			rx->dropping = true;
+			st->frames_dropped++;
+			via_session_async_error(vi->owner, VIP_ERROR_RECVQ_EMPTY, vi->cookie,
+						VIP_RESOURCE_VI, VIP_STATUS_OP_RECEIVE, 0);
+			return;
+		}
+		if (total > rx->capacity) {
+			/* VIA §6.4.1: too small a descriptor, Length 0 */
+			recv_complete(d, vi, 0, 0, VIP_STATUS_LENGTH_ERROR);
+			rx->in_msg = true;
+			rx->dropping = true;
+			return;
+		}
+	} else if (!rx->in_msg || rx->msg_id != msg || rx->dropping || off != rx->expected_off) {
+		/* a frame of this message was lost: the message is */
+		if (rx->in_msg && rx->msg_id == msg)
+			rx->in_msg = false;
+		st->frames_dropped++;
+		return;
+	}
+	if (len > 0 && segs_copy(vi->owner, rx->segs, rx->nb_segs, off, (uint8_t *)(h + 1), len,
+				 true) != 0) {
+		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
+		return;
+	}
+	rx->expected_off += len;
+	if (rx->expected_off == total) {
+		bool imm = via_wire_flags(h) & VIA_WF_IMM;
+
+		recv_complete(d, vi, total, imm ? via_wire_imm(h) : 0,
+			      imm ? VIP_STATUS_IMMEDIATE : 0);
+		rx->last_msg_id = msg;
+		rx->delivered_any = true;
+	}
+}
+
+static void
+rx_frame(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, struct via_poll_stats *st)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct via_wire_hdr *h = (const struct via_wire_hdr *)(eth + 1);
+	int rc;
+
+	st->frames_rx++;
+	if (m->nb_segs != 1 || m->data_len < VIA_FRAME_HDR_LEN ||
+	    eth->ether_type != rte_cpu_to_be_16(VIA_ETHERTYPE) ||
+	    !rte_is_same_ether_addr(&eth->dst_addr, via_port_mac(nic->port))) {
+		st->frames_dropped++;
+		return;
+	}
+	rc = via_wire_check(h, m->data_len - (uint32_t)VIA_FRAME_HDR_LEN);
+	if (rc != 0) {
+		st->frames_dropped++;
+		if (rc == -EBADMSG)
+			st->frames_corrupt++;
+		return;
+	}
+	if (via_wire_ops[h->opcode].flags & VIA_OPF_CM)
+		via_cm_input(d, nic, eth->src_addr.addr_bytes, h);
+	else
+		rx_send(d, nic, eth, h, st);
+}
+
+/* ---- flush, reset, the poll iteration ------------------------------------- */
+
+void
+via_dp_vi_reset(struct via_vi *vi)
+{
+	struct via_dp_seg *segs = vi->rx.segs;
+
+	memset(&vi->rx, 0, sizeof(vi->rx));
+	vi->rx.segs = segs;
+	vi->tx_msg_id = 0;
+	vi->tx_seq = 0;
+}
+
+void
+via_dp_flush(struct viad *d, struct via_vi *vi)
+{
+	enum via_wq_kind q;
+
+	if (vi->rx.have_desc)
+		recv_complete(d, vi, 0, 0, VIP_STATUS_DESC_FLUSHED_ERROR);
+	for (q = 0; q < VIA_WQ_COUNT; q++) {
+		struct via_ring *r = &vi->wq[q];
+		const uint32_t op = q == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE;
+
+		while (via_ring_avail(r) > 0) {
+			struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
+
+			via_ring_consume(r, 1);
+			complete(d, vi, q, &w, desc_region(d, vi, q, &w), 0, 0,
+				 VIP_STATUS_DESC_FLUSHED_ERROR | op);
+		}
+	}
+	via_dp_vi_reset(vi);
+}
+
+/* Counters of whoever holds the data-path lock: the poll lcore's, or the
+ * control thread's own while it flushes or sends CM frames. */
+static struct via_poll_stats ctl_stats;
+static struct via_poll_stats *cur_stats = &ctl_stats;
+
+static struct via_poll_stats *
+dp_stats(void)
+{
+	return cur_stats;
+}
+
+unsigned
+via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	struct via_session *s;
+	struct via_vi *vi;
+	unsigned i, work = 0;
+
+	cur_stats = st;
+	if (RTE_PER_LCORE(tx_segs) == NULL) {
+		RTE_PER_LCORE(tx_segs) = calloc(d->conf.max_segments_per_desc,
+						sizeof(struct via_dp_seg));
+		if (RTE_PER_LCORE(tx_segs) == NULL)
+			return 0;
+	}
+	for (i = 0; i < d->nb_nics; i++) {
+		struct via_nic *nic = &d->nics[i];
+		uint16_t n, k;
+
+		if (q < via_port_nb_rxq(nic->port)) {
+			n = via_port_rx_burst(nic->port, q, pkts, DP_BURST);
+			for (k = 0; k < n; k++)
+				rx_frame(d, nic, pkts[k], st);
+			rte_pktmbuf_free_bulk(pkts, n);
+			work += n;
+		}
+		if (q == 0) {
+			n = (uint16_t)rte_ring_dequeue_burst(nic->self, (void **)pkts, DP_BURST, NULL);
+			for (k = 0; k < n; k++)
+				rx_frame(d, nic, pkts[k], st);
+			rte_pktmbuf_free_bulk(pkts, n);
+			work += n;
+		}
+	}
+	if (q != 0)
+		return work;
+	/* VIA §11.2.2.1: every VI with work gets a bounded burst in turn */
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		TAILQ_FOREACH(vi, &s->vis, link)
+			work += vi_send(d, vi);
+	}
+	return work;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * viad's data path and the frame-level entry points of the connection
+ * manager: everything that touches mbufs. Called with the data-path lock
+ * held (struct via_dp_lock in viad.h).
+ */
+#ifndef VIA_DP_H
+#define VIA_DP_H
+
+#include <rte_mbuf.h>
+
+#include "viad.h"
+#include "wire.h"
+
+/** @return 0, -ENOMEM (per-NIC self-delivery rings) */
+int via_dp_init(struct viad *d);
+void via_dp_fini(struct viad *d);
+
+/**
+ * One poll iteration on receive queue @p q: frames in, then up to a burst
+ * of posted descriptors of every VI out (VIA §11.2.2.1 round robin).
+ * @return how much work was done (0: idle)
+ */
+unsigned via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st);
+
+/**
+ * Send a frame without data (connection manager) from @p nic to @p mac.
+ * A frame to the NIC's own address is delivered locally (VIA §4.1: two VIs
+ * of one node connect too), whatever the port.
+ */
+void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+		      uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
+		      uint16_t len);
+
+/** Payload bytes one frame of @p nic carries: its MTU less the VIA header. */
+uint32_t via_dp_frame_payload(const struct via_nic *nic);
+
+/** The mbuf pool of every port (nic.c). */
+struct rte_mempool *via_nics_pool(void);
+
+/** A CM frame from the wire, already validated (cm.c). */
+void via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
+		  const struct via_wire_hdr *h);
+
+/* ---- cm.c: control-thread entry points (return -errno, or VIA_CTL_DEFERRED) */
+
+int via_cm_wait(struct viad *d, struct via_session *s, const struct via_ctl_conn_wait_req *q,
+		uint32_t seq, struct via_ctl_conn_wait_rep *rep);
+int via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi);
+int via_cm_reject(struct viad *d, struct via_session *s, uint32_t conn);
+int via_cm_request(struct viad *d, struct via_session *s, const struct via_ctl_conn_request_req *q,
+		   uint32_t seq);
+int via_cm_peer_request(struct viad *d, struct via_session *s,
+			const struct via_ctl_conn_request_req *q);
+/** @p seq 0: VipConnectPeerDone (-EAGAIN while pending); else PeerWait. */
+int via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi, uint32_t seq,
+		     struct via_ctl_vi_attr *attr);
+int via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi);
+
+#endif /* VIA_DP_H */

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The opcode table and header validation of the VIA wire format. */
+#include <errno.h>
+
+#include "wire.h"
+
+#define CONN_PAYLOAD sizeof(struct via_wire_conn)
+
+const struct via_wire_op_info via_wire_ops[VIA_OP_COUNT] = {
+	[VIA_OP_CONN_REQ]     = { "conn_req", VIA_OPF_CM, CONN_PAYLOAD, CONN_PAYLOAD },
+	[VIA_OP_CONN_ACCEPT]  = { "conn_accept", VIA_OPF_CM, CONN_PAYLOAD, CONN_PAYLOAD },
+	[VIA_OP_CONN_REJECT]  = { "conn_reject", VIA_OPF_CM, 0, 0 },
+	[VIA_OP_CONN_NOMATCH] = { "conn_nomatch", VIA_OPF_CM, 0, 0 },
+	[VIA_OP_DISC]         = { "disc", VIA_OPF_CM, 0, 0 },
+	[VIA_OP_RESET]        = { "reset", VIA_OPF_CM, 0, 0 },
+	[VIA_OP_SEND]         = { "send", VIA_OPF_DATA, 0, UINT16_MAX },
+};
+
+int
+via_wire_check(const struct via_wire_hdr *h, uint32_t avail)
+{
+	const struct via_wire_op_info *op;
+	uint16_t len = via_wire_payload_len(h);
+
+	if (rte_be_to_cpu_32(h->hdr_crc) != via_wire_hdr_crc(h))
+		return -EBADMSG;
+	if (h->version != VIA_WIRE_VERSION || h->opcode == 0 || h->opcode >= VIA_OP_COUNT ||
+	    h->reserved != 0)
+		return -EPROTO;
+	op = &via_wire_ops[h->opcode];
+	/* frames may be padded to the Ethernet minimum: avail may exceed len */
+	if (len > avail || len < op->payload_min || len > op->payload_max)
+		return -EPROTO;
+	if (op->flags & VIA_OPF_DATA) {
+		uint32_t off = via_wire_offset(h), total = via_wire_msg_len(h);
+
+		if (off > total || len > total - off)
+			return -EPROTO;
+	}
+	if (rte_be_to_cpu_32(h->payload_crc) != rte_hash_crc(h + 1, len, 0xffffffff))
+		return -EBADMSG;
+	return 0;
+}

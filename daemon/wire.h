@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The VIA wire format (docs/wire-format.md): Ethernet II frames of EtherType
+ * 0x88B5 (IEEE 802 "local experimental EtherType 1": no registration, never
+ * routed) carrying one via_wire_hdr and up to MTU - 48 bytes of payload.
+ *
+ * Every multi-byte field is big-endian on the wire and reached only through
+ * the accessors below, which hide byte order. The header carries a CRC32C
+ * of itself and one of the payload: virtual ports (memif, af_xdp, af_packet
+ * over veth, loopback) have no FCS, and VIA §2.5 requires corrupt data to be
+ * detected at every reliability level.
+ */
+#ifndef VIA_WIRE_H
+#define VIA_WIRE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_hash_crc.h>
+
+#define VIA_ETHERTYPE     0x88B5
+#define VIA_WIRE_VERSION  1
+
+/** Opcodes; the table in wire.c says what each carries. */
+enum via_wire_op {
+	VIA_OP_CONN_REQ = 1,   /**< CM: connect to the VI listening on a discriminator (§4.1) */
+	VIA_OP_CONN_ACCEPT,    /**< CM: request accepted; src_vi is the acceptor's VI */
+	VIA_OP_CONN_REJECT,    /**< CM: request rejected (VipConnectReject) */
+	VIA_OP_CONN_NOMATCH,   /**< CM: nobody waits on that discriminator (yet) */
+	VIA_OP_DISC,           /**< CM: the peer disconnected (§4.2) */
+	VIA_OP_RESET,          /**< a frame arrived for a connection that does not exist */
+	VIA_OP_SEND,           /**< data: one frame of a Send message */
+	VIA_OP_COUNT,
+};
+
+/** via_wire_hdr flags */
+#define VIA_WF_IMM   0x0001  /**< imm carries immediate data (VIA §10.2 bit 2) */
+#define VIA_WF_PEER  0x0002  /**< CONN_REQ of VipConnectPeerRequest */
+
+/** Opcode properties (wire.c table). */
+#define VIA_OPF_CM   0x1     /**< handled by the connection manager (control thread) */
+#define VIA_OPF_DATA 0x2     /**< handled by the poll lcore */
+
+struct via_wire_op_info {
+	const char *name;
+	uint16_t flags;          /**< VIA_OPF_* */
+	uint16_t payload_min;    /**< bytes of payload a valid frame carries at least */
+	uint16_t payload_max;    /**< ... and at most (UINT16_MAX: up to the MTU) */
+};
+
+/** The table, indexed by opcode; NULL name for unused entries. */
+extern const struct via_wire_op_info via_wire_ops[VIA_OP_COUNT];
+
+/** The VIA header: 48 bytes, after the Ethernet header. */
+struct via_wire_hdr {
+	uint8_t     version;     /**< VIA_WIRE_VERSION */
+	uint8_t     opcode;      /**< enum via_wire_op */
+	rte_be16_t  flags;       /**< VIA_WF_* */
+	rte_be32_t  dst_vi;      /**< receiver's VI id; 0 in a CONN_REQ */
+	rte_be32_t  src_vi;      /**< sender's VI id */
+	rte_be32_t  conn_id;     /**< connection identifier, chosen per attempt */
+	rte_be32_t  seq;         /**< frame sequence on the connection */
+	rte_be32_t  msg_id;      /**< message number on the connection */
+	rte_be32_t  msg_len;     /**< total bytes of the message */
+	rte_be32_t  offset;      /**< byte offset of this frame's payload */
+	rte_be32_t  imm;         /**< immediate data (VIA_WF_IMM) */
+	rte_be16_t  payload_len; /**< payload bytes in this frame */
+	rte_be16_t  reserved;    /**< zero */
+	rte_be32_t  payload_crc; /**< CRC32C of the payload */
+	rte_be32_t  hdr_crc;     /**< CRC32C of this header with hdr_crc = 0 */
+} __rte_packed;
+_Static_assert(sizeof(struct via_wire_hdr) == 48, "via_wire_hdr is wire format");
+
+/** Bytes before the payload in a frame. */
+#define VIA_FRAME_HDR_LEN (RTE_ETHER_HDR_LEN + sizeof(struct via_wire_hdr))
+
+#define VIA_WIRE_FIELD16(f)                                                            \
+	static inline uint16_t via_wire_##f(const struct via_wire_hdr *h)              \
+	{ return rte_be_to_cpu_16(h->f); }                                            \
+	static inline void via_wire_set_##f(struct via_wire_hdr *h, uint16_t v)        \
+	{ h->f = rte_cpu_to_be_16(v); }
+#define VIA_WIRE_FIELD32(f)                                                            \
+	static inline uint32_t via_wire_##f(const struct via_wire_hdr *h)              \
+	{ return rte_be_to_cpu_32(h->f); }                                            \
+	static inline void via_wire_set_##f(struct via_wire_hdr *h, uint32_t v)        \
+	{ h->f = rte_cpu_to_be_32(v); }
+
+VIA_WIRE_FIELD16(flags)
+VIA_WIRE_FIELD32(dst_vi)
+VIA_WIRE_FIELD32(src_vi)
+VIA_WIRE_FIELD32(conn_id)
+VIA_WIRE_FIELD32(seq)
+VIA_WIRE_FIELD32(msg_id)
+VIA_WIRE_FIELD32(msg_len)
+VIA_WIRE_FIELD32(offset)
+VIA_WIRE_FIELD32(imm)
+VIA_WIRE_FIELD16(payload_len)
+
+#undef VIA_WIRE_FIELD16
+#undef VIA_WIRE_FIELD32
+
+/**
+ * CRC32C of a header as if its hdr_crc were 0. rte_hash_crc() reads 8-byte
+ * words, so the header is copied into a union with such words first: the
+ * compiler may not assume the struct and the words do not alias.
+ */
+static inline uint32_t
+via_wire_hdr_crc(const struct via_wire_hdr *h)
+{
+	union {
+		struct via_wire_hdr hdr;
+		uint64_t words[sizeof(struct via_wire_hdr) / 8];
+	} u;
+
+	memcpy(&u.hdr, h, sizeof(u.hdr));
+	u.hdr.hdr_crc = 0;
+	return rte_hash_crc(u.words, sizeof(u.words), 0xffffffff);
+}
+
+/** Seal a header whose payload is @p payload: version, both CRCs. */
+static inline void
+via_wire_seal(struct via_wire_hdr *h, const void *payload, uint16_t len)
+{
+	h->version = VIA_WIRE_VERSION;
+	h->reserved = 0;
+	via_wire_set_payload_len(h, len);
+	h->payload_crc = rte_cpu_to_be_32(rte_hash_crc(payload, len, 0xffffffff));
+	h->hdr_crc = rte_cpu_to_be_32(via_wire_hdr_crc(h));
+}
+
+/**
+ * Validate a received header and payload (@p avail bytes follow the header).
+ * @return 0, -EPROTO (version, opcode, reserved or length invalid),
+ *         -EBADMSG (a CRC does not match: corrupt)
+ */
+int via_wire_check(const struct via_wire_hdr *h, uint32_t avail);
+
+/**
+ * CM payload (CONN_REQ, CONN_ACCEPT): who is connecting to whom and with
+ * which VI attributes (VIA §4.1: reliability and MTU must agree).
+ */
+#define VIA_WIRE_DISC_MAX 64
+struct via_wire_conn {
+	rte_be16_t reliability;       /**< VIP_SERVICE_* bit */
+	uint8_t    rdma_write;
+	uint8_t    rdma_read;
+	rte_be32_t max_transfer;
+	rte_be32_t qos;
+	uint8_t    dst_disc_len;      /**< discriminator the request targets */
+	uint8_t    src_disc_len;      /**< requester's own discriminator */
+	uint8_t    reserved[2];
+	uint8_t    dst_disc[VIA_WIRE_DISC_MAX];
+	uint8_t    src_disc[VIA_WIRE_DISC_MAX];
+} __rte_packed;
+_Static_assert(sizeof(struct via_wire_conn) == 144, "via_wire_conn is wire format");
+
+#endif /* VIA_WIRE_H */

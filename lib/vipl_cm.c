@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Connection management (VIA §4, §9.4): the calls are control requests to
+ * viad's connection manager; the blocking ones (VipConnectWait,
+ * VipConnectRequest, VipConnectPeerWait) are answered when the connection
+ * manager has an answer, while other threads' calls go on (vipl_ctl_call).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vipl_priv.h"
+
+static struct vipl_vi *
+vi_get(VIP_VI_HANDLE handle)
+{
+	return vipl_handle_get(handle, VIPL_OBJ_VI);
+}
+
+static uint32_t
+timeout_ms(VIP_ULONG t)
+{
+	return t >= VIP_INFINITE ? VIA_CTL_INFINITE : (uint32_t)t;
+}
+
+/*
+ * A VIP_NET_ADDRESS (VIA §9.10.8) as viad takes it: 6-byte MAC host address
+ * (or none: HostAddressLen 0), then DiscriminatorLen discriminator bytes.
+ */
+static int
+addr_in(const struct vipl_nic *nic, const VIP_NET_ADDRESS *a, struct via_ctl_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (a == NULL || (a->HostAddressLen != 0 && a->HostAddressLen != sizeof(out->mac)) ||
+	    a->DiscriminatorLen > nic->info.max_discriminator_len ||
+	    a->DiscriminatorLen > sizeof(out->disc))
+		return -EINVAL;
+	memcpy(out->mac, a->HostAddress, a->HostAddressLen);
+	out->disc_len = (uint8_t)a->DiscriminatorLen;
+	memcpy(out->disc, a->HostAddress + a->HostAddressLen, a->DiscriminatorLen);
+	return 0;
+}
+
+static void
+addr_out(const struct via_ctl_addr *in, VIP_NET_ADDRESS *a)
+{
+	a->HostAddressLen = sizeof(in->mac);
+	a->DiscriminatorLen = in->disc_len;
+	memcpy(a->HostAddress, in->mac, sizeof(in->mac));
+	memcpy(a->HostAddress + sizeof(in->mac), in->disc, in->disc_len);
+}
+
+static void
+attr_out(const struct via_ctl_vi_attr *w, VIP_VI_ATTRIBUTES *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ReliabilityLevel = w->reliability;
+	a->MaxTransferSize = w->max_transfer;
+	a->QoS = w->qos;
+	a->EnableRdmaWrite = w->rdma_write ? VIP_TRUE : VIP_FALSE;
+	a->EnableRdmaRead = w->rdma_read ? VIP_TRUE : VIP_FALSE;
+	/* the remote tag means nothing here (VIA §3.2.2: tags are local) */
+	a->Ptag = NULL;
+}
+
+static struct vipl_conn *
+conn_get(VIP_CONN_HANDLE handle)
+{
+	return vipl_handle_get(handle, VIPL_OBJ_CONN);
+}
+
+static void
+conn_free(struct vipl_conn *c)
+{
+	vipl_handle_free(&c->obj);
+	free(c);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipDpdkConnectWaitFrom(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr,
+		       VIP_NET_ADDRESS *FromAddr, VIP_ULONG Timeout, VIP_NET_ADDRESS *RemoteAddr,
+		       VIP_VI_ATTRIBUTES *RemoteViAttribs, VIP_CONN_HANDLE *ConnHandle)
+{
+	struct vipl_nic *nic = vipl_nic_get(NicHandle);
+	struct via_ctl_conn_wait_req req;
+	struct via_ctl_conn_wait_rep rep;
+	struct vipl_conn *c;
+	int rc;
+
+	if (nic == NULL || RemoteAddr == NULL || RemoteViAttribs == NULL || ConnHandle == NULL)
+		return VIP_INVALID_PARAMETER;
+	memset(&req, 0, sizeof(req));
+	if (addr_in(nic, LocalAddr, &req.local) != 0)
+		return VIP_INVALID_PARAMETER;
+	if (FromAddr != NULL) {
+		if (addr_in(nic, FromAddr, &req.filter) != 0)
+			return VIP_INVALID_PARAMETER;
+		req.flags = (FromAddr->HostAddressLen ? VIA_CTL_FILTER_HOST : 0) |
+			    (FromAddr->DiscriminatorLen ? VIA_CTL_FILTER_DISC : 0);
+	}
+	req.timeout_ms = timeout_ms(Timeout);
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return VIP_ERROR_RESOURCE;
+	rc = vipl_ctl_call(nic, VIA_CTL_CONN_WAIT, &req, &rep, NULL);
+	if (rc == 0)
+		rc = vipl_handle_new(&c->obj, VIPL_OBJ_CONN);
+	if (rc != 0) {
+		free(c);
+		return vipl_return(rc);
+	}
+	c->nic = nic;
+	c->id = rep.conn;
+	addr_out(&rep.remote, RemoteAddr);
+	attr_out(&rep.remote_attr, RemoteViAttribs);
+	*ConnHandle = vipl_handle_of(&c->obj);
+	return VIP_SUCCESS;
+}
+
+VIPL_EXPORT VIP_RETURN
+VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr, VIP_ULONG Timeout,
+	       VIP_NET_ADDRESS *RemoteAddr, VIP_VI_ATTRIBUTES *RemoteViAttribs,
+	       VIP_CONN_HANDLE *ConnHandle)
+{
+	return VipDpdkConnectWaitFrom(NicHandle, LocalAddr, NULL, Timeout, RemoteAddr,
+				      RemoteViAttribs, ConnHandle);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipConnectAccept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDLE ViHandle)
+{
+	struct vipl_conn *c = conn_get(ConnHandle);
+	struct vipl_vi *vi = vi_get(ViHandle);
+	struct via_ctl_conn_accept_req req;
+	int rc;
+
+	if (c == NULL || vi == NULL || vi->nic != c->nic)
+		return VIP_INVALID_PARAMETER;
+	req.conn = c->id;
+	req.vi = vi->id;
+	rc = vipl_ctl_call(c->nic, VIA_CTL_CONN_ACCEPT, &req, NULL, NULL);
+	/* on a conflict of attributes the request stays valid (VIA §9.4.2) */
+	if (rc == 0)
+		conn_free(c);
+	return vipl_return(rc);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipConnectReject(VIP_CONN_HANDLE ConnHandle)
+{
+	struct vipl_conn *c = conn_get(ConnHandle);
+	struct via_ctl_id req = { 0 };
+	int rc;
+
+	if (c == NULL)
+		return VIP_INVALID_PARAMETER;
+	req.id = c->id;
+	rc = vipl_ctl_call(c->nic, VIA_CTL_CONN_REJECT, &req, NULL, NULL);
+	conn_free(c);
+	return vipl_return(rc);
+}
+
+static int
+request_fill(struct vipl_vi *vi, VIP_NET_ADDRESS *local, VIP_NET_ADDRESS *remote,
+	     VIP_ULONG timeout, struct via_ctl_conn_request_req *req)
+{
+	memset(req, 0, sizeof(*req));
+	if (addr_in(vi->nic, local, &req->local) != 0 || addr_in(vi->nic, remote, &req->remote) != 0 ||
+	    remote->HostAddressLen != sizeof(req->remote.mac))
+		return -EINVAL;
+	/* the local address, if given, is this NIC's */
+	if (local->HostAddressLen != 0 &&
+	    memcmp(req->local.mac, vi->nic->info.mac, sizeof(req->local.mac)) != 0)
+		return -EINVAL;
+	req->vi = vi->id;
+	req->timeout_ms = timeout_ms(timeout);
+	return 0;
+}
+
+VIPL_EXPORT VIP_RETURN
+VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr, VIP_NET_ADDRESS *RemoteAddr,
+		  VIP_ULONG Timeout, VIP_VI_ATTRIBUTES *RemoteViAttribs)
+{
+	struct vipl_vi *vi = vi_get(ViHandle);
+	struct via_ctl_conn_request_req req;
+	struct via_ctl_vi_attr rep;
+	int rc;
+
+	if (vi == NULL || RemoteViAttribs == NULL ||
+	    request_fill(vi, LocalAddr, RemoteAddr, Timeout, &req) != 0)
+		return VIP_INVALID_PARAMETER;
+	rc = vipl_ctl_call(vi->nic, VIA_CTL_CONN_REQUEST, &req, &rep, NULL);
+	if (rc == 0)
+		attr_out(&rep, RemoteViAttribs);
+	return vipl_return(rc);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipDisconnect(VIP_VI_HANDLE ViHandle)
+{
+	struct vipl_vi *vi = vi_get(ViHandle);
+	struct via_ctl_id req = { 0 };
+
+	if (vi == NULL)
+		return VIP_INVALID_PARAMETER;
+	req.id = vi->id;
+	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_DISCONNECT, &req, NULL, NULL));
+}
+
+VIPL_EXPORT VIP_RETURN
+VipConnectPeerRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr,
+		      VIP_NET_ADDRESS *RemoteAddr, VIP_ULONG Timeout)
+{
+	struct vipl_vi *vi = vi_get(ViHandle);
+	struct via_ctl_conn_request_req req;
+
+	if (vi == NULL || request_fill(vi, LocalAddr, RemoteAddr, Timeout, &req) != 0)
+		return VIP_INVALID_PARAMETER;
+	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_PEER_REQUEST, &req, NULL, NULL));
+}
+
+static VIP_RETURN
+peer_result(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteAttributes, unsigned op)
+{
+	struct vipl_vi *vi = vi_get(ViHandle);
+	struct via_ctl_id req = { 0 };
+	struct via_ctl_vi_attr rep;
+	int rc;
+
+	if (vi == NULL || RemoteAttributes == NULL)
+		return VIP_INVALID_PARAMETER;
+	req.id = vi->id;
+	rc = vipl_ctl_call(vi->nic, op, &req, &rep, NULL);
+	if (rc == 0)
+		attr_out(&rep, RemoteAttributes);
+	return vipl_return(rc);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipConnectPeerDone(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteAttributes)
+{
+	return peer_result(ViHandle, RemoteAttributes, VIA_CTL_PEER_DONE);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipConnectPeerWait(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteAttributes)
+{
+	return peer_result(ViHandle, RemoteAttributes, VIA_CTL_PEER_WAIT);
+}

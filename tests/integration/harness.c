@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Integration test harness: see harness.h.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define MAX_VIADS 32
+
+static const char *viad_path;
+static const char *prog_name = "test";
+static char tmpdir[128];
+static unsigned nb_checks, nb_failed;
+static const char *child_prefix;
+static pid_t main_pid;
+/* every viad started, as copies: the callers' structs may be gone */
+static struct viad_proc viads[MAX_VIADS];
+static unsigned nb_viads;
+static unsigned instance_seq;
+static unsigned viad_nofile;
+
+void
+h_viad_set_nofile(unsigned n)
+{
+	viad_nofile = n;
+}
+
+uint64_t
+h_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void
+h_sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+const char *
+h_tmpdir(void)
+{
+	return tmpdir;
+}
+
+unsigned
+h_failures(void)
+{
+	return nb_failed;
+}
+
+void
+h_set_child(const char *prefix)
+{
+	child_prefix = prefix;
+	nb_checks = 0;
+	nb_failed = 0;
+}
+
+static void
+vprint_line(const char *status, const char *file, int line, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (file != NULL)
+		printf("%s%s%s - %s (%s:%d)\n", child_prefix ? child_prefix : "",
+		       child_prefix ? ": " : "", status, msg, file, line);
+	else
+		printf("%s%s%s - %s\n", child_prefix ? child_prefix : "",
+		       child_prefix ? ": " : "", status, msg);
+}
+
+int
+h_check(bool ok, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	nb_checks++;
+	va_start(ap, fmt);
+	if (ok) {
+		vprint_line("ok", NULL, 0, fmt, ap);
+	} else {
+		nb_failed++;
+		vprint_line("not ok", file, line, fmt, ap);
+	}
+	va_end(ap);
+	return ok;
+}
+
+int
+h_check_ret(VIP_RETURN got, VIP_RETURN want, const char *expr, const char *file, int line,
+	    const char *fmt, ...)
+{
+	char what[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (got == want)
+		return h_check(true, file, line, "%s: %s", what, VipDpdkReturnString(want));
+	h_check(false, file, line, "%s: %s returned %s (%d), want %s", what, expr,
+		VipDpdkReturnString(got), (int)got, VipDpdkReturnString(want));
+	return 0;
+}
+
+void
+h_note(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	printf("%s%s# %s\n", child_prefix ? child_prefix : "", child_prefix ? ": " : "", msg);
+}
+
+uint64_t
+h_seed(void)
+{
+	const char *s = getenv("VIA_TEST_SEED");
+	uint64_t seed = 0x1d2c3b4a59687766ULL;
+
+	if (s != NULL && *s != '\0')
+		seed = strtoull(s, NULL, 0);
+	if (seed == 0)
+		seed = 1;
+	h_note("seed %#" PRIx64 " (set VIA_TEST_SEED to replay)", seed);
+	return seed;
+}
+
+uint64_t
+h_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* ---- log tails, async-signal-safe (used from the watchdog too) ------- */
+
+static void
+write_str(int fd, const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static void
+log_tail_raw(const struct viad_proc *v, size_t max_bytes)
+{
+	char buf[8192];
+	struct stat st;
+	off_t off;
+	ssize_t n;
+	int fd;
+
+	if (max_bytes > sizeof(buf) - 1)
+		max_bytes = sizeof(buf) - 1;
+	fd = open(v->log, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0) {
+		off = st.st_size > (off_t)max_bytes ? st.st_size - (off_t)max_bytes : 0;
+		n = pread(fd, buf, max_bytes, off);
+		if (n > 0) {
+			buf[n] = '\0';
+			write_str(STDOUT_FILENO, "# ---- log of viad '");
+			write_str(STDOUT_FILENO, v->name);
+			write_str(STDOUT_FILENO, "' (");
+			write_str(STDOUT_FILENO, v->log);
+			write_str(STDOUT_FILENO, "), tail:\n");
+			write_str(STDOUT_FILENO, buf);
+			write_str(STDOUT_FILENO, "# ---- end of log\n");
+		}
+	}
+	close(fd);
+}
+
+void
+viad_log_tail(const struct viad_proc *v, unsigned lines)
+{
+	log_tail_raw(v, (size_t)lines * 120);
+}
+
+bool
+viad_log_contains(const struct viad_proc *v, const char *needle)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f = fopen(v->log, "re");
+
+	if (f == NULL)
+		return false;
+	while (!found && getline(&line, &cap, f) >= 0)
+		found = strstr(line, needle) != NULL;
+	free(line);
+	fclose(f);
+	return found;
+}
+
+static void
+watchdog(int sig)
+{
+	unsigned i;
+
+	(void)sig;
+	write_str(STDOUT_FILENO, "not ok - watchdog: the test did not finish in time\n");
+	for (i = 0; i < nb_viads; i++) {
+		if (viads[i].pid > 0) {
+			log_tail_raw(&viads[i], 3000);
+			kill(viads[i].pid, SIGKILL);
+		}
+	}
+	_exit(1);
+}
+
+void
+h_init(int argc, char **argv, unsigned watchdog_s)
+{
+	const char *slash;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	main_pid = getpid();
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s PATH/TO/viad\n", argv[0]);
+		exit(2);
+	}
+	viad_path = argv[1];
+	slash = strrchr(argv[0], '/');
+	prog_name = slash != NULL ? slash + 1 : argv[0];
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/via-it-%s-XXXXXX", prog_name);
+	if (mkdtemp(tmpdir) == NULL) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	h_note("%s: viad %s, temporary directory %s", prog_name, viad_path, tmpdir);
+	/* a vanished peer must be an error return, never a signal */
+	signal(SIGPIPE, SIG_IGN);
+	if (watchdog_s > 0) {
+		signal(SIGALRM, watchdog);
+		alarm(watchdog_s);
+	}
+}
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+int
+h_finish(void)
+{
+	unsigned i;
+
+	alarm(0);
+	for (i = 0; i < nb_viads; i++) {
+		if (viads[i].pid > 0 && viad_alive(&viads[i])) {
+			h_check(false, __FILE__, __LINE__, "viad '%s' still running at the end",
+				viads[i].name);
+			viad_kill(&viads[i]);
+		}
+	}
+	if (nb_failed > 0) {
+		for (i = 0; i < nb_viads; i++)
+			viad_log_tail(&viads[i], 40);
+		printf("# %s: %u of %u checks FAILED; files kept in %s\n", prog_name, nb_failed,
+		       nb_checks, tmpdir);
+		return 1;
+	}
+	printf("# %s: all %u checks passed\n", prog_name, nb_checks);
+	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+/* ---- viad processes -------------------------------------------------- */
+
+static void
+viad_register(const struct viad_proc *v)
+{
+	if (nb_viads < MAX_VIADS)
+		viads[nb_viads++] = *v;
+}
+
+/* @p pid exited with wait status @p st: update the registry's copy. */
+static void
+viad_reaped(pid_t pid, int st)
+{
+	unsigned i;
+
+	for (i = 0; i < nb_viads; i++) {
+		if (viads[i].pid == pid) {
+			viads[i].pid = 0;
+			viads[i].status = st;
+		}
+	}
+}
+
+int
+viad_spawn(struct viad_proc *v, const char *name, const char *sock, const char *const *sets)
+{
+	char *argv[80];
+	char inst_set[128];
+	unsigned n = 0, i;
+	pid_t pid, parent;
+
+	memset(v, 0, sizeof(*v));
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	snprintf(v->sock, sizeof(v->sock), "%s", sock);
+	snprintf(v->log, sizeof(v->log), "%s/viad-%s-%u.log", tmpdir, name, instance_seq);
+	snprintf(v->instance, sizeof(v->instance), "it%d_%u", (int)getpid(), instance_seq++);
+	snprintf(inst_set, sizeof(inst_set), "viad.instance=%s", v->instance);
+	argv[n++] = (char *)viad_path;
+	argv[n++] = "-s";
+	argv[n++] = v->sock;
+	argv[n++] = "--set";
+	argv[n++] = inst_set;
+	argv[n++] = "--set";
+	argv[n++] = "viad.poll_mode=backoff";
+	for (i = 0; sets != NULL && sets[i] != NULL && n < 76; i++) {
+		argv[n++] = "--set";
+		argv[n++] = (char *)sets[i];
+	}
+	argv[n] = NULL;
+	parent = getpid();
+	pid = fork();
+	if (pid < 0) {
+		h_check(false, __FILE__, __LINE__, "fork viad: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		int fd = open(v->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		/* viad must not outlive a test killed by meson's timeout */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		signal(SIGPIPE, SIG_DFL);
+		if (viad_nofile > 0) {
+			struct rlimit rl;
+
+			getrlimit(RLIMIT_NOFILE, &rl);
+			/* hard and soft: EAL raises the soft limit to the hard one */
+			rl.rlim_cur = viad_nofile < rl.rlim_max ? viad_nofile : rl.rlim_max;
+			rl.rlim_max = rl.rlim_cur;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		execv(viad_path, argv);
+		fprintf(stderr, "exec %s: %s\n", viad_path, strerror(errno));
+		_exit(127);
+	}
+	v->pid = pid;
+	viad_register(v);
+	return 0;
+}
+
+static int
+try_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int
+h_raw_connect(const struct viad_proc *v)
+{
+	return try_connect(v->sock);
+}
+
+bool
+viad_alive(struct viad_proc *v)
+{
+	int st;
+	pid_t r;
+
+	if (v->pid <= 0)
+		return false;
+	r = waitpid(v->pid, &st, WNOHANG);
+	if (r == v->pid || (r < 0 && errno == ECHILD)) {
+		if (r == v->pid)
+			viad_reaped(v->pid, st);
+		v->status = r == v->pid ? st : v->status;
+		v->pid = 0;
+		return false;
+	}
+	return true;
+}
+
+int
+viad_wait_ready(struct viad_proc *v, unsigned timeout_ms)
+{
+	uint64_t end = h_now_ms() + timeout_ms;
+	int fd;
+
+	while (h_now_ms() < end) {
+		if (!viad_alive(v))
+			return -1;
+		fd = try_connect(v->sock);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		h_sleep_ms(20);
+	}
+	return -1;
+}
+
+void
+viad_use(const struct viad_proc *v)
+{
+	setenv("VIAD_SOCKET", v->sock, 1);
+}
+
+int
+viad_start(struct viad_proc *v, const char *name, const char *const *sets)
+{
+	char sock[256];
+	uint64_t t0 = h_now_ms();
+
+	snprintf(sock, sizeof(sock), "%s/%s.sock", tmpdir, name);
+	if (viad_spawn(v, name, sock, sets) != 0)
+		return -1;
+	if (viad_wait_ready(v, H_TIMEOUT_MS) != 0) {
+		h_check(false, __FILE__, __LINE__, "viad '%s' accepts connections on %s", name,
+			v->sock);
+		viad_log_tail(v, 40);
+		if (v->pid > 0)
+			viad_kill(v);
+		return -1;
+	}
+	h_note("viad '%s' (pid %d) ready on %s after %llu ms", name, (int)v->pid, v->sock,
+	       (unsigned long long)(h_now_ms() - t0));
+	viad_use(v);
+	return 0;
+}
+
+int
+viad_wait_exit(struct viad_proc *v, unsigned timeout_ms)
+{
+	uint64_t end = h_now_ms() + timeout_ms;
+
+	while (viad_alive(v)) {
+		if (h_now_ms() >= end)
+			return -1;
+		h_sleep_ms(10);
+	}
+	return 0;
+}
+
+void
+viad_kill(struct viad_proc *v)
+{
+	int st;
+
+	if (v->pid <= 0)
+		return;
+	kill(v->pid, SIGKILL);
+	if (waitpid(v->pid, &st, 0) == v->pid) {
+		v->status = st;
+		viad_reaped(v->pid, st);
+	}
+	v->pid = 0;
+}
+
+int
+viad_stop(struct viad_proc *v)
+{
+	uint64_t t0 = h_now_ms();
+	int ok;
+
+	if (v->pid <= 0) {
+		h_check(false, __FILE__, __LINE__, "viad '%s' was still running before SIGTERM",
+			v->name);
+		return -1;
+	}
+	kill(v->pid, SIGTERM);
+	if (viad_wait_exit(v, H_TIMEOUT_MS) != 0) {
+		h_check(false, __FILE__, __LINE__, "viad '%s' exits within %u ms of SIGTERM",
+			v->name, H_TIMEOUT_MS);
+		viad_kill(v);
+		return -1;
+	}
+	ok = WIFEXITED(v->status) && WEXITSTATUS(v->status) == 0;
+	h_check(ok, __FILE__, __LINE__,
+		"viad '%s' exits with status 0 after SIGTERM (%s %d, %llu ms)", v->name,
+		WIFEXITED(v->status) ? "exit" : "signal",
+		WIFEXITED(v->status) ? WEXITSTATUS(v->status) : WTERMSIG(v->status),
+		(unsigned long long)(h_now_ms() - t0));
+	return ok ? 0 : -1;
+}
+
+int
+viad_fd_count(const struct viad_proc *v)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)v->pid);
+	d = opendir(path);
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] != '.')
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+double
+viad_main_thread_cpu(const struct viad_proc *v)
+{
+	char path[64], buf[1024], *p;
+	unsigned long utime = 0, stime = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)v->pid, (int)v->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1.0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1.0;
+	buf[n] = '\0';
+	/* fields after "(comm)": state is field 3, utime 14, stime 15 */
+	p = strrchr(buf, ')');
+	if (p == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+		   &stime) != 2)
+		return -1.0;
+	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* ---- VIPL helpers ------------------------------------------------------ */
+
+VIP_RETURN
+h_counters(VIP_NIC_HANDLE nic, VIP_DPDK_COUNTERS *c)
+{
+	VIP_RETURN r = VipQuerySystemManagementInfo(nic, VIP_DPDK_SMI_COUNTERS, c);
+
+	if (r != VIP_SUCCESS)
+		memset(c, 0, sizeof(*c));
+	return r;
+}
+
+void
+h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag)
+{
+	memset(a, 0, sizeof(*a));
+	a->ReliabilityLevel = VIP_SERVICE_UNRELIABLE;
+	a->MaxTransferSize = 32768;
+	a->QoS = 0;
+	a->Ptag = ptag;
+	a->EnableRdmaWrite = VIP_FALSE;
+	a->EnableRdmaRead = VIP_FALSE;
+}

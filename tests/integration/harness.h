@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Integration test harness: private viad instances and TAP-like checks.
+ *
+ * Every test executable gets the viad binary as argv[1] (meson passes
+ * `args: [viad]`). Each viad started here listens on a socket in the test's
+ * own temporary directory, under a unique DPDK instance name, with its log
+ * (stdout and stderr) in that directory. The log tail of every viad is
+ * printed when a check failed.
+ *
+ * Checks print one line each: "ok - what" or "not ok - what (file:line)".
+ * The exit status of a test is 0 iff no check failed.
+ */
+#ifndef VIA_IT_HARNESS_H
+#define VIA_IT_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <vipl_dpdk.h>
+
+/** Generous bound for anything viad must do (start, stop, reclaim). */
+#define H_TIMEOUT_MS 20000
+
+struct viad_proc {
+	pid_t pid;           /**< 0 when not running */
+	char name[32];       /**< label in the test output */
+	char sock[256];
+	char log[256];
+	char instance[64];
+	int status;          /**< wait status once it exited */
+};
+
+/** Parse argv (argv[1] = viad), make the temporary directory, set stdout
+ *  unbuffered, arm a watchdog of @p watchdog_s seconds (0: none). */
+void h_init(int argc, char **argv, unsigned watchdog_s);
+/** The test's temporary directory. */
+const char *h_tmpdir(void);
+/** Print the summary, clean up (viads killed, tmpdir removed on success).
+ *  @return the exit status for main(). */
+int h_finish(void);
+/** Prefix of check lines (e.g. "child"), for forked processes. Marks the
+ *  process as a child: it must leave with _exit(), never h_finish(). */
+void h_set_child(const char *prefix);
+/** Failed checks so far in this process. */
+unsigned h_failures(void);
+/** Seed for randomized tests: VIA_TEST_SEED or a fixed default; printed. */
+uint64_t h_seed(void);
+/** xorshift64* step. */
+uint64_t h_rand(uint64_t *state);
+/** Monotonic milliseconds. */
+uint64_t h_now_ms(void);
+/** Sleep @p ms milliseconds. */
+void h_sleep_ms(unsigned ms);
+
+int h_check(bool ok, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int h_check_ret(VIP_RETURN got, VIP_RETURN want, const char *expr, const char *file, int line,
+		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/** Print a comment line "# ...". */
+void h_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** CHECK(condition, "what %d", ...) */
+#define CHECK(cond, ...) h_check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+/** CHECK_RET(VipCall(...), VIP_SUCCESS, "what") */
+#define CHECK_RET(expr, want, ...) \
+	h_check_ret((expr), (want), #expr, __FILE__, __LINE__, __VA_ARGS__)
+
+/**
+ * Start viad with `-s SOCK --set viad.instance=UNIQUE --set
+ * viad.poll_mode=backoff` plus `--set S` for each S of the NULL-terminated
+ * @p sets (may be NULL), and wait (H_TIMEOUT_MS) until its socket accepts.
+ * Sets VIAD_SOCKET to its socket.
+ * @return 0, or -1 (viad exited or did not become ready; a check failed)
+ */
+int viad_start(struct viad_proc *v, const char *name, const char *const *sets);
+/** RLIMIT_NOFILE (soft and hard, as `ulimit -n N`) of the viads started
+ *  from now on; 0: inherited. */
+void h_viad_set_nofile(unsigned n);
+/** Like viad_start with an explicit socket path and no readiness wait. */
+int viad_spawn(struct viad_proc *v, const char *name, const char *sock,
+	       const char *const *sets);
+/** Wait until the socket accepts (or viad exits). @return 0 or -1 */
+int viad_wait_ready(struct viad_proc *v, unsigned timeout_ms);
+/** Wait for exit. @return 0 and v->status set, or -1 on timeout */
+int viad_wait_exit(struct viad_proc *v, unsigned timeout_ms);
+/** SIGTERM, wait H_TIMEOUT_MS (SIGKILL on timeout), check exit status 0.
+ *  @return 0 if it exited 0 in time */
+int viad_stop(struct viad_proc *v);
+/** SIGKILL and reap. */
+void viad_kill(struct viad_proc *v);
+/** Point VIAD_SOCKET at @p v. */
+void viad_use(const struct viad_proc *v);
+/** Whether viad is still running (not exited). */
+bool viad_alive(struct viad_proc *v);
+/** Print the last @p lines lines of the log. */
+void viad_log_tail(const struct viad_proc *v, unsigned lines);
+/** Whether the log contains @p needle. */
+bool viad_log_contains(const struct viad_proc *v, const char *needle);
+/** Open file descriptors of viad (/proc/PID/fd), -1 if unknown. */
+int viad_fd_count(const struct viad_proc *v);
+/** CPU seconds (user + system) used by viad's main (control) thread. */
+double viad_main_thread_cpu(const struct viad_proc *v);
+
+/** VIP_DPDK_SMI_COUNTERS of @p nic; zeroed on failure. */
+VIP_RETURN h_counters(VIP_NIC_HANDLE nic, VIP_DPDK_COUNTERS *c);
+
+/** Default VI attributes: unreliable, 32 KiB, QoS 0, @p ptag. */
+void h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag);
+
+/** Connect a raw client to @p v's socket. @return fd or -1 */
+int h_raw_connect(const struct viad_proc *v);
+
+#endif /* VIA_IT_HARNESS_H */
