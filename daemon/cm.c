@@ -196,11 +196,11 @@ request_done(struct viad *d, struct via_vi *vi, int err)
 	c->requesting = false;
 	if (err == 0) {
 		via_vi_set_state(vi, VIP_STATE_CONNECTED, "connection accepted");
-		c->result_pending = 1;
+		c->result = VIA_CONN_UP;
 	} else {
 		via_vi_set_state(vi, VIP_STATE_IDLE,
 				 err == -ETIMEDOUT ? "connect timed out" : "connect failed");
-		c->result_pending = err == -ECONNREFUSED ? 3 : 2;
+		c->result = err == -ECONNREFUSED ? VIA_CONN_REJECTED : VIA_CONN_TIMED_OUT;
 		c->id = 0;
 	}
 	if (c->reply_op != 0) {
@@ -286,11 +286,11 @@ via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi_id, uint32_t
 		c->reply_seq = seq;
 		return VIA_CTL_DEFERRED;
 	}
-	switch (c->result_pending) {
-	case 1:
+	switch (c->result) {
+	case VIA_CONN_UP:
 		*attr = c->remote_attr;
 		return 0;
-	case 3:
+	case VIA_CONN_REJECTED:
 		c->peer = false;
 		return -ECONNREFUSED;
 	default:

@@ -201,9 +201,9 @@ complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via
 }
 
 static void
-desc_invalid(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
+desc_invalid(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w, uint32_t code)
 {
-	via_session_async_error(vi->owner, VIP_ERROR_POST_DESC, vi->cookie, VIP_RESOURCE_DESCRIPTOR,
+	via_session_async_error(vi->owner, code, vi->cookie, VIP_RESOURCE_DESCRIPTOR,
 				q == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE,
 				w->desc_va);
 }
@@ -211,10 +211,12 @@ desc_invalid(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 /*
  * The region holding the descriptor of @p w: of the VI's tag and writable,
  * since its status is written back (VIA §9.5.1: protection covers "all
- * memory references ... including Descriptors"). NULL: POST_DESC reported.
+ * memory references ... including Descriptors"). NULL: @p code reported,
+ * POST_DESC when fetching, COMP_PROT when completing (VIA §9.9.1).
  */
 static const struct via_mr *
-desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
+desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
+	    uint32_t code)
 {
 	const struct via_mr *mr;
 	int err;
@@ -222,7 +224,7 @@ desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct 
 	mr = via_mr_check(d, vi->owner, w->desc_handle, w->desc_va, DESC_CS_SIZE, vi->attr.ptag,
 			  VIA_MR_LOCAL_READ | VIA_MR_LOCAL_WRITE, &err);
 	if (mr == NULL || w->reserved != 0) {
-		desc_invalid(vi, q, w);
+		desc_invalid(vi, q, w, code);
 		return NULL;
 	}
 	return mr;
@@ -247,11 +249,11 @@ desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct v
 
 	*status = 0;
 	*total = 0;
-	mr = desc_region(d, vi, q, w);
+	mr = desc_region(d, vi, q, w, VIP_ERROR_POST_DESC);
 	if (mr == NULL)
 		return NULL;
 	if (via_mem_read(s, mr, w->desc_va, cs, sizeof(*cs)) != 0) {
-		desc_invalid(vi, q, w);
+		desc_invalid(vi, q, w, VIP_ERROR_POST_DESC);
 		return NULL;
 	}
 	n = cs->SegCount;
@@ -287,6 +289,7 @@ desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct v
 		sg = &ds[i % 16];
 		segs[i].va = sg->Data.AddressBits;
 		segs[i].len = sg->Length;
+		segs[i].handle = sg->Handle;
 		segs[i].mr = NULL;
 		*total += sg->Length;
 		/* a zero-length segment names no memory */
@@ -302,11 +305,17 @@ desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct v
 	return mr;
 }
 
-/* Copy between message bytes [off, off+len) and a segment list. */
+/*
+ * Copy between message bytes [off, off+len) and a segment list. With
+ * @p recheck the regions are looked up again by handle: a receive descriptor
+ * outlives the iteration that fetched it, and the client may deregister a
+ * region meanwhile (an access to it is then a protection error, VIA §3.2.1).
+ */
 static int
-segs_copy(struct via_session *s, const struct via_dp_seg *segs, uint16_t n, uint64_t off,
-	  uint8_t *buf, uint32_t len, bool to_segs)
+segs_copy(struct viad *d, struct via_vi *vi, struct via_dp_seg *segs, uint16_t n, uint64_t off,
+	  uint8_t *buf, uint32_t len, bool to_segs, bool recheck)
 {
+	struct via_session *s = vi->owner;
 	uint16_t i;
 
 	for (i = 0; i < n && len > 0; i++) {
@@ -318,6 +327,13 @@ segs_copy(struct via_session *s, const struct via_dp_seg *segs, uint16_t n, uint
 			continue;
 		}
 		take = (uint32_t)RTE_MIN((uint64_t)len, segs[i].len - off);
+		if (recheck) {
+			segs[i].mr = via_mr_check(d, s, segs[i].handle, segs[i].va, segs[i].len,
+						  vi->attr.ptag, to_segs ? VIA_MR_LOCAL_WRITE
+									 : VIA_MR_LOCAL_READ, &rc);
+			if (segs[i].mr == NULL)
+				return rc;
+		}
 		rc = to_segs ? via_mem_write(s, segs[i].mr, segs[i].va + off, buf, take)
 			     : via_mem_read(s, segs[i].mr, segs[i].va + off, buf, take);
 		if (rc != 0)
@@ -333,8 +349,8 @@ segs_copy(struct via_session *s, const struct via_dp_seg *segs, uint16_t n, uint
 
 /* Cut the message into frames and transmit them; false if the data vanished. */
 static bool
-send_frames(struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs, const struct via_dp_seg *segs,
-	    uint32_t total)
+send_frames(struct viad *d, struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs,
+	    struct via_dp_seg *segs, uint32_t total)
 {
 	struct via_nic *nic = vi->owner->nic;
 	const uint32_t chunk = via_dp_frame_payload(nic);
@@ -364,7 +380,7 @@ send_frames(struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs, const struct via_d
 		via_wire_set_msg_len(h, total);
 		via_wire_set_offset(h, off);
 		via_wire_set_imm(h, (cs->Control & VIP_CONTROL_IMMEDIATE) ? cs->ImmediateData : 0);
-		if (segs_copy(vi->owner, segs, cs->SegCount, off, (uint8_t *)(h + 1), len, false)) {
+		if (segs_copy(d, vi, segs, cs->SegCount, off, (uint8_t *)(h + 1), len, false, false)) {
 			rte_pktmbuf_free(m);
 			rte_pktmbuf_free_bulk(pkts, n);
 			return false;
@@ -401,7 +417,7 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 	/* VIA §5.1, §5.2, §5.4: the send queue of an unconnected VI completes in error */
 	if (status == 0 && vi->state != VIP_STATE_CONNECTED)
 		status = VIP_STATUS_DESC_FLUSHED_ERROR;
-	if (status == 0 && !send_frames(vi, &cs, segs, (uint32_t)total))
+	if (status == 0 && !send_frames(d, vi, &cs, segs, (uint32_t)total))
 		status = VIP_STATUS_PROTECTION_ERROR;
 	complete(d, vi, VIA_WQ_SEND, w, mr, status ? 0 : (uint32_t)total, cs.ImmediateData,
 		 status | VIP_STATUS_OP_SEND);
@@ -453,7 +469,6 @@ recv_take(struct viad *d, struct via_vi *vi)
 		}
 		rx->have_desc = true;
 		rx->wqe = w;
-		rx->desc_mr = (struct via_mr *)mr;
 		rx->nb_segs = cs.SegCount;
 		rx->capacity = (uint32_t)total;
 		return true;
@@ -466,7 +481,8 @@ recv_complete(struct viad *d, struct via_vi *vi, uint32_t len, uint32_t imm, uin
 {
 	struct via_vi_rx *rx = &vi->rx;
 
-	complete(d, vi, VIA_WQ_RECV, &rx->wqe, rx->desc_mr, len, imm,
+	/* looked up again: the descriptor's region may be gone (COMP_PROT) */
+	complete(d, vi, VIA_WQ_RECV, &rx->wqe, desc_region(d, vi, VIA_WQ_RECV, &rx->wqe, VIP_ERROR_COMP_PROT), len, imm,
 		 status | VIP_STATUS_OP_RECEIVE);
 	rx->have_desc = false;
 	rx->in_msg = false;
@@ -527,8 +543,8 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		st->frames_dropped++;
 		return;
 	}
-	if (len > 0 && segs_copy(vi->owner, rx->segs, rx->nb_segs, off, (uint8_t *)(h + 1), len,
-				 true) != 0) {
+	if (len > 0 && segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)(h + 1), len,
+				 true, true) != 0) {
 		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
 		return;
 	}
@@ -598,7 +614,7 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 			struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
 
 			via_ring_consume(r, 1);
-			complete(d, vi, q, &w, desc_region(d, vi, q, &w), 0, 0,
+			complete(d, vi, q, &w, desc_region(d, vi, q, &w, VIP_ERROR_POST_DESC), 0, 0,
 				 VIP_STATUS_DESC_FLUSHED_ERROR | op);
 		}
 	}

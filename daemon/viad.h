@@ -350,6 +350,14 @@ struct via_cq *via_cq_get(struct viad *d, struct via_session *s, uint32_t id);
 
 /* ---- vi.c ------------------------------------------------------------- */
 
+/** How the last connection attempt of a VI ended (VipConnectPeerDone). */
+enum via_conn_result {
+	VIA_CONN_NONE,
+	VIA_CONN_UP,
+	VIA_CONN_TIMED_OUT,
+	VIA_CONN_REJECTED,
+};
+
 /** The connection of a VI (VIA §4): who is at the other end. */
 struct via_vi_conn {
 	uint32_t id;              /**< connection identifier; 0 = none */
@@ -360,7 +368,7 @@ struct via_vi_conn {
 	bool requesting;
 	bool peer;                /**< VipConnectPeerRequest */
 	bool saw_nomatch;         /**< the remote answered "nobody waits" */
-	uint8_t result_pending;   /**< PEER: 0 none, 1 connected, 2 timed out, 3 rejected */
+	uint8_t result;           /**< enum via_conn_result of the last attempt */
 	uint32_t reply_seq;       /**< deferred CONN_REQUEST / PEER_WAIT to answer */
 	uint16_t reply_op;        /**< 0 = none */
 	uint64_t deadline_ms;     /**< UINT64_MAX: no timeout */
@@ -378,8 +386,8 @@ struct via_vi_rx {
 	uint32_t expected_off;
 	uint32_t last_msg_id;      /**< last message completed: duplicates are dropped */
 	uint32_t capacity;         /**< sum of the descriptor's segment lengths */
-	struct via_wqe wqe;
-	struct via_mr *desc_mr;
+	struct via_wqe wqe;        /**< regions are named by handle, looked up at
+				    *   each use: the client may deregister them */
 	uint16_t nb_segs;
 	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
 };
@@ -436,7 +444,8 @@ const char *via_vi_state_name(uint32_t state);
 struct via_dp_seg {
 	uint64_t va;
 	uint32_t len;
-	struct via_mr *mr;
+	uint32_t handle;
+	struct via_mr *mr;   /**< valid only while the data-path lock is held */
 };
 
 /**
