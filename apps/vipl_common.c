@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +20,8 @@
 #define VC_HELLO_WORDS (4 + 3 * VC_MAX_SIZES)
 
 static const char *prog = "vipl";
+static atomic_ulong async_errors;          /* other than Receive Queue Empty */
+static atomic_int async_last;
 
 /* ------------------------------------------------------------------ errors */
 
@@ -35,6 +36,10 @@ vc_die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (atomic_load(&async_errors) > 0)
+		fprintf(stderr, "%s: %lu asynchronous error(s) were reported, the last %s\n", prog,
+			atomic_load(&async_errors),
+			VipDpdkErrorCodeString((VIP_ERROR_CODE)atomic_load(&async_last)));
 	exit(1);
 }
 
@@ -82,8 +87,8 @@ usage(const struct vc_app *app)
 	       "  --size LIST      message sizes in bytes, comma separated, K/M suffixes\n"
 	       "                   (default %s, capped at the NIC's MaxTransferSize)\n"
 	       "  --sweep MIN:MAX  the powers of two from MIN to MAX (MIN 0 adds a 0-byte size)\n"
-	       "  -n N             iterations per size (default %u, fewer for big sizes:\n"
-	       "                   about %.0f MB per size, at least 100)\n"
+	       "  -n N             iterations per size (default %u; fewer for big sizes, to\n"
+	       "                   send at most %.0f MB per size, but at least 100)\n"
 	       "  -w N             warm-up iterations per size, not measured (default %u,\n"
 	       "                   at most a tenth of the iterations)\n",
 	       app->disc, app->id == VC_TEST_PINGPONG ? "0,64,1K,4K,16K,64K" : "64,1K,4K,16K,64K",
@@ -296,7 +301,10 @@ async_error(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
 		atomic_fetch_add_explicit(&n->rq_drops, 1, memory_order_relaxed);
 		return;
 	}
-	fprintf(stderr, "%s: asynchronous error %s\n", prog, VipDpdkErrorCodeString(ed->ErrorCode));
+	/* reported if the run fails: VIP_ERROR_CONN_LOST is normal when the
+	 * peer disconnects at the end */
+	atomic_store(&async_last, (int)ed->ErrorCode);
+	atomic_fetch_add(&async_errors, 1);
 }
 
 uint32_t
@@ -348,8 +356,9 @@ vc_nic_open(struct vc_nic *n, struct vc_opts *o)
 	n->o = o;
 	rc = VipOpenNic(o->nic, &n->h);
 	if (rc != VIP_SUCCESS)
-		vc_die("VipOpenNic(%s): %s (is viad running? VIAD_SOCKET names its socket)", o->nic,
-		       VipDpdkReturnString(rc));
+		vc_die("VipOpenNic(%s): %s%s", o->nic, VipDpdkReturnString(rc),
+		       rc == VIP_ERROR_RESOURCE ? " (is viad running? $VIAD_SOCKET names its socket)"
+						: "");
 	VC_OK(VipQueryNic, n->h, &n->attr);
 	if (n->attr.NicAddressLen != sizeof(n->mac))
 		vc_die("%s: NicAddressLen is %u, not a 6-byte MAC", o->nic, n->attr.NicAddressLen);
@@ -956,13 +965,13 @@ cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Nearest-rank percentile of sorted samples, in microseconds. */
+/* Nearest-rank percentile (per mille) of sorted samples, in microseconds. */
 static double
-pct(const uint64_t *s, size_t n, double p)
+pct(const uint64_t *s, size_t n, unsigned per_mille)
 {
-	size_t r = (size_t)ceil(p * (double)n - 1e-9);
+	size_t r = (n * per_mille + 999) / 1000;
 
-	return (double)s[r < 1 ? 0 : r > n ? n - 1 : r - 1] / 1e3;
+	return (double)s[r < 1 ? 0 : r - 1] / 1e3;
 }
 
 void
@@ -975,10 +984,10 @@ vc_lat_stats(uint64_t *ns, size_t n, struct vc_lat *l)
 	for (i = 0; i < n; i++)
 		sum += (double)ns[i];
 	l->min = (double)ns[0] / 1e3;
-	l->p50 = pct(ns, n, 0.50);
-	l->p90 = pct(ns, n, 0.90);
-	l->p99 = pct(ns, n, 0.99);
-	l->p999 = pct(ns, n, 0.999);
+	l->p50 = pct(ns, n, 500);
+	l->p90 = pct(ns, n, 900);
+	l->p99 = pct(ns, n, 990);
+	l->p999 = pct(ns, n, 999);
 	l->max = (double)ns[n - 1] / 1e3;
 	l->mean = sum / (double)n / 1e3;
 }

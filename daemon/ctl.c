@@ -30,6 +30,16 @@
 #include "hosts.h"
 #include "viad.h"
 
+/* Objects a client destroys itself are counted here; those freed because
+ * the client went away are counted as reclaimed (session.c). */
+static int
+counted(int rc, uint64_t *counter)
+{
+	if (rc == 0)
+		(*counter)++;
+	return rc;
+}
+
 typedef int (*via_ctl_handler)(struct viad *d, struct via_session *s, const void *req,
 			       void *rep, int *fd_out);
 
@@ -52,7 +62,9 @@ h_open(struct viad *d, struct via_session *s, const void *req, void *rep, int *f
 	r->shm_size = s->seg.len;
 	r->session_id = s->id;
 	r->port_index = (uint32_t)(s->nic - d->nics);
+	/* the fd goes to the client; viad keeps only its mapping */
 	*fd_out = s->seg.fd;
+	s->seg.fd = -1;
 	VLOG_INFO("session %u: pid %d uid %u opened %s (%s segment, %llu KiB)", s->id,
 		  (int)s->pid, (unsigned)s->uid, s->nic->info.name,
 		  s->seg.hugepages ? "hugepage" : "normal-page",
@@ -77,7 +89,7 @@ h_ptag_destroy(struct viad *d, struct via_session *s, const void *req, void *rep
 
 	(void)rep;
 	(void)fd_out;
-	return via_ptag_destroy(d, s, q->id);
+	return counted(via_ptag_destroy(d, s, q->id), &d->counters.ptags_destroyed);
 }
 
 static int
@@ -97,7 +109,8 @@ h_mem_deregister(struct viad *d, struct via_session *s, const void *req, void *r
 
 	(void)rep;
 	(void)fd_out;
-	return via_mr_deregister(d, s, q->addr, q->handle);
+	return counted(via_mr_deregister(d, s, q->addr, q->handle),
+		       &d->counters.regions_deregistered);
 }
 
 static int
@@ -140,6 +153,7 @@ h_alloc(struct viad *d, struct via_session *s, const void *req, void *rep, int *
 	r->len = p->shm.len;
 	r->hugepages = p->shm.hugepages;
 	*fd_out = p->shm.fd;
+	p->shm.fd = -1;
 	return 0;
 }
 
@@ -187,7 +201,7 @@ h_cq_destroy(struct viad *d, struct via_session *s, const void *req, void *rep, 
 
 	(void)rep;
 	(void)fd_out;
-	return via_cq_destroy(d, s, q->id);
+	return counted(via_cq_destroy(d, s, q->id), &d->counters.cqs_destroyed);
 }
 
 static int
@@ -213,7 +227,7 @@ h_vi_destroy(struct viad *d, struct via_session *s, const void *req, void *rep, 
 
 	(void)rep;
 	(void)fd_out;
-	return via_vi_destroy(d, s, q->id);
+	return counted(via_vi_destroy(d, s, q->id), &d->counters.vis_destroyed);
 }
 
 static int
@@ -476,15 +490,14 @@ dispatch(struct viad *d, struct via_session *s)
 	if (rc != 0) {
 		d->counters.control_errors++;
 		memset(rep, 0, sizeof(rep));
-		fd = -1;
 		VLOG_DBG("session %u: %s: %s", s->id, via_ctl_op_name(q->op), strerror(-rc));
 	}
-	/* a reply whose op carries an fd must carry one; on error the socket
-	 * itself stands in, and the client closes what it receives */
-	if (via_ctl_reply_has_fd(q->op) && fd < 0)
-		fd = s->sock;
+	/* only a successful OPEN or ALLOC carries an fd, which was the
+	 * handler's to give: it is closed once sent */
 	via_ctl_hdr_init(&rh, q->op, 1, q->seq, rc);
 	rc = via_ctl_send(s->sock, &rh, rep, fd);
+	if (fd >= 0)
+		close(fd);
 	if (rc != 0) {
 		/* EAGAIN: the client does not read its replies */
 		VLOG_INFO("session %u: reply lost (%s); closing", s->id, strerror(-rc));
@@ -533,6 +546,9 @@ session_readable(struct viad *d, struct via_session *s)
 	}
 }
 
+/* held so that a client can still be refused when viad is out of fds */
+static int reserve_fd = -1;
+
 static void
 session_accept(struct viad *d, int lfd, int ep)
 {
@@ -543,6 +559,18 @@ session_accept(struct viad *d, int lfd, int ep)
 	int sock;
 
 	sock = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (sock < 0 && (errno == EMFILE || errno == ENFILE) && reserve_fd >= 0) {
+		/* out of descriptors: the pending connection would make epoll
+		 * report the listening socket forever. Free the reserve,
+		 * refuse the client cleanly, take the reserve back. */
+		VLOG_WARN("accept: out of file descriptors; refusing a client");
+		close(reserve_fd);
+		sock = accept(lfd, NULL, NULL);
+		if (sock >= 0)
+			close(sock);
+		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return;
+	}
 	if (sock < 0)
 		return;
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
@@ -648,6 +676,7 @@ via_ctl_run(struct viad *d, int lfd)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || ep < 0)
@@ -698,6 +727,8 @@ via_ctl_run(struct viad *d, int lfd)
 	close(ep);
 	close(sfd);
 	close(lfd);
+	if (reserve_fd >= 0)
+		close(reserve_fd);
 	unlink(d->conf.socket_path);
 	return 0;
 }

@@ -101,7 +101,6 @@ via_mr_deregister(struct viad *d, struct via_session *s, uint64_t addr, uint32_t
 	if (mr->pmem != NULL)
 		mr->pmem->refs--;
 	d->bytes_registered -= mr->page_len;
-	d->counters.regions_deregistered++;
 	d->counters.bytes_registered = d->bytes_registered;
 	free(mr);
 	return 0;

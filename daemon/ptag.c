@@ -49,6 +49,5 @@ via_ptag_destroy(struct viad *d, struct via_session *s, uint32_t id)
 	TAILQ_REMOVE(&s->ptags, p, link);
 	via_idtab_free(&d->ptags, id);
 	free(p);
-	d->counters.ptags_destroyed++;
 	return 0;
 }

@@ -66,7 +66,6 @@ via_session_new(struct viad *d, int sock, struct via_session **out)
 	TAILQ_INIT(&s->vis);
 	TAILQ_INIT(&s->pmems);
 	TAILQ_INSERT_TAIL(&d->session_list, s, link);
-	d->counters.sessions++;
 	*out = s;
 	return 0;
 }
@@ -137,6 +136,7 @@ via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 	h->session_id = s->id;
 	__atomic_store_n(&h->daemon_state, VIA_DAEMON_RUNNING, __ATOMIC_RELEASE);
 	s->opened = true;
+	d->counters.sessions++;
 	return 0;
 }
 
@@ -175,12 +175,12 @@ via_session_close(struct viad *d, struct via_session *s)
 	if (s->opened) {
 		via_arena_fini(&s->arena);
 		via_shm_destroy(&s->seg);
+		c->sessions--;
+		c->sessions_closed++;
 	}
 	TAILQ_REMOVE(&d->session_list, s, link);
 	via_idtab_free(&d->sessions, s->id);
 	if (s->sock >= 0)
 		close(s->sock);
-	c->sessions--;
-	c->sessions_closed++;
 	free(s);
 }

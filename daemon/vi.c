@@ -126,7 +126,6 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 	via_arena_free(&s->arena, vi->shm_off, vi->shm_len);
 	free(vi->rx.segs);
 	free(vi);
-	d->counters.vis_destroyed++;
 }
 
 int

@@ -150,11 +150,13 @@ done(struct vipl_wq *q, VIP_DESCRIPTOR **out)
 	if (!(__atomic_load_n(&d->CS.Status, __ATOMIC_ACQUIRE) & VIP_STATUS_DONE)) {
 		/* viad counts every completion, also one it could not write
 		 * back (the descriptor's region was invalid: it reported
-		 * POST_DESC). Status is read again after the count, which
-		 * viad bumps only after writing Status. */
+		 * POST_DESC). It bumps the count after writing Status, so the
+		 * count may lag what was reaped, never lead it: only a count
+		 * ahead of what was reaped says the head is complete. Status is
+		 * read again after the count. */
 		uint32_t seq = __atomic_load_n(&q->done->seq, __ATOMIC_ACQUIRE);
 
-		if (seq == q->reaped) {
+		if ((int32_t)(seq - q->reaped) <= 0) {
 			pthread_mutex_unlock(&q->lock);
 			return VIP_NOT_DONE;
 		}
@@ -257,10 +259,10 @@ cq_done(void *arg, void *out)
 
 	pthread_mutex_lock(&cq->lock);
 	while (via_ring_dequeue(&cq->ring, &e) == 0) {
-		VIP_VI_HANDLE h = vipl_handle_make(VIPL_OBJ_VI, e.vi_cookie);
+		VIP_VI_HANDLE h = vipl_handle_by_id(e.vi_cookie, VIPL_OBJ_VI);
 
 		/* an entry of a VI destroyed since is of no use to anyone */
-		if (vipl_handle_get(h, VIPL_OBJ_VI) == NULL)
+		if (h == NULL)
 			continue;
 		pthread_mutex_unlock(&cq->lock);
 		*o->vi = h;

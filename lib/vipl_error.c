@@ -22,9 +22,8 @@ deliver(struct vipl_nic *nic, const struct via_async_error *e)
 
 	memset(&ed, 0, sizeof(ed));
 	ed.NicHandle = vipl_handle_of(&nic->obj);
-	if (e->vi_cookie != 0 && vipl_handle_get(vipl_handle_make(VIPL_OBJ_VI, e->vi_cookie),
-						 VIPL_OBJ_VI) != NULL)
-		ed.ViHandle = vipl_handle_make(VIPL_OBJ_VI, e->vi_cookie);
+	if (e->vi_cookie != 0)
+		ed.ViHandle = vipl_handle_by_id(e->vi_cookie, VIPL_OBJ_VI);
 	ed.DescriptorPtr = (VIP_DESCRIPTOR *)(uintptr_t)e->desc_va;
 	ed.OpCode = e->op;
 	ed.ResourceCode = (VIP_RESOURCE_CODE)e->resource;

@@ -11,12 +11,21 @@
 #include "via_idtab.h"
 #include "vipl_priv.h"
 
-#define HANDLE_TYPE_SHIFT 32
+/*
+ * A handle: type (8 bits) | serial (24 bits) | id (32 bits). The id's own
+ * generation is short; the serial, taken from a process-wide counter when
+ * the object is created, makes a stale handle fail until the same slot has
+ * been reused 2^24 times.
+ */
+#define HANDLE_TYPE_SHIFT 56
+#define HANDLE_SERIAL_SHIFT 32
+#define HANDLE_SERIAL_MASK 0xffffffu
 #define MAX_HANDLES (1u << 22)
 
 static struct via_idtab handles;
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool handles_ready;
+static uint32_t next_serial;
 
 int
 vipl_handle_new(struct vipl_obj *obj, enum vipl_obj_type type)
@@ -31,6 +40,7 @@ vipl_handle_new(struct vipl_obj *obj, enum vipl_obj_type type)
 		__atomic_store_n(&handles_ready, rc == 0, __ATOMIC_RELEASE);
 	}
 	obj->type = type;
+	obj->serial = ++next_serial & HANDLE_SERIAL_MASK;
 	if (rc == 0)
 		rc = via_idtab_alloc(&handles, obj, &obj->id);
 	pthread_mutex_unlock(&handles_lock);
@@ -55,17 +65,26 @@ vipl_handle_get(const void *handle, enum vipl_obj_type type)
 	    !__atomic_load_n(&handles_ready, __ATOMIC_ACQUIRE))
 		return NULL;
 	obj = via_idtab_lookup(&handles, (uint32_t)h);
-	return obj != NULL && obj->type == type ? obj : NULL;
-}
-
-void *
-vipl_handle_make(enum vipl_obj_type type, uint32_t id)
-{
-	return (void *)(((uintptr_t)type << HANDLE_TYPE_SHIFT) | id);
+	if (obj == NULL || obj->type != type ||
+	    obj->serial != ((h >> HANDLE_SERIAL_SHIFT) & HANDLE_SERIAL_MASK))
+		return NULL;
+	return obj;
 }
 
 void *
 vipl_handle_of(const struct vipl_obj *obj)
 {
-	return vipl_handle_make(obj->type, obj->id);
+	return (void *)(((uintptr_t)obj->type << HANDLE_TYPE_SHIFT) |
+			((uintptr_t)obj->serial << HANDLE_SERIAL_SHIFT) | obj->id);
+}
+
+void *
+vipl_handle_by_id(uint32_t id, enum vipl_obj_type type)
+{
+	struct vipl_obj *obj;
+
+	if (!__atomic_load_n(&handles_ready, __ATOMIC_ACQUIRE))
+		return NULL;
+	obj = via_idtab_lookup(&handles, id);
+	return obj != NULL && obj->type == type ? vipl_handle_of(obj) : NULL;
 }

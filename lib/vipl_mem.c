@@ -21,6 +21,7 @@
 /* A registration of ordinary memory whose pages this library locked. */
 struct vipl_region {
 	LIST_ENTRY(vipl_region) link;
+	struct vipl_nic *nic;
 	uint32_t handle;
 	uintptr_t page_base;
 	size_t page_len;
@@ -33,6 +34,14 @@ struct vipl_alloc {
 	void *va;
 	size_t len;
 };
+
+/*
+ * Page locks belong to the process, not to a NIC: the same pages may be
+ * registered through several NICs, so every registration of the process is
+ * in this one list.
+ */
+static LIST_HEAD(, vipl_region) regions = LIST_HEAD_INITIALIZER(regions);
+static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
 
 uint32_t
 vipl_ptag_id(VIP_PROTECTION_HANDLE ptag)
@@ -86,25 +95,26 @@ in_alloc(struct vipl_nic *nic, uintptr_t va, size_t len)
 
 /* Whether another live registration still covers page [p, p + page). */
 static bool
-page_still_registered(struct vipl_nic *nic, uintptr_t p)
+page_still_registered(uintptr_t p)
 {
 	struct vipl_region *r;
 
-	LIST_FOREACH(r, &nic->regions, link) {
+	LIST_FOREACH(r, &regions, link) {
 		if (p >= r->page_base && p - r->page_base < r->page_len)
 			return true;
 	}
 	return false;
 }
 
+/* Called with regions_lock held, @p r already off the list. */
 static void
-region_unlock(struct vipl_nic *nic, struct vipl_region *r)
+region_unlock(struct vipl_region *r)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t p;
 
 	for (p = r->page_base; p < r->page_base + r->page_len; p += page) {
-		if (!page_still_registered(nic, p))
+		if (!page_still_registered(p))
 			munlock((void *)p, page);
 	}
 }
@@ -121,6 +131,8 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 	struct via_ctl_id rep;
 	int rc;
 
+	if (MemoryHandle != NULL)
+		*MemoryHandle = 0;     /* VIA §9.5.3: "otherwise NULL" */
 	if (nic == NULL || MemAttribs == NULL || MemoryHandle == NULL || Length == 0 ||
 	    va + Length < va)
 		return VIP_INVALID_PARAMETER;
@@ -155,8 +167,11 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 		goto out;
 	}
 	if (r != NULL) {
+		r->nic = nic;
 		r->handle = rep.id;
-		LIST_INSERT_HEAD(&nic->regions, r, link);
+		pthread_mutex_lock(&regions_lock);
+		LIST_INSERT_HEAD(&regions, r, link);
+		pthread_mutex_unlock(&regions_lock);
 		r = NULL;
 	}
 	*MemoryHandle = rep.id;
@@ -179,15 +194,17 @@ VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_MEM_HAN
 	pthread_mutex_lock(&nic->lock);
 	rc = vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &req, NULL, NULL);
 	if (rc == 0) {
-		LIST_FOREACH(r, &nic->regions, link) {
-			if (r->handle == MemoryHandle)
+		pthread_mutex_lock(&regions_lock);
+		LIST_FOREACH(r, &regions, link) {
+			if (r->nic == nic && r->handle == MemoryHandle)
 				break;
 		}
 		if (r != NULL) {
 			LIST_REMOVE(r, link);
-			region_unlock(nic, r);
+			region_unlock(r);
 			free(r);
 		}
+		pthread_mutex_unlock(&regions_lock);
 	}
 	pthread_mutex_unlock(&nic->lock);
 	return vipl_return(rc);
@@ -312,12 +329,19 @@ vipl_mem_close(struct vipl_nic *nic)
 	struct vipl_region *r;
 	struct vipl_alloc *a;
 
-	pthread_mutex_lock(&nic->lock);
-	while ((r = LIST_FIRST(&nic->regions)) != NULL) {
+	struct vipl_region *next;
+
+	pthread_mutex_lock(&regions_lock);
+	for (r = LIST_FIRST(&regions); r != NULL; r = next) {
+		next = LIST_NEXT(r, link);
+		if (r->nic != nic)
+			continue;
 		LIST_REMOVE(r, link);
-		region_unlock(nic, r);
+		region_unlock(r);
 		free(r);
 	}
+	pthread_mutex_unlock(&regions_lock);
+	pthread_mutex_lock(&nic->lock);
 	while ((a = LIST_FIRST(&nic->allocs)) != NULL) {
 		LIST_REMOVE(a, link);
 		munmap(a->va, a->len);

@@ -294,7 +294,6 @@ nic_open(const char *name, struct vipl_nic **out)
 	LIST_INIT(&nic->calls);
 	pthread_mutex_init(&nic->lock, NULL);
 	LIST_INIT(&nic->allocs);
-	LIST_INIT(&nic->regions);
 	LIST_INIT(&nic->cqs);
 	LIST_INIT(&nic->vis);
 	nic->sock = connect_viad();
@@ -366,9 +365,11 @@ VIPL_EXPORT VIP_RETURN
 VipCloseNic(VIP_NIC_HANDLE NicHandle)
 {
 	struct vipl_nic *nic = vipl_nic_get(NicHandle);
+	bool alive;
 
 	if (nic == NULL)
 		return VIP_INVALID_PARAMETER;
+	alive = vipl_nic_alive(nic);
 	vipl_handle_free(&nic->obj);
 	/* closing the socket is the whole protocol: viad frees everything the
 	 * session still holds; here the handles of its VIs and CQs retire */
@@ -385,7 +386,8 @@ VipCloseNic(VIP_NIC_HANDLE NicHandle)
 	vipl_cq_close_all(nic);
 	vipl_mem_close(nic);
 	nic_free(nic);
-	return VIP_SUCCESS;
+	/* released either way; the caller learns viad was gone */
+	return alive ? VIP_SUCCESS : VIP_ERROR_RESOURCE;
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -396,6 +398,8 @@ VipQueryNic(VIP_NIC_HANDLE NicHandle, VIP_NIC_ATTRIBUTES *Attributes)
 
 	if (nic == NULL || Attributes == NULL)
 		return VIP_INVALID_PARAMETER;
+	if (!vipl_nic_alive(nic))
+		return VIP_ERROR_RESOURCE;
 	i = &nic->info;
 	memset(Attributes, 0, sizeof(*Attributes));
 	snprintf(Attributes->Name, sizeof(Attributes->Name), "%s", i->name);
@@ -429,6 +433,8 @@ VipErrorCallback(VIP_NIC_HANDLE NicHandle, VIP_PVOID Context,
 
 	if (nic == NULL)
 		return VIP_INVALID_PARAMETER;
+	if (!vipl_nic_alive(nic))
+		return VIP_ERROR_RESOURCE;
 	pthread_mutex_lock(&nic->lock);
 	nic->error_handler = Handler != NULL ? Handler : default_error_handler;
 	nic->error_context = Handler != NULL ? Context : NULL;
@@ -472,6 +478,8 @@ VipNSInit(VIP_NIC_HANDLE NicHandle, VIP_PVOID NSInitInfo)
 	(void)NSInitInfo;  /* viad's hosts file is the only source */
 	if (nic == NULL)
 		return VIP_INVALID_PARAMETER;
+	if (!vipl_nic_alive(nic))
+		return VIP_ERROR_RESOURCE;
 	__atomic_store_n(&nic->ns_open, true, __ATOMIC_RELAXED);
 	return VIP_SUCCESS;
 }

@@ -38,6 +38,7 @@ enum vipl_obj_type {
 struct vipl_obj {
 	uint32_t type;       /**< enum vipl_obj_type */
 	uint32_t id;
+	uint32_t serial;     /**< part of the handle (vipl_handle.c) */
 };
 
 /** Give @p obj a handle. @return 0, -ENOSPC, -ENOMEM */
@@ -52,11 +53,9 @@ void *vipl_handle_of(const struct vipl_obj *obj);
 /* ---- vipl_nic.c: the session ------------------------------------------ */
 
 struct vipl_alloc;
-struct vipl_region;
 struct vipl_cq;
 struct vipl_vi;
 LIST_HEAD(vipl_alloc_list, vipl_alloc);
-LIST_HEAD(vipl_region_list, vipl_region);
 LIST_HEAD(vipl_cq_list, vipl_cq);
 LIST_HEAD(vipl_vi_list, vipl_vi);
 
@@ -91,7 +90,6 @@ struct vipl_nic {
 
 	pthread_mutex_t lock;        /**< the lists and the callback below */
 	struct vipl_alloc_list allocs;
-	struct vipl_region_list regions;
 	struct vipl_cq_list cqs;
 	struct vipl_vi_list vis;
 	void (*error_handler)(VIP_PVOID, VIP_ERROR_DESCRIPTOR *);
@@ -178,8 +176,8 @@ struct vipl_conn {
 	uint32_t id;                 /**< viad's id */
 };
 
-/** Handle value of an object of @p type whose handle id is @p id. */
-void *vipl_handle_make(enum vipl_obj_type type, uint32_t id);
+/** The handle of the live object of @p type with id @p id (a cookie), or NULL. */
+void *vipl_handle_by_id(uint32_t id, enum vipl_obj_type type);
 
 /** Block until *@p word != @p val, @p ms elapse (UINT32_MAX: no limit) or a wake. */
 void vipl_futex_wait(uint32_t *word, uint32_t val, uint32_t ms);

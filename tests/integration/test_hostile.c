@@ -260,7 +260,7 @@ hostile_child(uint64_t seed)
 	uint8_t *seg = NULL;
 	size_t seg_len = 0;
 	char *buf = malloc(8192);
-	bool destroyed[6] = { false }, cq_gone[3] = { false };
+	bool destroyed[6] = { false }, cq_gone[3] = { false }, disconnected = false;
 
 	h_set_child("hostile");
 	n0 = session_maps(lo0, hi0, 16);
@@ -298,20 +298,27 @@ hostile_child(uint64_t seed)
 		return 3;
 	h_note("scribbling over %zu bytes at %p, seed %#llx", seg_len, (void *)seg,
 	       (unsigned long long)seed);
+	/*
+	 * viad may answer normally (the corruption only hurts this client) or
+	 * disconnect the client for corrupting shared state; then every call
+	 * fails with VIP_ERROR_RESOURCE. Either way each call returns a code.
+	 */
 	for (round = 0; round < 8; round++) {
 		scribble(seg, seg_len, &seed);
 		for (i = 0; i < 6; i++) {
 			r = VipQueryVi(vi[i], &st, &got, &se, &re);
-			if (!destroyed[i] && (r != VIP_SUCCESS || st != VIP_STATE_IDLE))
-				bad++;
-			if (destroyed[i] && r != VIP_INVALID_PARAMETER)
-				bad++;
+			if (destroyed[i])
+				bad += r != VIP_INVALID_PARAMETER;
+			else if (r == VIP_SUCCESS)
+				bad += st != VIP_STATE_IDLE;
+			else
+				bad += r != VIP_ERROR_RESOURCE;
 			if (round >= 2 && !destroyed[i]) {
 				r = VipDestroyVi(vi[i]);
 				if (r == VIP_SUCCESS)
 					destroyed[i] = true;
-				else if (r != VIP_ERROR_RESOURCE)
-					bad++;
+				else
+					bad += r != VIP_ERROR_RESOURCE;
 			}
 		}
 		for (i = 0; round >= 4 && i < 3; i++) {
@@ -320,34 +327,40 @@ hostile_child(uint64_t seed)
 			r = VipDestroyCQ(cq[i]);
 			if (r == VIP_SUCCESS)
 				cq_gone[i] = true;
-			else if (r != VIP_ERROR_RESOURCE)
-				bad++;
+			else
+				bad += r != VIP_ERROR_RESOURCE;
 		}
-		/* new objects over the scribbled segment work */
+		/* new objects over the scribbled segment */
 		{
 			VIP_CQ_HANDLE ncq;
 			VIP_VI_HANDLE nvi;
 
 			r = VipCreateCQ(nic, 16, &ncq);
 			if (r == VIP_SUCCESS) {
-				if (VipCreateVi(nic, &va, ncq, ncq, &nvi) != VIP_SUCCESS ||
-				    VipDestroyVi(nvi) != VIP_SUCCESS)
-					bad++;
-				if (VipDestroyCQ(ncq) != VIP_SUCCESS)
-					bad++;
-			} else {
-				bad++;
+				r = VipCreateVi(nic, &va, ncq, ncq, &nvi);
+				if (r == VIP_SUCCESS)
+					r = VipDestroyVi(nvi);
+				bad += r != VIP_SUCCESS && r != VIP_ERROR_RESOURCE;
+				r = VipDestroyCQ(ncq);
 			}
+			bad += r != VIP_SUCCESS && r != VIP_ERROR_RESOURCE;
 		}
-		if (VipQuerySystemManagementInfo(nic, VIP_DPDK_SMI_COUNTERS, &c) != VIP_SUCCESS)
-			bad++;
+		r = VipQuerySystemManagementInfo(nic, VIP_DPDK_SMI_COUNTERS, &c);
+		bad += r != VIP_SUCCESS && r != VIP_ERROR_RESOURCE;
+		if (r != VIP_SUCCESS && !disconnected) {
+			h_note("round %u: the session was disconnected by viad", round);
+			disconnected = true;
+		}
 	}
 	CHECK(bad == 0, "every call over a scribbled segment got a sensible answer (%u odd)", bad);
 	for (i = 0, j = 0; i < 6; i++)
 		j += destroyed[i];
 	h_note("%u of 6 VIs could be destroyed over the scribbled rings", j);
+	/* the scribble also overwrote the segment header's daemon_state, so
+	 * the library may conclude viad is gone: it releases the NIC either way */
 	r = VipCloseNic(nic);
-	CHECK(r == VIP_SUCCESS, "VipCloseNic: %s", VipDpdkReturnString(r));
+	CHECK(r == VIP_SUCCESS || r == VIP_ERROR_RESOURCE, "VipCloseNic: %s",
+	      VipDpdkReturnString(r));
 	return h_failures() == 0 ? 0 : 1;
 }
 
@@ -391,21 +404,11 @@ attack_random(void)
 static void
 attack_headers(void)
 {
-	struct {
-		const char *what;
-		void (*mangle)(struct via_ctl_hdr *h);
-	} cases[] = {
-		{ "a wrong cookie", NULL },
-		{ "len too large (1 MiB)", NULL },
-		{ "len one byte too long", NULL },
-		{ "len 0 for an op with a body", NULL },
-		{ "unknown op 0", NULL },
-		{ "unknown op VIA_CTL_OP_COUNT", NULL },
-		{ "unknown op 0xffff", NULL },
-		{ "the reply flag in a request", NULL },
-		{ "unknown flags", NULL },
-		{ "a status in a request", NULL },
-		{ "reserved not zero", NULL },
+	static const char *const cases[] = {
+		"a wrong cookie", "len too large (1 MiB)", "len one byte too long",
+		"len 0 for an op with a body", "unknown op 0", "unknown op VIA_CTL_OP_COUNT",
+		"unknown op 0xffff", "the reply flag in a request", "unknown flags",
+		"a status in a request", "reserved not zero",
 	};
 	uint8_t msg[sizeof(struct via_ctl_hdr) + 600];
 	VIP_DPDK_COUNTERS before;
@@ -437,7 +440,7 @@ attack_headers(void)
 			memcpy(msg, &h, sizeof(h));
 			/* the body as far as the header announces it, bounded */
 			len = sizeof(h) + (h.len < 600 ? h.len : 600);
-			snprintf(what, sizeof(what), "%s (%s)", cases[i].what,
+			snprintf(what, sizeof(what), "%s (%s)", cases[i],
 				 pass == 0 ? "first message" : "after OPEN");
 			attack_bytes(what, msg, len, pass == 1);
 		}
@@ -502,7 +505,7 @@ attack_half(void)
 	send_all(fd2, msg, sizeof(h) + 4);
 	CHECK_RET(h_counters(good, &c), VIP_SUCCESS,
 		  "the good client is served while two requests hang half-sent");
-	CHECK(c.Sessions == base_sessions + 2, "both hanging clients are sessions");
+	CHECK(c.Sessions >= base_sessions + 1, "the opened hanging client is a session");
 	close(fd);
 	close(fd2);
 	after_attack("half messages", &before, 0);

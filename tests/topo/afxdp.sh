@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Topology 3: two network namespaces created here, joined by a veth pair;
+# one viad in each, driving its end of the pair with net_af_xdp (generic
+# XDP), or with net_af_packet (qdisc_bypass=0) where af_xdp cannot start.
+# A client of viad B connects to a server of viad A by the MAC of A's veth.
+# Raw Ethernet only: no IP addresses.
+#
+#   afxdp.sh [BUILD_DIR] [TOPO_CHECK]
+#
+# TOPO_AFXDP_GLUE: auto (default: af_xdp, falling back to af_packet),
+# af_xdp, af_packet, or both (one run with each).
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+topo_init afxdp "${1:-$HERE/../../build}" "${2:-}"
+
+NSA=via-topo-$$-a
+NSB=via-topo-$$-b
+VETH_A=vt$$a
+VETH_B=vt$$b
+read -r CPU0 CPU1 < <(topo_cpus)
+
+netns_add "$NSA" || exit 1
+netns_add "$NSB" || exit 1
+ip link add "$VETH_A" netns "$NSA" type veth peer name "$VETH_B" netns "$NSB" ||
+	{ topo_fail "cannot create veth pair $VETH_A/$VETH_B"; exit 1; }
+ip -n "$NSA" link set "$VETH_A" up && ip -n "$NSB" link set "$VETH_B" up ||
+	{ topo_fail "cannot set the veths up"; exit 1; }
+
+veth_mac() {
+	ip -n "$1" -o link show dev "$2" | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p'
+}
+MAC_A=$(veth_mac "$NSA" "$VETH_A")
+MAC_B=$(veth_mac "$NSB" "$VETH_B")
+[ -n "$MAC_A" ] && [ -n "$MAC_B" ] || { topo_fail "cannot read the veth MACs"; exit 1; }
+topo_log "netns $NSA: $VETH_A $MAC_A <-> netns $NSB: $VETH_B $MAC_B"
+
+devargs() { # GLUE IFACE
+	case $1 in
+	af_xdp) echo "net_af_xdp0,iface=$2" ;;
+	af_packet) echo "net_af_packet0,iface=$2,qdisc_bypass=0" ;;
+	esac
+}
+
+# start_pair GLUE: viads A (in NSA) and B (in NSB) driving their veth with
+# GLUE. Returns 0 if both run, 1 if one could not start (both stopped then).
+start_pair() {
+	local g=$1 side ns veth
+	for side in A B; do
+		if [ $side = A ]; then ns=$NSA veth=$VETH_A; else ns=$NSB veth=$VETH_B; fi
+		cat >"$RUN/$side-$g.conf" <<CONF
+[viad]
+log_level = info
+poll_mode = backoff
+
+[port via0]
+glue = ethdev
+devargs = $(devargs "$g" "$veth")
+CONF
+	done
+	# shellcheck disable=SC2046  # word splitting of the EAL arguments is intended
+	if ! viad_start "A-$g" --netns "$NSA" -c "$RUN/A-$g.conf" --set viad.poll_mode=backoff \
+		-- $(topo_eal "A-$g" "$CPU0" "$CPU1"); then
+		return 1
+	fi
+	# shellcheck disable=SC2046
+	if ! viad_start "B-$g" --netns "$NSB" -c "$RUN/B-$g.conf" --set viad.poll_mode=backoff \
+		-- $(topo_eal "B-$g" "$CPU1" "$CPU0"); then
+		viad_stop "A-$g"
+		return 1
+	fi
+	return 0
+}
+
+run_glue() { # GLUE: start, check, stop
+	local g=$1
+	topo_log "glue $g: $(devargs "$g" "$VETH_A") | $(devargs "$g" "$VETH_B")"
+	start_pair "$g" || return 2
+	[ "$g" = af_xdp ] && topo_log "XDP on the veths: $(ip -n "$NSA" -o link show dev "$VETH_A" |
+		grep -o 'xdp[a-z]*' | head -1) / $(ip -n "$NSB" -o link show dev "$VETH_B" |
+		grep -o 'xdp[a-z]*' | head -1)"
+	pair_check "$g" "$(viad_sock "A-$g")" "$(viad_sock "B-$g")" "$MAC_A"
+	viad_stop "B-$g"
+	viad_stop "A-$g"
+	topo_log "glue $g: ran"
+	return 0
+}
+
+case ${TOPO_AFXDP_GLUE:-auto} in
+auto)
+	run_glue af_xdp
+	if [ $? -eq 2 ]; then
+		topo_log "af_xdp could not start (logs above): falling back to af_packet"
+		run_glue af_packet
+		[ $? -eq 2 ] && topo_fail "af_packet could not start either"
+		echo "afxdp: glue used: af_packet (fallback)"
+	else
+		echo "afxdp: glue used: af_xdp"
+	fi
+	;;
+af_xdp | af_packet)
+	run_glue "$TOPO_AFXDP_GLUE"
+	[ $? -eq 2 ] && topo_fail "$TOPO_AFXDP_GLUE could not start"
+	echo "afxdp: glue used: $TOPO_AFXDP_GLUE"
+	;;
+both)
+	for g in af_xdp af_packet; do
+		run_glue $g
+		[ $? -eq 2 ] && topo_fail "$g could not start"
+	done
+	echo "afxdp: glue used: af_xdp and af_packet"
+	;;
+*)
+	topo_fail "TOPO_AFXDP_GLUE must be auto, af_xdp, af_packet or both"
+	;;
+esac
+exit $TOPO_FAILED

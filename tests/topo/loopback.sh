@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Topology 1: one viad with a loopback port; topo_check --loopback runs both
+# ends (two VIs, each on its own VipOpenNic session) in one process.
+#
+#   loopback.sh [BUILD_DIR] [TOPO_CHECK]
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+topo_init loopback "${1:-$HERE/../../build}" "${2:-}"
+read -r CPU0 CPU1 < <(topo_cpus)
+
+cat >"$RUN/L.conf" <<CONF
+[viad]
+log_level = info
+poll_mode = backoff
+
+[port via0]
+glue = loopback
+CONF
+
+# shellcheck disable=SC2046  # word splitting of the EAL arguments is intended
+viad_start L -c "$RUN/L.conf" -- $(topo_eal L "$CPU0" "$CPU1") ||
+	{ topo_fail "viad did not start"; exit 1; }
+
+for mem in ${TOPO_MEM:-pmem heap}; do
+	margs=()
+	[ "$mem" = heap ] && margs=(--heap)
+	t0=$(date +%s%N)
+	check_run "loopback-$mem" "$(viad_sock L)" --loopback -D "topo-lo-$$" -s "$TOPO_SEED" \
+		-n "${TOPO_ROUNDS:-300}" "${margs[@]}"
+	st=$?
+	check_print "loopback-$mem"
+	if [ $st -eq 0 ]; then
+		topo_log "loopback $mem memory: PASS in $((($(date +%s%N) - t0) / 1000000)) ms"
+	else
+		topo_fail "loopback $mem memory: topo_check status $st"
+	fi
+done
+
+viad_stop L
+exit $TOPO_FAILED

@@ -1,0 +1,1276 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * topo_check: end-to-end data check of one VIA-DPDK topology.
+ *
+ *   topo_check --server [-D DISC] [options]       wait for one connection, echo
+ *   topo_check --client MAC [-D DISC] [options]   connect to MAC/DISC, check echoes
+ *   topo_check --loopback [options]               both ends in this process
+ *
+ * Unreliable Delivery VIs. The client first sends a hello carrying the seed,
+ * the largest message size and the frame payload size, then N rounds: a
+ * message of a size and content derived from (seed, sequence number),
+ * gathered from 1..8 segments at random offsets; the server scatters it into
+ * 1..8 segments, checks length, immediate data, content and that nothing
+ * outside the message was written, and echoes the bytes it received; the
+ * client checks the echo the same way. The sequence number travels in the
+ * immediate data. A round whose echo does not come within the retry
+ * interval (200 ms) is resent with a new sequence number; stale messages and
+ * echoes are checked and ignored. Exit status 0 only if every message
+ * checked matched and every round completed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vipl.h>
+#include <vipl_dpdk.h>
+
+#define MAX_SEGS        8
+#define NB_RECV         8          /* receive descriptors kept posted */
+#define GAP_MAX         4095       /* bytes skipped before each segment */
+#define DESC_STRIDE     256        /* room per descriptor: CS + 8 DS = 160 */
+#define HELLO_LEN       32
+#define HELLO_MAGIC     0x4f4c4c45484f504fULL   /* "OPOHELLO" */
+#define MIN_TRANSFER    (32u * 1024u)
+#define WIRE_HDR_LEN    48u        /* VIA header after Ethernet (daemon/wire.h) */
+
+#define IMM_TYPE_SHIFT  30
+#define IMM_SEQ_MASK    0x3fffffffu
+#define T_DATA          0u
+#define T_HELLO         1u
+#define T_BYE           3u
+#define MK_IMM(t, s)    (((uint32_t)(t) << IMM_TYPE_SHIFT) | ((s) & IMM_SEQ_MASK))
+
+enum mode { M_NONE, M_SERVER, M_CLIENT, M_LOOPBACK };
+
+static struct {
+	enum mode mode;
+	const char *nic;
+	const char *disc;
+	uint8_t peer_mac[6];
+	uint64_t seed;
+	bool seed_set;
+	unsigned rounds;
+	unsigned retry_ms;
+	unsigned max_retries;
+	unsigned connect_ms;
+	unsigned wait_ms;          /* server: VipConnectWait timeout */
+	unsigned idle_ms;          /* server: give up after this long without a message */
+	unsigned link_ms;
+	uint32_t max_size;         /* 0: MaxTransferSize */
+	bool heap;
+	int verbose;
+} opt = {
+	.nic = "via0",
+	.disc = "topo",
+	.rounds = 300,
+	.retry_ms = 200,
+	.max_retries = 50,
+	.connect_ms = 10000,
+	.wait_ms = 30000,
+	.idle_ms = 10000,
+	.link_ms = 10000,
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void __attribute__((format(printf, 2, 3)))
+say(const char *who, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&out_lock);
+	printf("[%s] ", who);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	pthread_mutex_unlock(&out_lock);
+}
+
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static uint64_t
+mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t
+rnd(struct rng *r)
+{
+	r->s += 0x9e3779b97f4a7c15ULL;
+	return mix64(r->s);
+}
+
+static uint32_t
+rnd_below(struct rng *r, uint32_t n)
+{
+	return n == 0 ? 0 : (uint32_t)(rnd(r) % n);
+}
+
+/* Content of message @p seq: a keyed stream of 64-bit words. */
+static void
+pattern_fill(uint8_t *p, uint32_t len, uint64_t seed, uint32_t seq)
+{
+	uint64_t s = mix64(seed ^ ((uint64_t)seq << 32) ^ 0x5bd1e995u);
+	uint32_t i;
+
+	for (i = 0; i < len; i += 8) {
+		uint64_t w = mix64(s + i);
+		uint32_t n = len - i < 8 ? len - i : 8;
+
+		memcpy(p + i, &w, n);
+	}
+}
+
+/* Size of message @p seq: edge cases (0, 1, frame boundaries, the maximum)
+ * a third of the time, uniform otherwise. */
+static uint32_t
+msg_size(uint64_t seed, uint32_t seq, uint32_t max, uint32_t chunk)
+{
+	uint64_t h = mix64(seed * 0x2545f4914f6cdd1dULL ^ seq);
+	uint64_t h2 = mix64(h);
+	uint32_t s;
+
+	switch (h % 24) {
+	case 0:
+		return 0;
+	case 1:
+		return 1 + (uint32_t)(h2 % 16);
+	case 2:
+		return max;
+	case 3:
+		return max - (uint32_t)(h2 % 8);
+	case 4:
+	case 5:
+	case 6:
+	case 7: {
+		uint32_t k = 1 + (uint32_t)(h2 % (max / chunk));
+
+		s = k * chunk + (uint32_t)((h2 >> 32) % 3) - 1;
+		return s > max ? max : s;
+	}
+	default:
+		return (uint32_t)(h2 % ((uint64_t)max + 1));
+	}
+}
+
+static int
+parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned b[6];
+	char tail;
+	int i;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6)
+		return -1;
+	for (i = 0; i < 6; i++) {
+		if (b[i] > 255)
+			return -1;
+		mac[i] = (uint8_t)b[i];
+	}
+	return 0;
+}
+
+static VIP_NET_ADDRESS *
+mk_addr(const uint8_t mac[6], const char *disc)
+{
+	size_t dl = strlen(disc);
+	VIP_NET_ADDRESS *a = calloc(1, sizeof(*a) + 6 + 256);
+
+	if (a == NULL) {
+		perror("calloc");
+		exit(1);
+	}
+	a->HostAddressLen = 6;
+	memcpy(a->HostAddress, mac, 6);
+	a->DiscriminatorLen = (VIP_UINT16)dl;
+	memcpy(a->HostAddress + 6, disc, dl);
+	return a;
+}
+
+/* ---- an endpoint: NIC, VI, memory, descriptors --------------------------- */
+
+struct seg {
+	uint8_t *ptr;
+	uint32_t len;
+};
+
+struct dslot {
+	VIP_DESCRIPTOR *d;
+	uint8_t *buf;              /* this descriptor's buffer area */
+	struct seg segs[MAX_SEGS];
+	unsigned nb_segs;
+	uint8_t canary;
+};
+
+struct ep {
+	const char *who;
+	VIP_NIC_HANDLE nic;
+	VIP_NIC_ATTRIBUTES na;
+	VIP_PROTECTION_HANDLE ptag;
+	VIP_VI_HANDLE vi;
+	VIP_MEM_HANDLE mh;
+	uint8_t *mem;
+	size_t mem_len;
+	bool mem_pmem;
+	uint32_t max_transfer;     /* of the VI */
+	uint32_t chunk;            /* payload bytes per frame */
+	size_t buf_len;
+	struct dslot recv[NB_RECV];
+	struct dslot send;
+	unsigned recv_head;        /* next receive slot to complete (FIFO) */
+	uint8_t *scratch;          /* contiguous copy of a message */
+	uint8_t *expect;           /* expected content */
+	struct rng rng;
+	/* counters */
+	uint64_t msgs_rx, msgs_tx, bytes_rx, bytes_tx, stale, mismatches, errors;
+	unsigned mismatch_prints;
+};
+
+#define CHK(ep, call)                                                                  \
+	do {                                                                           \
+		VIP_RETURN r_ = (call);                                                \
+		if (r_ != VIP_SUCCESS) {                                               \
+			say((ep)->who, "FAIL %s: %s", #call, VipDpdkReturnString(r_)); \
+			return -1;                                                     \
+		}                                                                      \
+	} while (0)
+
+static VIP_DATA_SEGMENT *
+desc_ds(VIP_DESCRIPTOR *d)
+{
+	return (VIP_DATA_SEGMENT *)((uint8_t *)d + sizeof(VIP_CONTROL_SEGMENT));
+}
+
+static void
+print_port(struct ep *e)
+{
+	VIP_DPDK_PORT_INFO pi;
+
+	if (VipQuerySystemManagementInfo(e->nic, VIP_DPDK_SMI_PORT, &pi) != VIP_SUCCESS)
+		return;
+	say(e->who, "port %s glue=%s mac=%02x:%02x:%02x:%02x:%02x:%02x mtu=%u link=%s "
+	    "rx=%" PRIu64 " tx=%" PRIu64 " rxerr=%" PRIu64 " txerr=%" PRIu64,
+	    pi.Name, pi.Glue, pi.Mac[0], pi.Mac[1], pi.Mac[2], pi.Mac[3], pi.Mac[4], pi.Mac[5],
+	    pi.Mtu, pi.LinkUp ? "up" : "down", pi.RxPackets, pi.TxPackets, pi.RxErrors,
+	    pi.TxErrors);
+}
+
+static void
+print_counters(struct ep *e)
+{
+	VIP_DPDK_COUNTERS c;
+
+	if (VipQuerySystemManagementInfo(e->nic, VIP_DPDK_SMI_COUNTERS, &c) != VIP_SUCCESS)
+		return;
+	say(e->who, "viad counters: frames rx=%" PRIu64 " tx=%" PRIu64 " dropped=%" PRIu64
+	    " corrupt=%" PRIu64 " cq_overruns=%" PRIu64 " control_errors=%" PRIu64,
+	    c.FramesRx, c.FramesTx, c.FramesDropped, c.FramesCorrupt, c.CqOverruns,
+	    c.ControlErrors);
+}
+
+static int
+wait_link(struct ep *e)
+{
+	uint64_t deadline = now_us() + (uint64_t)opt.link_ms * 1000u;
+	VIP_DPDK_PORT_INFO pi;
+
+	for (;;) {
+		VIP_RETURN r = VipQuerySystemManagementInfo(e->nic, VIP_DPDK_SMI_PORT, &pi);
+
+		if (r != VIP_SUCCESS) {
+			say(e->who, "VipQuerySystemManagementInfo(PORT): %s",
+			    VipDpdkReturnString(r));
+			return -1;
+		}
+		if (pi.LinkUp)
+			return 0;
+		if (now_us() >= deadline) {
+			say(e->who, "FAIL: link of %s still down after %u ms", pi.Name,
+			    opt.link_ms);
+			return -1;
+		}
+		sleep_ms(20);
+	}
+}
+
+static int
+ep_open(struct ep *e, const char *who, uint64_t rng_seed)
+{
+	VIP_MEM_ATTRIBUTES ma = { 0 };
+	VIP_VI_ATTRIBUTES va = { 0 };
+	size_t desc_area;
+	uint32_t mtu;
+	unsigned i;
+
+	memset(e, 0, sizeof(*e));
+	e->who = who;
+	e->rng.s = rng_seed;
+	CHK(e, VipOpenNic(opt.nic, &e->nic));
+	CHK(e, VipQueryNic(e->nic, &e->na));
+	if (e->na.NicAddressLen != 6) {
+		say(who, "FAIL: NIC address length %u, want 6", e->na.NicAddressLen);
+		return -1;
+	}
+	if (e->na.MaxTransferSize < MIN_TRANSFER) {
+		say(who, "FAIL: MaxTransferSize %lu < %u", e->na.MaxTransferSize, MIN_TRANSFER);
+		return -1;
+	}
+	if (e->na.MaxSegmentsPerDesc < MAX_SEGS) {
+		say(who, "FAIL: MaxSegmentsPerDesc %lu < %u", e->na.MaxSegmentsPerDesc, MAX_SEGS);
+		return -1;
+	}
+	e->max_transfer = (uint32_t)e->na.MaxTransferSize;
+	mtu = (uint32_t)e->na.NativeMTU;
+	e->chunk = mtu > WIRE_HDR_LEN + 64 ? mtu - WIRE_HDR_LEN : 1024;
+	CHK(e, VipCreatePtag(e->nic, &e->ptag));
+
+	e->buf_len = ((size_t)e->max_transfer + MAX_SEGS * (GAP_MAX + 1) + 4095) & ~(size_t)4095;
+	desc_area = 4096;
+	e->mem_len = desc_area + (NB_RECV + 1) * e->buf_len;
+	if (opt.heap) {
+		e->mem = aligned_alloc(4096, e->mem_len);
+		if (e->mem == NULL) {
+			say(who, "FAIL: aligned_alloc(%zu)", e->mem_len);
+			return -1;
+		}
+		memset(e->mem, 0, e->mem_len);
+	} else {
+		void *p;
+
+		CHK(e, VipDpdkAllocMem(e->nic, e->mem_len, &p));
+		e->mem = p;
+		e->mem_pmem = true;
+	}
+	ma.Ptag = e->ptag;
+	CHK(e, VipRegisterMem(e->nic, e->mem, e->mem_len, &ma, &e->mh));
+	for (i = 0; i < NB_RECV; i++) {
+		e->recv[i].d = (VIP_DESCRIPTOR *)(e->mem + (size_t)i * DESC_STRIDE);
+		e->recv[i].buf = e->mem + desc_area + (size_t)i * e->buf_len;
+		e->recv[i].canary = (uint8_t)(0xa5 ^ (i * 0x11));
+	}
+	e->send.d = (VIP_DESCRIPTOR *)(e->mem + (size_t)NB_RECV * DESC_STRIDE);
+	e->send.buf = e->mem + desc_area + (size_t)NB_RECV * e->buf_len;
+	e->scratch = malloc(e->max_transfer + 64);
+	e->expect = malloc(e->max_transfer + 64);
+	if (e->scratch == NULL || e->expect == NULL) {
+		say(who, "FAIL: out of memory");
+		return -1;
+	}
+
+	va.ReliabilityLevel = VIP_SERVICE_UNRELIABLE;
+	va.MaxTransferSize = e->max_transfer;
+	va.Ptag = e->ptag;
+	CHK(e, VipCreateVi(e->nic, &va, NULL, NULL, &e->vi));
+	return 0;
+}
+
+static void
+ep_close(struct ep *e)
+{
+	VIP_DESCRIPTOR *d;
+	VIP_RETURN r;
+
+	if (e->vi != NULL) {
+		VipDisconnect(e->vi);
+		while (VipRecvDone(e->vi, &d) == VIP_SUCCESS)
+			;
+		while (VipSendDone(e->vi, &d) == VIP_SUCCESS)
+			;
+		r = VipDestroyVi(e->vi);
+		if (r != VIP_SUCCESS)
+			say(e->who, "VipDestroyVi: %s", VipDpdkReturnString(r));
+	}
+	if (e->mem != NULL && e->nic != NULL) {
+		VipDeregisterMem(e->nic, e->mem, e->mh);
+		if (e->mem_pmem)
+			VipDpdkFreeMem(e->nic, e->mem);
+		else
+			free(e->mem);
+	}
+	if (e->ptag != NULL)
+		VipDestroyPtag(e->nic, e->ptag);
+	if (e->nic != NULL)
+		VipCloseNic(e->nic);
+	free(e->scratch);
+	free(e->expect);
+}
+
+/*
+ * Lay @p total bytes out as 1..8 segments (a random split, zero-length
+ * pieces allowed) at random offsets in @p s's buffer and write the
+ * descriptor's data segments.
+ */
+static void
+layout(struct ep *e, struct dslot *s, uint32_t total)
+{
+	uint32_t cuts[MAX_SEGS + 1];
+	unsigned k = 1 + rnd_below(&e->rng, MAX_SEGS), i, j;
+	VIP_DATA_SEGMENT *ds = desc_ds(s->d);
+	size_t pos = 0;
+
+	cuts[0] = 0;
+	cuts[k] = total;
+	for (i = 1; i < k; i++)
+		cuts[i] = rnd_below(&e->rng, total + 1);
+	for (i = 1; i < k; i++) {         /* insertion sort of cuts[1..k-1] */
+		for (j = i; j > 1 && cuts[j - 1] > cuts[j]; j--) {
+			uint32_t t = cuts[j];
+
+			cuts[j] = cuts[j - 1];
+			cuts[j - 1] = t;
+		}
+	}
+	memset(s->d, 0, DESC_STRIDE);
+	s->nb_segs = k;
+	for (i = 0; i < k; i++) {
+		/* half the segments start right after the previous one */
+		if (rnd(&e->rng) & 1)
+			pos += rnd_below(&e->rng, GAP_MAX + 1);
+		s->segs[i].ptr = s->buf + pos;
+		s->segs[i].len = cuts[i + 1] - cuts[i];
+		pos += s->segs[i].len;
+		ds[i].Data.Address = s->segs[i].ptr;
+		ds[i].Handle = e->mh;
+		ds[i].Length = s->segs[i].len;
+	}
+	if (pos > e->buf_len) {
+		fprintf(stderr, "topo_check: internal error: layout overflows its buffer\n");
+		abort();
+	}
+	s->d->CS.SegCount = (VIP_UINT16)k;
+}
+
+static void
+describe_layout(struct ep *e, const struct dslot *s, char *buf, size_t len)
+{
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < s->nb_segs && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s+%zu:%u", i ? " " : "",
+				      (size_t)(s->segs[i].ptr - s->buf), s->segs[i].len);
+	(void)e;
+}
+
+static int
+post_recv(struct ep *e, unsigned idx)
+{
+	struct dslot *s = &e->recv[idx];
+
+	layout(e, s, e->max_transfer);
+	memset(s->buf, s->canary, e->buf_len);
+	CHK(e, VipPostRecv(e->vi, s->d, e->mh));
+	return 0;
+}
+
+/* Gather @p len bytes out of @p s's segments into @p out. */
+static void
+gather(const struct dslot *s, uint8_t *out, uint32_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nb_segs && len > 0; i++) {
+		uint32_t take = s->segs[i].len < len ? s->segs[i].len : len;
+
+		memcpy(out, s->segs[i].ptr, take);
+		out += take;
+		len -= take;
+	}
+}
+
+static void
+scatter(const struct dslot *s, const uint8_t *in, uint32_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nb_segs && len > 0; i++) {
+		uint32_t take = s->segs[i].len < len ? s->segs[i].len : len;
+
+		memcpy(s->segs[i].ptr, in, take);
+		in += take;
+		len -= take;
+	}
+}
+
+/* Bytes of the buffer outside the first @p len message bytes must still be canary. */
+static long
+canary_check(struct ep *e, const struct dslot *s, uint32_t len)
+{
+	size_t pos = 0;
+	unsigned i;
+
+	for (i = 0; i <= s->nb_segs; i++) {
+		size_t start = i < s->nb_segs ? (size_t)(s->segs[i].ptr - s->buf) : e->buf_len;
+		size_t used;
+
+		for (; pos < start; pos++) {
+			if (s->buf[pos] != s->canary)
+				return (long)pos;
+		}
+		if (i == s->nb_segs)
+			break;
+		used = s->segs[i].len < len ? s->segs[i].len : len;
+		len -= (uint32_t)used;
+		pos = start + used;
+	}
+	return -1;
+}
+
+struct msg_info {
+	uint32_t type, seq, len;
+};
+
+/*
+ * Check a completed receive against what (type, seq) must contain.
+ * @p got_len bytes are in e->scratch afterwards. Returns 0 if it matched.
+ */
+static int
+check_recv(struct ep *e, const struct dslot *s, const VIP_DESCRIPTOR *d, uint64_t seed,
+	   uint32_t max, uint32_t chunk, bool seed_known, struct msg_info *mi)
+{
+	uint32_t status = d->CS.Status, want_len;
+	char lay[256];
+	long bad;
+
+	mi->type = d->CS.ImmediateData >> IMM_TYPE_SHIFT;
+	mi->seq = d->CS.ImmediateData & IMM_SEQ_MASK;
+	mi->len = d->CS.Length;
+	describe_layout(e, s, lay, sizeof(lay));
+	if (status != (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE | VIP_STATUS_IMMEDIATE)) {
+		say(e->who, "MISMATCH: receive status %#x (want %#x) len %u imm %#x layout [%s]",
+		    status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE | VIP_STATUS_IMMEDIATE,
+		    d->CS.Length, d->CS.ImmediateData, lay);
+		return -1;
+	}
+	if (mi->len > max) {
+		say(e->who, "MISMATCH: seq %u: length %u > max %u", mi->seq, mi->len, max);
+		return -1;
+	}
+	gather(s, e->scratch, mi->len);
+	switch (mi->type) {
+	case T_HELLO:
+		want_len = HELLO_LEN;
+		break;
+	case T_BYE:
+		want_len = 0;
+		break;
+	case T_DATA:
+		if (!seed_known) {
+			say(e->who, "MISMATCH: data message seq %u before the hello", mi->seq);
+			return -1;
+		}
+		want_len = msg_size(seed, mi->seq, max, chunk);
+		break;
+	default:
+		say(e->who, "MISMATCH: unknown message type %u (imm %#x)", mi->type,
+		    d->CS.ImmediateData);
+		return -1;
+	}
+	if (mi->len != want_len) {
+		say(e->who, "MISMATCH: seq %u type %u: length %u, want %u (layout [%s])",
+		    mi->seq, mi->type, mi->len, want_len, lay);
+		return -1;
+	}
+	if (mi->type == T_DATA) {
+		pattern_fill(e->expect, want_len, seed, mi->seq);
+		if (memcmp(e->expect, e->scratch, want_len) != 0) {
+			uint32_t i, first = 0, nbad = 0;
+
+			for (i = 0; i < want_len; i++) {
+				if (e->expect[i] != e->scratch[i]) {
+					if (nbad++ == 0)
+						first = i;
+				}
+			}
+			say(e->who, "MISMATCH: seq %u len %u: %u bytes differ, first at %u "
+			    "(got %#x want %#x), frame %u of the message, layout [%s]",
+			    mi->seq, want_len, nbad, first, e->scratch[first], e->expect[first],
+			    first / chunk, lay);
+			return -1;
+		}
+	}
+	bad = canary_check(e, s, mi->len);
+	if (bad >= 0) {
+		say(e->who, "MISMATCH: seq %u len %u: byte %ld of the buffer outside the message "
+		    "was written (%#x, canary %#x), layout [%s]", mi->seq, mi->len, bad,
+		    s->buf[bad], s->canary, lay);
+		return -1;
+	}
+	return 0;
+}
+
+/* Send @p len bytes of @p data with immediate @p imm; wait for the send completion. */
+static int
+send_msg(struct ep *e, const uint8_t *data, uint32_t len, uint32_t imm)
+{
+	struct dslot *s = &e->send;
+	VIP_DESCRIPTOR *out;
+	VIP_RETURN r;
+
+	layout(e, s, len);
+	scatter(s, data, len);
+	s->d->CS.Control = VIP_CONTROL_IMMEDIATE;
+	s->d->CS.ImmediateData = imm;
+	s->d->CS.Length = len;
+	CHK(e, VipPostSend(e->vi, s->d, e->mh));
+	r = VipSendWait(e->vi, 5000, &out);
+	if (r != VIP_SUCCESS) {
+		say(e->who, "FAIL: VipSendWait: %s", VipDpdkReturnString(r));
+		return -1;
+	}
+	if (out != s->d || out->CS.Status != (VIP_STATUS_DONE | VIP_STATUS_OP_SEND)) {
+		say(e->who, "FAIL: send completion status %#x (descriptor %p, posted %p) len %u",
+		    out->CS.Status, (void *)out, (void *)s->d, len);
+		return -1;
+	}
+	e->msgs_tx++;
+	e->bytes_tx += len;
+	return 0;
+}
+
+/* Wait up to @p ms for the head receive. 1: got one (slot in *idx), 0: timeout. */
+static int
+recv_msg(struct ep *e, unsigned ms, VIP_DESCRIPTOR **out, unsigned *idx)
+{
+	VIP_RETURN r = VipRecvWait(e->vi, ms, out);
+
+	if (r == VIP_TIMEOUT)
+		return 0;
+	if (r != VIP_SUCCESS) {
+		say(e->who, "FAIL: VipRecvWait: %s", VipDpdkReturnString(r));
+		return -1;
+	}
+	*idx = e->recv_head;
+	if (*out != e->recv[*idx].d) {
+		say(e->who, "FAIL: receive completed out of order: descriptor %p, want %p",
+		    (void *)*out, (void *)e->recv[*idx].d);
+		return -1;
+	}
+	e->recv_head = (e->recv_head + 1) % NB_RECV;
+	return 1;
+}
+
+static int
+post_all_recv(struct ep *e)
+{
+	unsigned i;
+
+	for (i = 0; i < NB_RECV; i++) {
+		if (post_recv(e, i) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- server -------------------------------------------------------------- */
+
+struct hello {
+	uint64_t magic;
+	uint64_t seed;
+	uint32_t max;
+	uint32_t chunk;
+	uint32_t rounds;
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct hello) == HELLO_LEN, "hello layout");
+
+static int
+run_server(struct ep *e)
+{
+	VIP_NET_ADDRESS *local = mk_addr(e->na.LocalNicAddress, opt.disc);
+	VIP_NET_ADDRESS *remote = mk_addr((const uint8_t[6]){ 0 }, "");
+	VIP_VI_ATTRIBUTES ra;
+	VIP_CONN_HANDLE conn;
+	uint64_t seed = opt.seed, last_msg_us, t0 = 0;
+	uint32_t last_seq = 0, max = 0, chunk = 0;
+	bool seed_known = false, got_bye = false, peer_gone = false;
+	VIP_RETURN r;
+	int rc = 0;
+
+	if (post_all_recv(e) != 0)
+		return -1;
+	say(e->who, "waiting for a connection on discriminator \"%s\" (%u ms)", opt.disc,
+	    opt.wait_ms);
+	r = VipConnectWait(e->nic, local, opt.wait_ms, remote, &ra, &conn);
+	if (r != VIP_SUCCESS) {
+		say(e->who, "FAIL: VipConnectWait: %s", VipDpdkReturnString(r));
+		return -1;
+	}
+	say(e->who, "request from %02x:%02x:%02x:%02x:%02x:%02x disc \"%.*s\" mtu %lu",
+	    remote->HostAddress[0], remote->HostAddress[1], remote->HostAddress[2],
+	    remote->HostAddress[3], remote->HostAddress[4], remote->HostAddress[5],
+	    remote->DiscriminatorLen, (const char *)remote->HostAddress + 6, ra.MaxTransferSize);
+	r = VipConnectAccept(conn, e->vi);
+	if (r != VIP_SUCCESS) {
+		say(e->who, "FAIL: VipConnectAccept: %s", VipDpdkReturnString(r));
+		return -1;
+	}
+	say(e->who, "connected");
+	last_msg_us = now_us();
+	for (;;) {
+		VIP_DESCRIPTOR *d;
+		struct msg_info mi;
+		unsigned idx;
+		int got = recv_msg(e, 500, &d, &idx);
+
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		if (got == 0) {
+			if (now_us() - last_msg_us > (uint64_t)opt.idle_ms * 1000u) {
+				say(e->who, "no message for %u ms: giving up waiting", opt.idle_ms);
+				break;
+			}
+			continue;
+		}
+		if (d->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR) {
+			peer_gone = true;          /* the client disconnected */
+			break;
+		}
+		last_msg_us = now_us();
+		if (check_recv(e, &e->recv[idx], d, seed, max ? max : e->max_transfer, chunk ? chunk : 1,
+			       seed_known, &mi) != 0) {
+			e->mismatches++;
+			/* echo what arrived all the same: the client sees it too */
+			if ((d->CS.Status & VIP_STATUS_ERROR_MASK) == 0 && mi.len <= e->max_transfer &&
+			    (mi.seq > last_seq)) {
+				last_seq = mi.seq;
+				if (send_msg(e, e->scratch, mi.len, d->CS.ImmediateData) != 0) {
+					rc = -1;
+					break;
+				}
+			}
+			if (post_recv(e, idx) != 0) {
+				rc = -1;
+				break;
+			}
+			continue;
+		}
+		e->msgs_rx++;
+		e->bytes_rx += mi.len;
+		if (mi.type == T_BYE) {
+			got_bye = true;
+			break;
+		}
+		if (mi.seq <= last_seq) {
+			e->stale++;                /* a resend overtook it, or a duplicate */
+		} else {
+			last_seq = mi.seq;
+			if (mi.type == T_HELLO) {
+				struct hello h;
+
+				memcpy(&h, e->scratch, sizeof(h));
+				if (h.magic != HELLO_MAGIC || h.max > e->max_transfer || h.chunk == 0 ||
+				    h.max / h.chunk == 0) {
+					say(e->who, "MISMATCH: bad hello (magic %#" PRIx64 " max %u "
+					    "chunk %u)", h.magic, h.max, h.chunk);
+					e->mismatches++;
+				} else {
+					if (opt.seed_set && h.seed != opt.seed) {
+						say(e->who, "MISMATCH: client seed %#" PRIx64
+						    " != --seed %#" PRIx64, h.seed, opt.seed);
+						e->mismatches++;
+					}
+					if (!seed_known)
+						say(e->who, "hello: seed %#" PRIx64 " max %u chunk %u "
+						    "rounds %u", h.seed, h.max, h.chunk, h.rounds);
+					seed = h.seed;
+					max = h.max;
+					chunk = h.chunk;
+					seed_known = true;
+					t0 = now_us();
+				}
+			}
+			if (send_msg(e, e->scratch, mi.len, d->CS.ImmediateData) != 0) {
+				rc = -1;
+				break;
+			}
+		}
+		if (post_recv(e, idx) != 0) {
+			rc = -1;
+			break;
+		}
+	}
+	{
+		double secs = t0 ? (double)(now_us() - t0) / 1e6 : 0;
+
+		say(e->who, "summary: %" PRIu64 " messages received, %" PRIu64 " echoed, %" PRIu64
+		    " bytes in, %" PRIu64 " stale ignored, %" PRIu64 " mismatches, end: %s, %.2f s",
+		    e->msgs_rx, e->msgs_tx, e->bytes_rx, e->stale, e->mismatches,
+		    got_bye ? "bye" : peer_gone ? "peer disconnected" : rc ? "error" : "idle timeout",
+		    secs);
+	}
+	print_port(e);
+	print_counters(e);
+	free(local);
+	free(remote);
+	if (rc == 0 && e->mismatches == 0 && e->errors == 0 && seed_known)
+		return 0;
+	if (!seed_known && rc == 0)
+		say(e->who, "FAIL: no hello received");
+	return -1;
+}
+
+/* ---- client -------------------------------------------------------------- */
+
+static int
+u64cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+client_connect(struct ep *e, const uint8_t mac[6], const char *local_disc)
+{
+	VIP_NET_ADDRESS *local = mk_addr(e->na.LocalNicAddress, local_disc);
+	VIP_NET_ADDRESS *remote = mk_addr(mac, opt.disc);
+	uint64_t t0 = now_us(), deadline = t0 + (uint64_t)opt.connect_ms * 1000u;
+	VIP_VI_ATTRIBUTES ra;
+	unsigned tries = 0;
+	VIP_RETURN r;
+
+	for (;;) {
+		uint64_t now = now_us();
+		unsigned left = now >= deadline ? 0 : (unsigned)((deadline - now) / 1000u);
+
+		if (left == 0) {
+			say(e->who, "FAIL: VipConnectRequest to %02x:%02x:%02x:%02x:%02x:%02x/%s: "
+			    "%s after %u tries, %u ms", mac[0], mac[1], mac[2], mac[3], mac[4],
+			    mac[5], opt.disc, tries ? VipDpdkReturnString(r) : "no time", tries,
+			    opt.connect_ms);
+			free(local);
+			free(remote);
+			return -1;
+		}
+		tries++;
+		r = VipConnectRequest(e->vi, local, remote, left < 1000 ? left : 1000, &ra);
+		if (r == VIP_SUCCESS)
+			break;
+		if (r != VIP_NO_MATCH && r != VIP_TIMEOUT && r != VIP_REJECT) {
+			say(e->who, "FAIL: VipConnectRequest: %s", VipDpdkReturnString(r));
+			free(local);
+			free(remote);
+			return -1;
+		}
+		if (opt.verbose)
+			say(e->who, "connect try %u: %s", tries, VipDpdkReturnString(r));
+		sleep_ms(50);
+	}
+	say(e->who, "connected to %02x:%02x:%02x:%02x:%02x:%02x/%s after %u tries, %.1f ms "
+	    "(remote MaxTransferSize %lu)", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
+	    opt.disc, tries, (double)(now_us() - t0) / 1000.0, ra.MaxTransferSize);
+	free(local);
+	free(remote);
+	return 0;
+}
+
+/*
+ * One round: send (type, payload) with a fresh sequence number until its
+ * echo comes back; every echo is checked. Returns 0, or -1 on a hard error
+ * or after too many tries. *rtt_us: of the attempt that succeeded.
+ */
+static int
+client_round(struct ep *e, uint32_t *next_seq, uint32_t type, const uint8_t *payload,
+	     uint32_t fixed_len, uint64_t seed, uint32_t max, uint32_t chunk, uint64_t *rtt_us,
+	     unsigned *retries)
+{
+	unsigned attempt;
+
+	for (attempt = 0; attempt <= opt.max_retries; attempt++) {
+		uint32_t seq = (*next_seq)++ & IMM_SEQ_MASK;
+		uint32_t len = type == T_DATA ? msg_size(seed, seq, max, chunk) : fixed_len;
+		uint64_t t0 = now_us(), deadline = t0 + (uint64_t)opt.retry_ms * 1000u;
+
+		if (type == T_DATA) {
+			pattern_fill(e->expect, len, seed, seq);
+			payload = e->expect;
+		}
+		if (send_msg(e, payload, len, MK_IMM(type, seq)) != 0)
+			return -1;
+		if (attempt > 0)
+			(*retries)++;
+		for (;;) {
+			uint64_t now = now_us();
+			VIP_DESCRIPTOR *d;
+			struct msg_info mi;
+			unsigned idx;
+			int got;
+
+			if (now >= deadline)
+				break;
+			got = recv_msg(e, (unsigned)((deadline - now + 999) / 1000u), &d, &idx);
+			if (got < 0)
+				return -1;
+			if (got == 0)
+				break;
+			if (check_recv(e, &e->recv[idx], d, seed, max, chunk, true, &mi) != 0) {
+				e->mismatches++;
+				if (post_recv(e, idx) != 0)
+					return -1;
+				if (d->CS.Status & VIP_STATUS_ERROR_MASK)
+					return -1;   /* the VI is broken: no point going on */
+				continue;
+			}
+			if (type == T_HELLO && mi.type == T_HELLO &&
+			    memcmp(e->scratch, payload, HELLO_LEN) != 0) {
+				say(e->who, "MISMATCH: hello echo differs");
+				e->mismatches++;
+			}
+			e->msgs_rx++;
+			e->bytes_rx += mi.len;
+			if (post_recv(e, idx) != 0)
+				return -1;
+			if (mi.seq == seq) {
+				*rtt_us = now_us() - t0;
+				return 0;
+			}
+			if (mi.seq > seq) {
+				say(e->who, "MISMATCH: echo of seq %u, newest sent %u", mi.seq, seq);
+				e->mismatches++;
+			} else {
+				e->stale++;
+			}
+		}
+		if (opt.verbose)
+			say(e->who, "seq %u (len %u): no echo within %u ms, resending", seq, len,
+			    opt.retry_ms);
+	}
+	say(e->who, "FAIL: no echo after %u tries", opt.max_retries + 1);
+	return -1;
+}
+
+static int
+run_client(struct ep *e, const uint8_t mac[6], const char *local_disc)
+{
+	uint32_t max = e->max_transfer, chunk = e->chunk, next_seq = 1;
+	uint64_t *rtts = calloc(opt.rounds + 1, sizeof(uint64_t)), t0, rtt = 0;
+	uint64_t seed = opt.seed;
+	unsigned retries = 0, round, done = 0, lost_rounds = 0;
+	struct hello h = { 0 };
+	double secs;
+	int rc = 0;
+
+	if (rtts == NULL)
+		return -1;
+	if (opt.max_size != 0 && opt.max_size < max)
+		max = opt.max_size;
+	if (max / chunk == 0)
+		chunk = max;
+	if (post_all_recv(e) != 0 || client_connect(e, mac, local_disc) != 0) {
+		free(rtts);
+		return -1;
+	}
+	h.magic = HELLO_MAGIC;
+	h.seed = seed;
+	h.max = max;
+	h.chunk = chunk;
+	h.rounds = opt.rounds;
+	if (client_round(e, &next_seq, T_HELLO, (const uint8_t *)&h, HELLO_LEN, seed, max, chunk,
+			 &rtt, &retries) != 0) {
+		say(e->who, "FAIL: hello");
+		free(rtts);
+		return -1;
+	}
+	t0 = now_us();
+	for (round = 0; round < opt.rounds; round++) {
+		unsigned before = retries;
+
+		if (client_round(e, &next_seq, T_DATA, NULL, 0, seed, max, chunk, &rtt,
+				 &retries) != 0) {
+			rc = -1;
+			break;
+		}
+		if (retries != before)
+			lost_rounds++;
+		else
+			rtts[done] = rtt;
+		done++;
+		if (opt.verbose > 1)
+			say(e->who, "round %u ok, rtt %" PRIu64 " us", round, rtt);
+	}
+	secs = (double)(now_us() - t0) / 1e6;
+	/* bye, twice: the server also stops on our disconnect */
+	send_msg(e, NULL, 0, MK_IMM(T_BYE, next_seq++));
+	{
+		unsigned n = done - lost_rounds;
+
+		qsort(rtts, n, sizeof(*rtts), u64cmp);
+		say(e->who, "summary: %u/%u rounds completed, %u with a loss (%u resends), %" PRIu64
+		    " stale echoes, %" PRIu64 " mismatches; %" PRIu64 " bytes each way, %.2f s, "
+		    "%.1f MB/s echoed; rtt us p50 %" PRIu64 " p99 %" PRIu64 " max %" PRIu64
+		    " (rounds without loss); seed %#" PRIx64,
+		    done, opt.rounds, lost_rounds, retries, e->stale, e->mismatches, e->bytes_rx,
+		    secs, secs > 0 ? (double)e->bytes_rx / secs / 1e6 : 0.0,
+		    n ? rtts[n / 2] : 0, n ? rtts[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] : 0,
+		    n ? rtts[n - 1] : 0, seed);
+	}
+	print_port(e);
+	print_counters(e);
+	free(rtts);
+	if (rc == 0 && done == opt.rounds && e->mismatches == 0 && e->errors == 0)
+		return 0;
+	return -1;
+}
+
+/* ---- modes --------------------------------------------------------------- */
+
+struct server_arg {
+	struct ep e;
+	int rc;
+};
+
+static void *
+server_thread(void *p)
+{
+	struct server_arg *a = p;
+
+	a->rc = run_server(&a->e);
+	return NULL;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: topo_check --server [-D DISC] [options]\n"
+		"       topo_check --client MAC [-D DISC] [options]\n"
+		"       topo_check --loopback [options]\n"
+		"options:\n"
+		"  -D, --disc DISC      server discriminator (default \"topo\")\n"
+		"  -n, --rounds N       rounds (default 300)\n"
+		"  -s, --seed SEED      seed of sizes and contents (default: random; printed)\n"
+		"      --nic NAME       NIC to open (default via0)\n"
+		"      --heap           buffers in malloc'd registered memory (default:\n"
+		"                       VipDpdkAllocMem provider memory)\n"
+		"      --max-size N     largest message (default MaxTransferSize)\n"
+		"      --retry-ms MS    resend a round after MS without echo (default 200)\n"
+		"      --max-retries N  resends of one round before failing (default 50)\n"
+		"      --connect-ms MS  client: keep trying to connect this long (default 10000)\n"
+		"      --wait-ms MS     server: VipConnectWait timeout (default 30000)\n"
+		"      --idle-ms MS     server: stop after MS without a message (default 10000)\n"
+		"      --link-ms MS     wait this long for the port's link (default 10000)\n"
+		"  -v, --verbose        more output (twice: every round)\n"
+		"VIAD_SOCKET selects the viad. Exit status 0: every round completed and matched.\n");
+}
+
+static int
+parse_args(int argc, char **argv)
+{
+	enum { O_NIC = 256, O_HEAP, O_MAX, O_RETRY, O_MAXRETRY, O_CONNECT, O_WAIT, O_IDLE, O_LINK };
+	static const struct option lo[] = {
+		{ "server", no_argument, NULL, 'S' },
+		{ "client", required_argument, NULL, 'C' },
+		{ "loopback", no_argument, NULL, 'L' },
+		{ "disc", required_argument, NULL, 'D' },
+		{ "rounds", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "nic", required_argument, NULL, O_NIC },
+		{ "heap", no_argument, NULL, O_HEAP },
+		{ "max-size", required_argument, NULL, O_MAX },
+		{ "retry-ms", required_argument, NULL, O_RETRY },
+		{ "max-retries", required_argument, NULL, O_MAXRETRY },
+		{ "connect-ms", required_argument, NULL, O_CONNECT },
+		{ "wait-ms", required_argument, NULL, O_WAIT },
+		{ "idle-ms", required_argument, NULL, O_IDLE },
+		{ "link-ms", required_argument, NULL, O_LINK },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "D:n:s:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			opt.mode = M_SERVER;
+			break;
+		case 'C':
+			opt.mode = M_CLIENT;
+			if (parse_mac(optarg, opt.peer_mac) != 0) {
+				fprintf(stderr, "topo_check: bad MAC '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'L':
+			opt.mode = M_LOOPBACK;
+			break;
+		case 'D':
+			opt.disc = optarg;
+			break;
+		case 'n':
+			opt.rounds = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			opt.seed = strtoull(optarg, NULL, 0);
+			opt.seed_set = true;
+			break;
+		case 'v':
+			opt.verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case O_NIC:
+			opt.nic = optarg;
+			break;
+		case O_HEAP:
+			opt.heap = true;
+			break;
+		case O_MAX:
+			opt.max_size = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case O_RETRY:
+			opt.retry_ms = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case O_MAXRETRY:
+			opt.max_retries = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case O_CONNECT:
+			opt.connect_ms = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case O_WAIT:
+			opt.wait_ms = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case O_IDLE:
+			opt.idle_ms = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case O_LINK:
+			opt.link_ms = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc || opt.mode == M_NONE) {
+		usage(stderr);
+		return -1;
+	}
+	if (strlen(opt.disc) == 0 || strlen(opt.disc) > 64 || opt.retry_ms == 0 ||
+	    (opt.max_size != 0 && opt.max_size < 2)) {
+		fprintf(stderr, "topo_check: bad -D, --retry-ms or --max-size\n");
+		return -1;
+	}
+	if (!opt.seed_set) {
+		if (getrandom(&opt.seed, sizeof(opt.seed), 0) != sizeof(opt.seed))
+			opt.seed = now_us();
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *mode_name;
+	struct ep e;
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (parse_args(argc, argv) != 0)
+		return 2;
+	mode_name = opt.mode == M_SERVER ? "server" : opt.mode == M_CLIENT ? "client" : "loopback";
+	printf("topo_check %s: nic %s, disc \"%s\", %u rounds, %s memory, seed %#" PRIx64
+	       "%s, VIAD_SOCKET=%s\n", mode_name, opt.nic, opt.disc, opt.rounds,
+	       opt.heap ? "heap (malloc)" : "provider (VipDpdkAllocMem)", opt.seed,
+	       opt.mode == M_SERVER && !opt.seed_set ? " (the client's is used)" : "",
+	       getenv("VIAD_SOCKET") ? getenv("VIAD_SOCKET") : "(default)");
+	if (opt.mode == M_SERVER) {
+		rc = ep_open(&e, "server", opt.seed ^ 0x5e5e5e5eULL);
+		if (rc == 0)
+			rc = wait_link(&e);
+		if (rc == 0) {
+			print_port(&e);
+			rc = run_server(&e);
+		}
+		ep_close(&e);
+	} else if (opt.mode == M_CLIENT) {
+		char disc[64];
+
+		snprintf(disc, sizeof(disc), "%s-client-%ld", opt.disc, (long)getpid());
+		rc = ep_open(&e, "client", opt.seed ^ 0xc1c1c1c1ULL);
+		if (rc == 0)
+			rc = wait_link(&e);
+		if (rc == 0) {
+			print_port(&e);
+			rc = run_client(&e, opt.peer_mac, disc);
+		}
+		ep_close(&e);
+	} else {
+		static struct server_arg sa;
+		pthread_t t;
+		char disc[64];
+
+		/* the server gives up soon after the client could have connected */
+		if (opt.wait_ms > opt.connect_ms + 5000)
+			opt.wait_ms = opt.connect_ms + 5000;
+		snprintf(disc, sizeof(disc), "%s-client-%ld", opt.disc, (long)getpid());
+		memset(&e, 0, sizeof(e));
+		rc = ep_open(&sa.e, "server", opt.seed ^ 0x5e5e5e5eULL);
+		if (rc == 0)
+			rc = ep_open(&e, "client", opt.seed ^ 0xc1c1c1c1ULL);
+		if (rc == 0)
+			rc = wait_link(&e);
+		if (rc == 0) {
+			print_port(&e);
+			if (pthread_create(&t, NULL, server_thread, &sa) != 0) {
+				perror("pthread_create");
+				return 1;
+			}
+			rc = run_client(&e, e.na.LocalNicAddress, disc);
+			/* the server stops on our disconnect (ep_close) at the latest */
+			ep_close(&e);
+			pthread_join(t, NULL);
+			if (sa.rc != 0)
+				rc = -1;
+		} else {
+			ep_close(&e);
+		}
+		ep_close(&sa.e);
+	}
+	printf("topo_check %s: %s\n", mode_name, rc == 0 ? "PASS" : "FAIL");
+	return rc == 0 ? 0 : 1;
+}
