@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The main job: set up the host, build, start viad on its default (one
-# loopback NIC, no hardware needed), run the bundled sample program against
-# it, stop viad. Exit status: the sample's, or viad's if it failed.
+# loopback NIC, no hardware needed), show the NIC with vipl_info, measure
+# latency with the bundled vipl_pingpong (both ends in one process), stop
+# viad. Exit status: non-zero if any step or viad failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +24,9 @@ for _ in $(seq 100); do
 done
 
 rc=0
-build/apps/vipl_info via0 || rc=$?
+build/apps/vipl_info via0 >"$run/info.log" || { cat "$run/info.log"; rc=1; }
+grep -E '^NIC|address|native MTU|max transfer' "$run/info.log" || true
+build/apps/vipl_pingpong --loopback ${VIA_PINGPONG_ARGS:-} || rc=$?
 
 kill -TERM "$viad_pid"
 wait "$viad_pid" || { echo "viad exited with status $?" >&2; rc=1; }
