@@ -497,6 +497,13 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	uint32_t total = via_wire_msg_len(h), len = via_wire_payload_len(h);
 	struct via_vi_rx *rx;
 
+	if (vi != NULL && vi->conn.requesting && vi->conn.id == via_wire_conn_id(h)) {
+		/* the acceptor is connected and sends, but its CONN_ACCEPT is
+		 * still on its way (or lost: the next CONN_REQ brings another):
+		 * not a dead connection, so no RESET; the message is lost */
+		st->frames_dropped++;
+		return;
+	}
 	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED ||
 	    vi->conn.id != via_wire_conn_id(h) || vi->conn.remote_vi != via_wire_src_vi(h) ||
 	    memcmp(vi->conn.remote_mac, eth->src_addr.addr_bytes, 6) != 0) {
@@ -530,10 +537,14 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 			return;
 		}
 		if (total > rx->capacity) {
-			/* VIA §6.4.1: too small a descriptor, Length 0 */
+			/* VIA §6.4.1: too small a descriptor, Length 0; the
+			 * message counts as delivered, so a duplicate of it
+			 * cannot take another descriptor */
 			recv_complete(d, vi, 0, 0, VIP_STATUS_LENGTH_ERROR);
 			rx->in_msg = true;
 			rx->dropping = true;
+			rx->last_msg_id = msg;
+			rx->delivered_any = true;
 			return;
 		}
 	} else if (!rx->in_msg || rx->msg_id != msg || rx->dropping || off != rx->expected_off) {

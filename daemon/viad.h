@@ -2,8 +2,9 @@
 /**
  * @file
  * viad internals: the daemon context and its objects (one file each:
- * session.c, ptag.c, mr.c, pmem.c, cq.c, vi.c), all owned by the control
- * thread. Poll lcores (poll.c) see only ports and counters for now.
+ * session.c, ptag.c, mr.c, pmem.c, cq.c, vi.c), the connection manager
+ * (cm.c) and the data path (dp.c). The control thread and the poll lcore
+ * share them under the data-path lock (struct via_dp_lock).
  *
  * Errors are -errno throughout; ctl.c maps them to replies and the library
  * maps replies to VIP_RETURN codes.
@@ -403,7 +404,6 @@ struct via_vi {
 	struct via_vi_rx rx;
 	uint32_t tx_msg_id;
 	uint32_t tx_seq;
-	bool reported_recvq_empty;      /**< one RECVQ_EMPTY per message */
 	struct via_cq *cq[VIA_WQ_COUNT];
 	uint32_t wq_capacity;
 	uint64_t shm_off;
@@ -463,8 +463,6 @@ int via_cm_init(struct viad *d);
 void via_cm_fini(struct viad *d);
 /** Drop what @p s had pending (listeners, requests it got). */
 void via_cm_session_closed(struct viad *d, struct via_session *s);
-/** Drop CM state of a VI being freed. */
-void via_cm_vi_freed(struct viad *d, struct via_vi *vi);
 /** Run timers; returns ms until the next one is due (-1: none). */
 int via_cm_timers(struct viad *d, uint64_t now);
 

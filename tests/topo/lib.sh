@@ -24,6 +24,7 @@
 # Environment: TOPO_ROUNDS (300), TOPO_SEED (random), TOPO_MEM ("pmem heap":
 # one pair_check per memory kind), TOPO_CHECK_TIMEOUT (120 s per topo_check),
 # TOPO_VIAD_ARGS (more viad options, e.g. "--set port.via0.mtu=9000"),
+# TOPO_VIAD_ARGS_A / _B / _L (the same, for viad A, B or L only),
 # TOPO_CHECK_ARGS (more topo_check options, e.g. "--max-size 1000").
 #
 # Every process, namespace and file this library creates is recorded and
@@ -148,9 +149,13 @@ viad_start() {
 	log=$(viad_log "$name")
 	inst=$TOPO_TAG-$name
 	rm -f "$sock"
-	local -a extra=()
-	# TOPO_VIAD_ARGS: more viad options for every viad (before "--")
+	local -a extra=() extra_side=()
+	local side_var=TOPO_VIAD_ARGS_${name%%-*}
+	# TOPO_VIAD_ARGS: more viad options for every viad (before "--");
+	# TOPO_VIAD_ARGS_A, _B, _L: for viad A (A-af_xdp, ...), B or L only
 	read -ra extra <<<"${TOPO_VIAD_ARGS:-}"
+	read -ra extra_side <<<"${!side_var:-}"
+	extra+=("${extra_side[@]}")
 	local -a cmd=("$VIAD" -s "$sock" --set "viad.instance=$inst" "${extra[@]}" "$@")
 	if [ -n "$ns" ]; then
 		# bpffs in the private mount namespace of "ip netns exec" only:

@@ -38,6 +38,7 @@
 
 #define MAX_SEGS        8
 #define NB_RECV         8          /* receive descriptors kept posted */
+#define NB_SEND         8          /* send descriptors: the largest window */
 #define GAP_MAX         4095       /* bytes skipped before each segment */
 #define DESC_STRIDE     256        /* room per descriptor: CS + 8 DS = 160 */
 #define HELLO_LEN       32
@@ -68,8 +69,10 @@ static struct {
 	unsigned wait_ms;          /* server: VipConnectWait timeout */
 	unsigned idle_ms;          /* server: give up after this long without a message */
 	unsigned link_ms;
+	unsigned window;           /* client: messages in flight per round */
 	uint32_t max_size;         /* 0: MaxTransferSize */
 	bool heap;
+	bool strict_tail;          /* a dirty tail (see canary_check) is a mismatch */
 	int verbose;
 } opt = {
 	.nic = "via0",
@@ -81,6 +84,7 @@ static struct {
 	.wait_ms = 30000,
 	.idle_ms = 10000,
 	.link_ms = 10000,
+	.window = 1,
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -228,6 +232,45 @@ mk_addr(const uint8_t mac[6], const char *disc)
 	return a;
 }
 
+/* ---- asynchronous errors --------------------------------------------------- */
+
+static uint64_t async_errors[VIP_ERROR_CATASTROPHIC + 1];
+static volatile int async_quiet;   /* the test is over: CONN_LOST is expected */
+
+static void
+error_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
+{
+	const char *who = ctx;
+	uint64_t n = 0;
+
+	if ((unsigned)ed->ErrorCode <= VIP_ERROR_CATASTROPHIC)
+		n = __atomic_add_fetch(&async_errors[ed->ErrorCode], 1, __ATOMIC_RELAXED);
+	if (async_quiet && ed->ErrorCode == VIP_ERROR_CONN_LOST)
+		return;
+	if (n <= 5 || opt.verbose)
+		say(who, "asynchronous error %s (VI %p, descriptor %p, op %#lx)%s",
+		    VipDpdkErrorCodeString(ed->ErrorCode), ed->ViHandle, (void *)ed->DescriptorPtr,
+		    ed->OpCode, n == 5 && !opt.verbose ? " (no more of these printed)" : "");
+}
+
+static void
+print_async_errors(const char *who)
+{
+	char buf[512];
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i <= VIP_ERROR_CATASTROPHIC; i++) {
+		uint64_t c = __atomic_load_n(&async_errors[i], __ATOMIC_RELAXED);
+
+		if (c != 0 && n < sizeof(buf))
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s=%" PRIu64,
+					      VipDpdkErrorCodeString((VIP_ERROR_CODE)i), c);
+	}
+	if (n != 0)
+		say(who, "asynchronous errors (this process):%s", buf);
+}
+
 /* ---- an endpoint: NIC, VI, memory, descriptors --------------------------- */
 
 struct seg {
@@ -257,13 +300,15 @@ struct ep {
 	uint32_t chunk;            /* payload bytes per frame */
 	size_t buf_len;
 	struct dslot recv[NB_RECV];
-	struct dslot send;
+	struct dslot send[NB_SEND];
+	unsigned nb_send;          /* send slots in use: 1, or the window */
+	unsigned send_head, send_tail;  /* posted sends, FIFO over the slots */
 	unsigned recv_head;        /* next receive slot to complete (FIFO) */
 	uint8_t *scratch;          /* contiguous copy of a message */
 	uint8_t *expect;           /* expected content */
 	struct rng rng;
 	/* counters */
-	uint64_t msgs_rx, msgs_tx, bytes_rx, bytes_tx, stale, mismatches, errors;
+	uint64_t msgs_rx, msgs_tx, bytes_rx, bytes_tx, stale, mismatches, errors, dirty_tails;
 	unsigned mismatch_prints;
 };
 
@@ -347,6 +392,7 @@ ep_open(struct ep *e, const char *who, uint64_t rng_seed)
 	e->who = who;
 	e->rng.s = rng_seed;
 	CHK(e, VipOpenNic(opt.nic, &e->nic));
+	CHK(e, VipErrorCallback(e->nic, (VIP_PVOID)who, error_handler));
 	CHK(e, VipQueryNic(e->nic, &e->na));
 	if (e->na.NicAddressLen != 6) {
 		say(who, "FAIL: NIC address length %u, want 6", e->na.NicAddressLen);
@@ -367,7 +413,8 @@ ep_open(struct ep *e, const char *who, uint64_t rng_seed)
 
 	e->buf_len = ((size_t)e->max_transfer + MAX_SEGS * (GAP_MAX + 1) + 4095) & ~(size_t)4095;
 	desc_area = 4096;
-	e->mem_len = desc_area + (NB_RECV + 1) * e->buf_len;
+	e->nb_send = opt.window;
+	e->mem_len = desc_area + (NB_RECV + e->nb_send) * e->buf_len;
 	if (opt.heap) {
 		e->mem = aligned_alloc(4096, e->mem_len);
 		if (e->mem == NULL) {
@@ -389,8 +436,10 @@ ep_open(struct ep *e, const char *who, uint64_t rng_seed)
 		e->recv[i].buf = e->mem + desc_area + (size_t)i * e->buf_len;
 		e->recv[i].canary = (uint8_t)(0xa5 ^ (i * 0x11));
 	}
-	e->send.d = (VIP_DESCRIPTOR *)(e->mem + (size_t)NB_RECV * DESC_STRIDE);
-	e->send.buf = e->mem + desc_area + (size_t)NB_RECV * e->buf_len;
+	for (i = 0; i < e->nb_send; i++) {
+		e->send[i].d = (VIP_DESCRIPTOR *)(e->mem + (size_t)(NB_RECV + i) * DESC_STRIDE);
+		e->send[i].buf = e->mem + desc_area + (size_t)(NB_RECV + i) * e->buf_len;
+	}
 	e->scratch = malloc(e->max_transfer + 64);
 	e->expect = malloc(e->max_transfer + 64);
 	if (e->scratch == NULL || e->expect == NULL) {
@@ -533,13 +582,21 @@ scatter(const struct dslot *s, const uint8_t *in, uint32_t len)
 	}
 }
 
-/* Bytes of the buffer outside the first @p len message bytes must still be canary. */
+/*
+ * Bytes of the buffer outside the descriptor's segments must still be
+ * canary: returns the offset of the first one that is not, or -1. In
+ * *tail, the first byte inside a segment but beyond the message's @p len
+ * bytes that is not canary, or -1: a receive descriptor whose message was
+ * lost (a frame missing) takes the next message, and the lost one's bytes
+ * stay where they were written (Unreliable Delivery; not an error).
+ */
 static long
-canary_check(struct ep *e, const struct dslot *s, uint32_t len)
+canary_check(struct ep *e, const struct dslot *s, uint32_t len, long *tail)
 {
-	size_t pos = 0;
+	size_t pos = 0, q;
 	unsigned i;
 
+	*tail = -1;
 	for (i = 0; i <= s->nb_segs; i++) {
 		size_t start = i < s->nb_segs ? (size_t)(s->segs[i].ptr - s->buf) : e->buf_len;
 		size_t used;
@@ -552,7 +609,11 @@ canary_check(struct ep *e, const struct dslot *s, uint32_t len)
 			break;
 		used = s->segs[i].len < len ? s->segs[i].len : len;
 		len -= (uint32_t)used;
-		pos = start + used;
+		for (q = start + used; *tail < 0 && q < start + s->segs[i].len; q++) {
+			if (s->buf[q] != s->canary)
+				*tail = (long)q;
+		}
+		pos = start + s->segs[i].len;
 	}
 	return -1;
 }
@@ -571,7 +632,7 @@ check_recv(struct ep *e, const struct dslot *s, const VIP_DESCRIPTOR *d, uint64_
 {
 	uint32_t status = d->CS.Status, want_len;
 	char lay[256];
-	long bad;
+	long bad, tail;
 
 	mi->type = d->CS.ImmediateData >> IMM_TYPE_SHIFT;
 	mi->seq = d->CS.ImmediateData & IMM_SEQ_MASK;
@@ -630,43 +691,76 @@ check_recv(struct ep *e, const struct dslot *s, const VIP_DESCRIPTOR *d, uint64_
 			return -1;
 		}
 	}
-	bad = canary_check(e, s, mi->len);
+	bad = canary_check(e, s, mi->len, &tail);
 	if (bad >= 0) {
-		say(e->who, "MISMATCH: seq %u len %u: byte %ld of the buffer outside the message "
-		    "was written (%#x, canary %#x), layout [%s]", mi->seq, mi->len, bad,
-		    s->buf[bad], s->canary, lay);
+		say(e->who, "MISMATCH: seq %u len %u: byte %ld of the buffer, outside the "
+		    "descriptor's segments, was written (%#x, canary %#x), layout [%s]", mi->seq,
+		    mi->len, bad, s->buf[bad], s->canary, lay);
 		return -1;
+	}
+	if (tail >= 0) {
+		if (e->dirty_tails++ < 3 || opt.verbose)
+			say(e->who, "note: seq %u len %u: byte %ld of the buffer, in a segment but "
+			    "beyond the message, was written (%#x, canary %#x): left by a lost "
+			    "message? layout [%s]", mi->seq, mi->len, tail, s->buf[tail], s->canary,
+			    lay);
+		if (opt.strict_tail)
+			return -1;
 	}
 	return 0;
 }
 
-/* Send @p len bytes of @p data with immediate @p imm; wait for the send completion. */
+/* Post a send of @p len bytes of @p data with immediate @p imm in the next slot. */
 static int
-send_msg(struct ep *e, const uint8_t *data, uint32_t len, uint32_t imm)
+send_post(struct ep *e, const uint8_t *data, uint32_t len, uint32_t imm)
 {
-	struct dslot *s = &e->send;
-	VIP_DESCRIPTOR *out;
-	VIP_RETURN r;
+	struct dslot *s = &e->send[e->send_tail % e->nb_send];
 
+	if (e->send_tail - e->send_head >= e->nb_send) {
+		say(e->who, "FAIL: internal: all %u send slots busy", e->nb_send);
+		return -1;
+	}
 	layout(e, s, len);
 	scatter(s, data, len);
 	s->d->CS.Control = VIP_CONTROL_IMMEDIATE;
 	s->d->CS.ImmediateData = imm;
 	s->d->CS.Length = len;
 	CHK(e, VipPostSend(e->vi, s->d, e->mh));
-	r = VipSendWait(e->vi, 5000, &out);
-	if (r != VIP_SUCCESS) {
-		say(e->who, "FAIL: VipSendWait: %s", VipDpdkReturnString(r));
-		return -1;
-	}
-	if (out != s->d || out->CS.Status != (VIP_STATUS_DONE | VIP_STATUS_OP_SEND)) {
-		say(e->who, "FAIL: send completion status %#x (descriptor %p, posted %p) len %u",
-		    out->CS.Status, (void *)out, (void *)s->d, len);
-		return -1;
-	}
+	e->send_tail++;
 	e->msgs_tx++;
 	e->bytes_tx += len;
 	return 0;
+}
+
+/* Wait for every posted send to complete, in order, each with success. */
+static int
+send_reap(struct ep *e)
+{
+	while (e->send_head != e->send_tail) {
+		struct dslot *s = &e->send[e->send_head % e->nb_send];
+		VIP_DESCRIPTOR *out;
+		VIP_RETURN r = VipSendWait(e->vi, 5000, &out);
+
+		if (r != VIP_SUCCESS) {
+			say(e->who, "FAIL: VipSendWait: %s", VipDpdkReturnString(r));
+			return -1;
+		}
+		e->send_head++;
+		if (out != s->d || out->CS.Status != (VIP_STATUS_DONE | VIP_STATUS_OP_SEND)) {
+			say(e->who, "FAIL: send completion status %#x (descriptor %p, posted %p)",
+			    out->CS.Status, (void *)out, (void *)s->d);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+send_msg(struct ep *e, const uint8_t *data, uint32_t len, uint32_t imm)
+{
+	if (send_post(e, data, len, imm) != 0)
+		return -1;
+	return send_reap(e);
 }
 
 /* Wait up to @p ms for the head receive. 1: got one (slot in *idx), 0: timeout. */
@@ -770,33 +864,40 @@ run_server(struct ep *e)
 			break;
 		}
 		last_msg_us = now_us();
-		if (check_recv(e, &e->recv[idx], d, seed, max ? max : e->max_transfer, chunk ? chunk : 1,
-			       seed_known, &mi) != 0) {
-			e->mismatches++;
-			/* echo what arrived all the same: the client sees it too */
-			if ((d->CS.Status & VIP_STATUS_ERROR_MASK) == 0 && mi.len <= e->max_transfer &&
-			    (mi.seq > last_seq)) {
-				last_seq = mi.seq;
-				if (send_msg(e, e->scratch, mi.len, d->CS.ImmediateData) != 0) {
-					rc = -1;
-					break;
-				}
-			}
+		{
+			int bad = check_recv(e, &e->recv[idx], d, seed, max ? max : e->max_transfer,
+					     chunk ? chunk : 1, seed_known, &mi);
+			uint32_t imm = d->CS.ImmediateData, status = d->CS.Status;
+
+			/* the content is in e->scratch now: the descriptor goes
+			 * back at once, so that NB_RECV are posted while we echo */
 			if (post_recv(e, idx) != 0) {
 				rc = -1;
 				break;
 			}
-			continue;
-		}
-		e->msgs_rx++;
-		e->bytes_rx += mi.len;
-		if (mi.type == T_BYE) {
-			got_bye = true;
-			break;
-		}
-		if (mi.seq <= last_seq) {
-			e->stale++;                /* a resend overtook it, or a duplicate */
-		} else {
+			if (bad) {
+				e->mismatches++;
+				/* echo what arrived all the same: the client sees it too */
+				if ((status & VIP_STATUS_ERROR_MASK) == 0 && mi.len <= e->max_transfer &&
+				    mi.seq > last_seq) {
+					last_seq = mi.seq;
+					if (send_msg(e, e->scratch, mi.len, imm) != 0) {
+						rc = -1;
+						break;
+					}
+				}
+				continue;
+			}
+			e->msgs_rx++;
+			e->bytes_rx += mi.len;
+			if (mi.type == T_BYE) {
+				got_bye = true;
+				break;
+			}
+			if (mi.seq <= last_seq) {
+				e->stale++;        /* a resend overtook it, or a duplicate */
+				continue;
+			}
 			last_seq = mi.seq;
 			if (mi.type == T_HELLO) {
 				struct hello h;
@@ -823,27 +924,27 @@ run_server(struct ep *e)
 					t0 = now_us();
 				}
 			}
-			if (send_msg(e, e->scratch, mi.len, d->CS.ImmediateData) != 0) {
+			if (send_msg(e, e->scratch, mi.len, imm) != 0) {
 				rc = -1;
 				break;
 			}
 		}
-		if (post_recv(e, idx) != 0) {
-			rc = -1;
-			break;
-		}
 	}
+	if (got_bye || peer_gone)
+		async_quiet = 1;
 	{
 		double secs = t0 ? (double)(now_us() - t0) / 1e6 : 0;
 
 		say(e->who, "summary: %" PRIu64 " messages received, %" PRIu64 " echoed, %" PRIu64
-		    " bytes in, %" PRIu64 " stale ignored, %" PRIu64 " mismatches, end: %s, %.2f s",
-		    e->msgs_rx, e->msgs_tx, e->bytes_rx, e->stale, e->mismatches,
+		    " bytes in, %" PRIu64 " stale ignored, %" PRIu64 " mismatches, %" PRIu64
+		    " dirty tails, end: %s, %.2f s",
+		    e->msgs_rx, e->msgs_tx, e->bytes_rx, e->stale, e->mismatches, e->dirty_tails,
 		    got_bye ? "bye" : peer_gone ? "peer disconnected" : rc ? "error" : "idle timeout",
 		    secs);
 	}
 	print_port(e);
 	print_counters(e);
+	print_async_errors(e->who);
 	free(local);
 	free(remote);
 	if (rc == 0 && e->mismatches == 0 && e->errors == 0 && seed_known)
@@ -909,31 +1010,60 @@ client_connect(struct ep *e, const uint8_t mac[6], const char *local_disc)
 }
 
 /*
- * One round: send (type, payload) with a fresh sequence number until its
- * echo comes back; every echo is checked. Returns 0, or -1 on a hard error
- * or after too many tries. *rtt_us: of the attempt that succeeded.
+ * One round: @p n messages (type, payload) in flight at once, each resent
+ * with a fresh sequence number until its echo comes back; every echo is
+ * checked. Returns 0, or -1 on a hard error or after too many tries.
+ * rtt_us[i]: of message i's attempt that succeeded; *resends counts.
  */
+struct pend {
+	uint32_t seq, len;
+	uint64_t t0;
+	unsigned tries;
+	bool done;
+};
+
 static int
-client_round(struct ep *e, uint32_t *next_seq, uint32_t type, const uint8_t *payload,
-	     uint32_t fixed_len, uint64_t seed, uint32_t max, uint32_t chunk, uint64_t *rtt_us,
-	     unsigned *retries)
+client_round(struct ep *e, uint32_t *next_seq, unsigned n, uint32_t type,
+	     const uint8_t *payload, uint32_t fixed_len, uint64_t seed, uint32_t max,
+	     uint32_t chunk, uint64_t *rtt_us, unsigned *resends)
 {
-	unsigned attempt;
+	struct pend p[NB_SEND];
+	unsigned i, left = n;
 
-	for (attempt = 0; attempt <= opt.max_retries; attempt++) {
-		uint32_t seq = (*next_seq)++ & IMM_SEQ_MASK;
-		uint32_t len = type == T_DATA ? msg_size(seed, seq, max, chunk) : fixed_len;
-		uint64_t t0 = now_us(), deadline = t0 + (uint64_t)opt.retry_ms * 1000u;
+	memset(p, 0, sizeof(p));
+	while (left > 0) {
+		uint64_t deadline;
 
-		if (type == T_DATA) {
-			pattern_fill(e->expect, len, seed, seq);
-			payload = e->expect;
+		for (i = 0; i < n; i++) {
+			if (p[i].done)
+				continue;
+			if (p[i].tries++ > opt.max_retries) {
+				say(e->who, "FAIL: no echo after %u tries (last seq %u, len %u)",
+				    opt.max_retries + 1, p[i].seq, p[i].len);
+				return -1;
+			}
+			if (p[i].tries > 1) {
+				(*resends)++;
+				if (opt.verbose)
+					say(e->who, "seq %u (len %u): no echo within %u ms, resending",
+					    p[i].seq, p[i].len, opt.retry_ms);
+			}
+			p[i].seq = (*next_seq)++ & IMM_SEQ_MASK;
+			if (type == T_DATA) {
+				p[i].len = msg_size(seed, p[i].seq, max, chunk);
+				pattern_fill(e->expect, p[i].len, seed, p[i].seq);
+				payload = e->expect;
+			} else {
+				p[i].len = fixed_len;
+			}
+			p[i].t0 = now_us();
+			if (send_post(e, payload, p[i].len, MK_IMM(type, p[i].seq)) != 0)
+				return -1;
 		}
-		if (send_msg(e, payload, len, MK_IMM(type, seq)) != 0)
+		if (send_reap(e) != 0)
 			return -1;
-		if (attempt > 0)
-			(*retries)++;
-		for (;;) {
+		deadline = now_us() + (uint64_t)opt.retry_ms * 1000u;
+		while (left > 0) {
 			uint64_t now = now_us();
 			VIP_DESCRIPTOR *d;
 			struct msg_info mi;
@@ -964,32 +1094,35 @@ client_round(struct ep *e, uint32_t *next_seq, uint32_t type, const uint8_t *pay
 			e->bytes_rx += mi.len;
 			if (post_recv(e, idx) != 0)
 				return -1;
-			if (mi.seq == seq) {
-				*rtt_us = now_us() - t0;
-				return 0;
-			}
-			if (mi.seq > seq) {
-				say(e->who, "MISMATCH: echo of seq %u, newest sent %u", mi.seq, seq);
+			if (mi.seq >= *next_seq) {
+				say(e->who, "MISMATCH: echo of seq %u, never sent (next %u)", mi.seq,
+				    *next_seq);
 				e->mismatches++;
-			} else {
-				e->stale++;
+				continue;
 			}
+			for (i = 0; i < n; i++) {
+				if (!p[i].done && p[i].seq == mi.seq) {
+					p[i].done = true;
+					rtt_us[i] = now_us() - p[i].t0;
+					left--;
+					break;
+				}
+			}
+			if (i == n)
+				e->stale++;           /* of an attempt resent since */
 		}
-		if (opt.verbose)
-			say(e->who, "seq %u (len %u): no echo within %u ms, resending", seq, len,
-			    opt.retry_ms);
 	}
-	say(e->who, "FAIL: no echo after %u tries", opt.max_retries + 1);
-	return -1;
+	return 0;
 }
 
 static int
 run_client(struct ep *e, const uint8_t mac[6], const char *local_disc)
 {
 	uint32_t max = e->max_transfer, chunk = e->chunk, next_seq = 1;
-	uint64_t *rtts = calloc(opt.rounds + 1, sizeof(uint64_t)), t0, rtt = 0;
-	uint64_t seed = opt.seed;
-	unsigned retries = 0, round, done = 0, lost_rounds = 0;
+	const unsigned w = opt.window;
+	uint64_t *rtts = calloc((size_t)opt.rounds * w + NB_SEND, sizeof(uint64_t)), t0;
+	uint64_t seed = opt.seed, rtt[NB_SEND];
+	unsigned resends = 0, round, done = 0, lost_rounds = 0, nrtt = 0, i;
 	struct hello h = { 0 };
 	double secs;
 	int rc = 0;
@@ -1009,47 +1142,49 @@ run_client(struct ep *e, const uint8_t mac[6], const char *local_disc)
 	h.max = max;
 	h.chunk = chunk;
 	h.rounds = opt.rounds;
-	if (client_round(e, &next_seq, T_HELLO, (const uint8_t *)&h, HELLO_LEN, seed, max, chunk,
-			 &rtt, &retries) != 0) {
+	if (client_round(e, &next_seq, 1, T_HELLO, (const uint8_t *)&h, HELLO_LEN, seed, max,
+			 chunk, rtt, &resends) != 0) {
 		say(e->who, "FAIL: hello");
 		free(rtts);
 		return -1;
 	}
+	resends = 0;
 	t0 = now_us();
 	for (round = 0; round < opt.rounds; round++) {
-		unsigned before = retries;
+		unsigned before = resends;
 
-		if (client_round(e, &next_seq, T_DATA, NULL, 0, seed, max, chunk, &rtt,
-				 &retries) != 0) {
+		if (client_round(e, &next_seq, w, T_DATA, NULL, 0, seed, max, chunk, rtt,
+				 &resends) != 0) {
 			rc = -1;
 			break;
 		}
-		if (retries != before)
+		if (resends != before) {
 			lost_rounds++;
-		else
-			rtts[done] = rtt;
+		} else {
+			for (i = 0; i < w; i++)
+				rtts[nrtt++] = rtt[i];
+		}
 		done++;
 		if (opt.verbose > 1)
-			say(e->who, "round %u ok, rtt %" PRIu64 " us", round, rtt);
+			say(e->who, "round %u ok, rtt %" PRIu64 " us", round, rtt[0]);
 	}
 	secs = (double)(now_us() - t0) / 1e6;
-	/* bye, twice: the server also stops on our disconnect */
+	async_quiet = 1;
+	/* bye: the server also stops on our disconnect */
 	send_msg(e, NULL, 0, MK_IMM(T_BYE, next_seq++));
-	{
-		unsigned n = done - lost_rounds;
-
-		qsort(rtts, n, sizeof(*rtts), u64cmp);
-		say(e->who, "summary: %u/%u rounds completed, %u with a loss (%u resends), %" PRIu64
-		    " stale echoes, %" PRIu64 " mismatches; %" PRIu64 " bytes each way, %.2f s, "
-		    "%.1f MB/s echoed; rtt us p50 %" PRIu64 " p99 %" PRIu64 " max %" PRIu64
-		    " (rounds without loss); seed %#" PRIx64,
-		    done, opt.rounds, lost_rounds, retries, e->stale, e->mismatches, e->bytes_rx,
-		    secs, secs > 0 ? (double)e->bytes_rx / secs / 1e6 : 0.0,
-		    n ? rtts[n / 2] : 0, n ? rtts[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] : 0,
-		    n ? rtts[n - 1] : 0, seed);
-	}
+	qsort(rtts, nrtt, sizeof(*rtts), u64cmp);
+	say(e->who, "summary: %u/%u rounds of %u message%s completed, %u with a loss (%u resends), "
+	    "%" PRIu64 " stale echoes, %" PRIu64 " mismatches, %" PRIu64 " dirty tails; %" PRIu64
+	    " bytes each way, %.2f s, %.1f MB/s echoed; rtt us p50 %" PRIu64 " p99 %" PRIu64
+	    " max %" PRIu64 " (rounds without loss); seed %#" PRIx64,
+	    done, opt.rounds, w, w > 1 ? "s" : "", lost_rounds, resends, e->stale, e->mismatches,
+	    e->dirty_tails,
+	    e->bytes_rx, secs, secs > 0 ? (double)e->bytes_rx / secs / 1e6 : 0.0,
+	    nrtt ? rtts[nrtt / 2] : 0, nrtt ? rtts[(nrtt * 99) / 100] : 0,
+	    nrtt ? rtts[nrtt - 1] : 0, seed);
 	print_port(e);
 	print_counters(e);
+	print_async_errors(e->who);
 	free(rtts);
 	if (rc == 0 && done == opt.rounds && e->mismatches == 0 && e->errors == 0)
 		return 0;
@@ -1082,11 +1217,14 @@ usage(FILE *f)
 		"options:\n"
 		"  -D, --disc DISC      server discriminator (default \"topo\")\n"
 		"  -n, --rounds N       rounds (default 300)\n"
+		"  -w, --window W       client: messages in flight per round, 1..8 (default 1)\n"
 		"  -s, --seed SEED      seed of sizes and contents (default: random; printed)\n"
 		"      --nic NAME       NIC to open (default via0)\n"
 		"      --heap           buffers in malloc'd registered memory (default:\n"
 		"                       VipDpdkAllocMem provider memory)\n"
 		"      --max-size N     largest message (default MaxTransferSize)\n"
+		"      --strict-tail    fail if receive buffer bytes beyond the message were\n"
+		"                       written (normal after a lost message)\n"
 		"      --retry-ms MS    resend a round after MS without echo (default 200)\n"
 		"      --max-retries N  resends of one round before failing (default 50)\n"
 		"      --connect-ms MS  client: keep trying to connect this long (default 10000)\n"
@@ -1100,18 +1238,20 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv)
 {
-	enum { O_NIC = 256, O_HEAP, O_MAX, O_RETRY, O_MAXRETRY, O_CONNECT, O_WAIT, O_IDLE, O_LINK };
+	enum { O_NIC = 256, O_HEAP, O_STRICT, O_MAX, O_RETRY, O_MAXRETRY, O_CONNECT, O_WAIT, O_IDLE, O_LINK };
 	static const struct option lo[] = {
 		{ "server", no_argument, NULL, 'S' },
 		{ "client", required_argument, NULL, 'C' },
 		{ "loopback", no_argument, NULL, 'L' },
 		{ "disc", required_argument, NULL, 'D' },
 		{ "rounds", required_argument, NULL, 'n' },
+		{ "window", required_argument, NULL, 'w' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "nic", required_argument, NULL, O_NIC },
 		{ "heap", no_argument, NULL, O_HEAP },
+		{ "strict-tail", no_argument, NULL, O_STRICT },
 		{ "max-size", required_argument, NULL, O_MAX },
 		{ "retry-ms", required_argument, NULL, O_RETRY },
 		{ "max-retries", required_argument, NULL, O_MAXRETRY },
@@ -1123,7 +1263,7 @@ parse_args(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "D:n:s:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "D:n:s:w:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'S':
 			opt.mode = M_SERVER;
@@ -1144,6 +1284,9 @@ parse_args(int argc, char **argv)
 		case 'n':
 			opt.rounds = (unsigned)strtoul(optarg, NULL, 0);
 			break;
+		case 'w':
+			opt.window = (unsigned)strtoul(optarg, NULL, 0);
+			break;
 		case 's':
 			opt.seed = strtoull(optarg, NULL, 0);
 			opt.seed_set = true;
@@ -1159,6 +1302,9 @@ parse_args(int argc, char **argv)
 			break;
 		case O_HEAP:
 			opt.heap = true;
+			break;
+		case O_STRICT:
+			opt.strict_tail = true;
 			break;
 		case O_MAX:
 			opt.max_size = (uint32_t)strtoul(optarg, NULL, 0);
@@ -1188,6 +1334,10 @@ parse_args(int argc, char **argv)
 	}
 	if (optind != argc || opt.mode == M_NONE) {
 		usage(stderr);
+		return -1;
+	}
+	if (opt.window < 1 || opt.window > NB_SEND) {
+		fprintf(stderr, "topo_check: --window must be 1..%u\n", NB_SEND);
 		return -1;
 	}
 	if (strlen(opt.disc) == 0 || strlen(opt.disc) > 64 || opt.retry_ms == 0 ||

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Helpers of tests/perf/bench.sh (standard library only).
+
+  bench_report.py sockperf SIZE LOG     sockperf ping-pong --full-rtt output -> one JSON line
+  bench_report.py iperf3 SIZE JSON      iperf3 -J output -> one JSON line
+  bench_report.py report RUN RESULTS PLOTBASE
+      RUN holds meta.json, status.tsv and one <bench>.jsonl per benchmark.
+      Writes every JSON line, tagged with its bench, to RESULTS, prints the
+      summary table, and writes the gnuplot data and script next to PLOTBASE
+      (bench.sh runs gnuplot).
+"""
+import json
+import math
+import os
+import re
+import sys
+
+# ---------------------------------------------------------------- parsers
+
+
+def sockperf(size, path):
+    text = re.sub(r"\x1b\[[0-9;]*m", "", open(path, errors="replace").read())
+    pct = {}
+    for m in re.finditer(r"percentile\s+([0-9.]+)\s*=\s*([0-9.]+)", text):
+        pct[float(m.group(1))] = float(m.group(2))
+    mn = re.search(r"<MIN> observation\s*=\s*([0-9.]+)", text)
+    mx = re.search(r"<MAX> observation\s*=\s*([0-9.]+)", text)
+    avg = re.search(r"avg-rtt=([0-9.]+)", text)
+    obs = re.search(r"Total (\d+) observations", text)
+    drop = re.search(r"# dropped messages = (\d+)", text)
+    if not (mn and mx and 50.0 in pct):
+        sys.exit("bench_report: no latency figures in sockperf output %s" % path)
+    rec = {
+        "test": "sockperf_pingpong", "proto": "udp", "addr": "127.0.0.1", "size": int(size),
+        "iters": int(obs.group(1)) if obs else None,
+        "dropped": int(drop.group(1)) if drop else None,
+        "rtt_us": {"min": float(mn.group(1)), "p50": pct.get(50.0), "p90": pct.get(90.0),
+                   "p99": pct.get(99.0), "p99.9": pct.get(99.9), "max": float(mx.group(1)),
+                   "mean": float(avg.group(1)) if avg else None},
+    }
+    rec["oneway_p50_us"] = rec["rtt_us"]["p50"] / 2
+    print(json.dumps(rec))
+
+
+def iperf3(size, path):
+    d = json.load(open(path))
+    if "error" in d:
+        sys.exit("bench_report: iperf3: %s" % d["error"])
+    e = d["end"]
+    r = e["sum_received"]
+    bps = r["bits_per_second"]
+    print(json.dumps({
+        "test": "iperf3", "proto": "tcp", "addr": "127.0.0.1", "size": int(size),
+        "seconds": r["seconds"], "bytes": r["bytes"], "MBps": bps / 8e6, "Gbps": bps / 1e9,
+        "retransmits": e.get("sum_sent", {}).get("retransmits"),
+    }))
+
+# ----------------------------------------------------------------- report
+
+
+def load(run):
+    meta = json.load(open(os.path.join(run, "meta.json")))
+    status = []
+    path = os.path.join(run, "status.tsv")
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.rstrip("\n").split("\t")
+            if len(f) >= 6:
+                status.append({"bench": f[0], "status": f[1], "why": f[2], "pinning": f[3],
+                               "needs_cpus": int(f[4]), "label": f[5]})
+    recs = {}
+    for st in status:
+        path = os.path.join(run, st["bench"] + ".jsonl")
+        rows = []
+        if os.path.exists(path):
+            for line in open(path):
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    continue
+        recs[st["bench"]] = rows
+    return meta, status, recs
+
+
+def by_size(rows):
+    return {r["size"]: r for r in rows if "size" in r and "skipped" not in r}
+
+
+def fmt(v, width=8, prec=2):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-".rjust(width)
+    return ("%.*f" % (prec, v)).rjust(width)
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def fmt_ratio(r, width=8):
+    if r is None:
+        return "-".rjust(width)
+    return ("%.1fx" % r if r < 100 else "%.0fx" % r).rjust(width)
+
+
+def report(run, results, plotbase):
+    meta, status, recs = load(run)
+    st = {s["bench"]: s for s in status}
+    ncpu = meta["cpus_online"]
+
+    def over(b):
+        return b in st and st[b]["needs_cpus"] > ncpu
+
+    def mark(b):
+        return "*" if over(b) else " "
+
+    # --- the results file: meta, statuses, then every figure tagged
+    with open(results, "w") as f:
+        f.write(json.dumps(dict(meta, test="bench_meta")) + "\n")
+        for s in status:
+            f.write(json.dumps(dict(s, test="bench_status", oversubscribed=over(s["bench"]),
+                                    run=meta["run"])) + "\n")
+        for s in status:
+            for r in recs.get(s["bench"], []):
+                r = dict(r, bench=s["bench"], run=meta["run"], oversubscribed=over(s["bench"]))
+                f.write(json.dumps(r) + "\n")
+
+    out = []
+    p = out.append
+    p("VIA-DPDK benchmarks%s: %s, host %s, %d CPUs online (%s), benchmarks on CPUs %s" % (
+        " (--quick)" if meta["quick"] else "", meta["date"], meta["host"], ncpu,
+        meta["cpu_model"], meta["cpus_used"]))
+    p("DPDK %s, kernel %s, lo MTU %s; TSC %s" % (meta["dpdk"], meta["kernel"], meta["lo_mtu"],
+                                                 meta.get("tsc_mhz", "?")))
+    if meta.get("busy_others"):
+        p("WARNING: other processes were using CPU when the run started (figures are noisy):")
+        for b in meta["busy_others"]:
+            p("    " + b)
+    p("")
+    p("Benchmarks, CPU pinning, status (* = needs more CPUs than the machine has: "
+      "oversubscribed, time-sliced figures):")
+    for s in status:
+        needs = "%d%s" % (s["needs_cpus"], "*" if over(s["bench"]) else " ")
+        what = s["status"] if s["status"] == "ok" else "%s: %s" % (s["status"], s["why"])
+        p("  %-11s %-40s needs %-3s CPUs  %s" % (s["bench"], s["label"][:40], needs, what))
+        if s["pinning"]:
+            p("  %-11s   pinning: %s" % ("", s["pinning"]))
+    p("")
+
+    cl = recs.get("cacheline") or [None]
+    cl = cl[0]
+    cl_p50 = cl["rtt_ns"]["p50"] / 1000 if cl else None
+    lo = by_size(recs.get("vipl_lo", []))
+    ring = by_size(recs.get("raw_ring", []))
+    sp = by_size(recs.get("sockperf", []))
+    vm = by_size(recs.get("vipl_memif", []))
+    rm = by_size(recs.get("raw_memif", []))
+
+    def rtt(tab, size, k):
+        r = tab.get(size)
+        return r["rtt_us"].get(k) if r else None
+
+    def lost(tab, size):
+        r = tab.get(size)
+        return r.get("lost", 0) if r else 0
+
+    sizes = sorted(set(lo) | set(ring) | set(sp) | set(vm) | set(rm))
+    p("Round-trip latency in one process: VIA-DPDK loopback vs its floors (us; ratio = VIA / floor)")
+    p("  cache-line ping-pong RTT (size-independent floor of one client<->viad exchange): "
+      "p50 %s us, p99 %s us" % (fmt(cl_p50, 0, 3).strip(),
+                                fmt(cl["rtt_ns"]["p99"] / 1000 if cl else None, 0, 3).strip()))
+    p("%8s | %9s %9s | %9s %9s | %8s %8s | %9s %8s" % (
+        "size", "VIA lo", "p99", "ring", "p99", "VIA/ring", "VIA/cl", "sockperf", "krn/VIA"))
+    for s in sizes:
+        v = rtt(lo, s, "p50")
+        p("%8d | %8s%s %9s | %8s%s %9s | %8s %8s | %9s %8s" % (
+            s, fmt(v), mark("vipl_lo"), fmt(rtt(lo, s, "p99")), fmt(rtt(ring, s, "p50"), 8, 3),
+            mark("raw_ring"), fmt(rtt(ring, s, "p99"), 9, 3),
+            fmt_ratio(ratio(v, rtt(ring, s, "p50"))), fmt_ratio(ratio(v, cl_p50)),
+            fmt(rtt(sp, s, "p50")), fmt_ratio(ratio(rtt(sp, s, "p50"), v))))
+    p("")
+    p("Round-trip latency between two processes: VIA-DPDK over two viads joined by memif vs "
+      "raw memif (us)")
+    p("%8s | %9s %9s | %9s %9s %5s | %8s | %9s %9s | %8s" % (
+        "size", "VIA memif", "p99", "raw memif", "p99", "lost", "VIA/raw", "sockperf",
+        "p99", "krn/VIA"))
+    for s in sizes:
+        v = rtt(vm, s, "p50")
+        p("%8d | %8s%s %9s | %8s%s %9s %5s | %8s | %8s%s %9s | %8s" % (
+            s, fmt(v), mark("vipl_memif"), fmt(rtt(vm, s, "p99")), fmt(rtt(rm, s, "p50"), 8, 3),
+            mark("raw_memif"), fmt(rtt(rm, s, "p99"), 9, 3),
+            str(lost(rm, s)) if s in rm else "-",
+            fmt_ratio(ratio(v, rtt(rm, s, "p50"))), fmt(rtt(sp, s, "p50")), mark("sockperf"),
+            fmt(rtt(sp, s, "p99")), fmt_ratio(ratio(rtt(sp, s, "p50"), v))))
+    p("  (sockperf: UDP ping-pong over 127.0.0.1, --full-rtt; krn/VIA = kernel RTT / VIA RTT, "
+      ">1 means VIA-DPDK is faster)")
+    p("")
+
+    bw = by_size(recs.get("vipl_bw_lo", []))
+    ip = by_size(recs.get("iperf3", []))
+    mc = by_size(recs.get("memcpy", []))
+    mcc = by_size(recs.get("memcpy_cold", []))
+    bsizes = sorted(set(bw) | set(ip))
+    p("Bandwidth: vipl_bw --loopback vs iperf3 TCP over 127.0.0.1 (MB/s = 1e6 bytes/s "
+      "received)")
+    p("%8s | %10s %11s %7s | %10s %7s | %8s | %9s" % (
+        "size", "VIA MB/s", "msgs/s", "lost%", "iperf3", "retr", "krn/VIA", "memcpy"))
+    for s in bsizes:
+        b = bw.get(s)
+        i = ip.get(s)
+        m = mc.get(s)
+        p("%8d | %9s%s %11s %7s | %9s%s %7s | %8s | %6s GB/s" % (
+            s, fmt(b["MBps"] if b else None, 9, 1), mark("vipl_bw_lo"),
+            fmt(b["msg_per_s"] if b else None, 11, 0), fmt(b["lost_pct"] if b else None, 7, 2),
+            fmt(i["MBps"] if i else None, 9, 1), mark("iperf3"),
+            str(i.get("retransmits")) if i else "-",
+            fmt_ratio(ratio(i["MBps"] if i else None, b["MBps"] if b else None)),
+            fmt(m["GBps"] if m else None, 6, 1)))
+    p("  (vipl_bw runs Unreliable VIs: lost% are messages the receiver did not get; "
+      "iperf3 -l SIZE sets the write size)")
+    p("")
+    msizes = sorted(set(mc) | set(mcc))
+    if msizes:
+        p("Single-core memcpy (GB/s = 1e9 bytes copied per second)")
+        p("%10s | %8s %8s" % ("size", "hot", "cold"))
+        for s in msizes:
+            p("%10d | %8s %8s" % (s, fmt(mc[s]["GBps"] if s in mc else None, 8, 1),
+                                   fmt(mcc[s]["GBps"] if s in mcc else None, 8, 1)))
+        p("")
+    print("\n".join(out))
+
+    # --- gnuplot data and script
+    def dat(name, rows):
+        path = "%s-%s.dat" % (plotbase, name)
+        with open(path, "w") as f:
+            for r in rows:
+                f.write(" ".join("%g" % x for x in r) + "\n")
+        return path
+
+    series_lat = []
+    for b, title, tab in (("vipl_lo", "VIA-DPDK loopback", lo), ("raw_ring", "raw rte_ring", ring),
+                          ("vipl_memif", "VIA-DPDK 2 viads memif", vm),
+                          ("raw_memif", "raw memif", rm), ("sockperf", "sockperf UDP", sp)):
+        rows = [(s, tab[s]["rtt_us"]["p50"], tab[s]["rtt_us"]["p99"]) for s in sorted(tab)
+                if tab[s]["rtt_us"].get("p50") and tab[s]["rtt_us"].get("p99")]
+        if rows:
+            series_lat.append((dat("lat-" + b, rows), title + ("  (oversubscribed)" if over(b)
+                                                                else "")))
+    series_bw = []
+    for b, title, tab, key, k in (("vipl_bw_lo", "VIA-DPDK vipl_bw loopback", bw, "MBps", 1),
+                                  ("iperf3", "iperf3 TCP 127.0.0.1", ip, "MBps", 1),
+                                  ("memcpy", "memcpy (hot)", mc, "GBps", 1000)):
+        rows = [(s, tab[s][key] * k) for s in sorted(tab) if tab[s].get(key)]
+        if rows:
+            series_bw.append((dat("bw-" + b, rows), title + ("  (oversubscribed)" if over(b)
+                                                              else "")))
+    with open(plotbase + ".gp", "w") as f:
+        f.write("set terminal %s size 1000,650\n" % meta.get("gnuplot_term", "png"))
+        f.write("set logscale xy\nset grid\nset key left top\n")
+        f.write("set xlabel 'message / frame payload size (bytes)'\n")
+        if series_lat:
+            f.write("set output '%s-latency.png'\n" % plotbase)
+            f.write("set title 'Round-trip latency p50 (error bar to p99), %s'\n" % meta["date"])
+            f.write("set ylabel 'RTT (us)'\n")
+            plots = ["'%s' using 1:2:2:3 with yerrorlines title '%s'" % (d, t)
+                     for d, t in series_lat]
+            if cl_p50:
+                plots.append("%g title 'cache-line ping-pong p50' dashtype 2" % cl_p50)
+            f.write("plot " + ", \\\n     ".join(plots) + "\n")
+        if series_bw:
+            f.write("set output '%s-bandwidth.png'\n" % plotbase)
+            f.write("set title 'Bandwidth, %s'\n" % meta["date"])
+            f.write("set ylabel 'MB/s'\n")
+            f.write("plot " + ", \\\n     ".join("'%s' using 1:2 with linespoints title '%s'"
+                                                % (d, t) for d, t in series_bw) + "\n")
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "sockperf":
+        sockperf(argv[2], argv[3])
+    elif len(argv) == 4 and argv[1] == "iperf3":
+        iperf3(argv[2], argv[3])
+    elif len(argv) == 5 and argv[1] == "report":
+        report(argv[2], argv[3], argv[4])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
