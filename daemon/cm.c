@@ -31,6 +31,7 @@
 #define CM_RETRY_MS       100   /* CONN_REQ retransmission interval */
 #define CM_BACKLOG_MS     1000  /* an unmatched request lives this long after its last copy */
 #define CM_MAX_REQS       4096  /* incoming requests held at once */
+#define CM_HANDED_OUT_MS  60000 /* an abandoned request's handle stays answerable */
 #define CM_RECENT         64    /* remembered rejections */
 
 /* An incoming connection request (server side of VIA §4.1). */
@@ -130,6 +131,7 @@ attr_to_wire(const struct via_vi *vi, const struct via_ctl_addr *local,
 	w->rdma_read = vi->attr.rdma_read;
 	w->max_transfer = rte_cpu_to_be_32(vi->attr.max_transfer);
 	w->qos = rte_cpu_to_be_32(vi->attr.qos);
+	w->frame_payload = rte_cpu_to_be_16((uint16_t)via_dp_frame_payload(vi->owner->nic));
 	if (remote != NULL) {
 		w->dst_disc_len = remote->disc_len;
 		memcpy(w->dst_disc, remote->disc, remote->disc_len);
@@ -149,6 +151,16 @@ attr_from_wire(const struct via_wire_conn *w, struct via_ctl_vi_attr *a)
 	a->rdma_read = w->rdma_read != 0;
 	a->max_transfer = rte_be_to_cpu_32(w->max_transfer);
 	a->qos = rte_be_to_cpu_32(w->qos);
+}
+
+/* Frames of this connection carry what the smaller of the two ports takes. */
+static void
+agree_frame_payload(struct via_vi *vi, const struct via_wire_conn *peer)
+{
+	uint32_t mine = via_dp_frame_payload(vi->owner->nic);
+	uint32_t theirs = rte_be_to_cpu_16(peer->frame_payload);
+
+	vi->conn.frame_payload = theirs != 0 && theirs < mine ? theirs : mine;
 }
 
 static bool
@@ -187,6 +199,22 @@ send_accept(struct via_vi *vi)
 
 /* ---- requester side: VI in Pending Connect ----------------------------- */
 
+static void abandon_request(struct viad *d, const uint8_t *mac, uint32_t conn_id,
+			    uint32_t remote_vi);
+
+/* Void the server's copy of @p vi's request: a DISC to VI 0; on this very
+ * NIC, at once, so that no VipConnectWait can still return it. */
+static void
+request_abandon(struct viad *d, struct via_vi *vi)
+{
+	struct via_nic *nic = vi->owner->nic;
+
+	if (memcmp(vi->conn.remote_mac, nic->info.mac, 6) == 0)
+		abandon_request(d, nic->info.mac, vi->conn.id, vi->id);
+	else
+		send_cm(nic, vi->conn.remote_mac, VIA_OP_DISC, 0, 0, vi->id, vi->conn.id, NULL);
+}
+
 /* End a pending request of @p vi: connected, or back to Idle with @p err. */
 static void
 request_done(struct viad *d, struct via_vi *vi, int err)
@@ -194,10 +222,17 @@ request_done(struct viad *d, struct via_vi *vi, int err)
 	struct via_vi_conn *c = &vi->conn;
 
 	c->requesting = false;
+	/* VipConnectPeerWait knows only "timed out" (no listener there) */
+	if (c->peer && err == -ENXIO)
+		err = -ETIMEDOUT;
 	if (err == 0) {
 		via_vi_set_state(vi, VIP_STATE_CONNECTED, "connection accepted");
 		c->result = VIA_CONN_UP;
 	} else {
+		/* tell the server its copy of the request is void, so a late
+		 * VipConnectAccept answers "timed out" rather than half-open */
+		if (err != -ECONNREFUSED)
+			request_abandon(d, vi);
 		via_vi_set_state(vi, VIP_STATE_IDLE,
 				 err == -ETIMEDOUT ? "connect timed out" : "connect failed");
 		c->result = err == -ECONNREFUSED ? VIA_CONN_REJECTED : VIA_CONN_TIMED_OUT;
@@ -206,6 +241,9 @@ request_done(struct viad *d, struct via_vi *vi, int err)
 	if (c->reply_op != 0) {
 		via_ctl_reply(d, vi->owner, c->reply_op, c->reply_seq, err,
 			      err == 0 ? &c->remote_attr : NULL);
+		/* a failed peer request is answered once */
+		if (c->reply_op == VIA_CTL_PEER_WAIT && err != 0)
+			c->peer = false;
 		c->reply_op = 0;
 	}
 }
@@ -380,7 +418,8 @@ via_cm_wait(struct viad *d, struct via_session *s, const struct via_ctl_conn_wai
 	/* a request that arrived before this call (VIA §9.4.1: "if a matching
 	 * connection request is not found immediately") */
 	TAILQ_FOREACH(r, &cm->req_list, link) {
-		if (r->owner == NULL && listener_matches(l, r)) {
+		/* an expired request is one whose requester gave up */
+		if (r->owner == NULL && r->expires_ms > via_now_ms() && listener_matches(l, r)) {
 			r->owner = s;
 			wait_reply_fill(r, rep);
 			free(l);
@@ -414,6 +453,11 @@ via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_
 		return -ENOENT;
 	if (vi->state != VIP_STATE_IDLE)
 		return -EPERM;
+	if (via_now_ms() >= r->expires_ms) {
+		/* the requester stopped asking: it gave up (VIA §9.4.4 timeout) */
+		req_free(d->cm, r);
+		return -ETIMEDOUT;
+	}
 	/* VIA §4.1: the levels must match and the providers agree on the MTU;
 	 * on a conflict the request stays valid (§9.4.2) */
 	attr_from_wire(&r->info, &remote);
@@ -428,6 +472,7 @@ via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_
 	memcpy(vi->conn.remote_mac, r->remote_mac, 6);
 	vi->conn.remote_vi = r->remote_vi;
 	vi->conn.remote_attr = remote;
+	agree_frame_payload(vi, &r->info);
 	via_vi_set_state(vi, VIP_STATE_CONNECT_PENDING, "VipConnectAccept");
 	via_dp_vi_reset(vi);
 	send_accept(vi);
@@ -477,6 +522,7 @@ via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi_id)
 	case VIP_STATE_CONNECT_PENDING:
 		if (vi->conn.requesting) {
 			vi->conn.requesting = false;
+			request_abandon(d, vi);
 			if (vi->conn.reply_op != 0)
 				via_ctl_reply(d, s, vi->conn.reply_op, vi->conn.reply_seq,
 					      -ECONNABORTED, NULL);
@@ -607,6 +653,7 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 		vi->conn.id = conn_id;
 		vi->conn.remote_vi = src_vi;
 		attr_from_wire(w, &vi->conn.remote_attr);
+		agree_frame_payload(vi, w);
 		if (vi->conn.remote_attr.reliability != vi->attr.reliability ||
 		    vi->conn.remote_attr.max_transfer != vi->attr.max_transfer) {
 			send_cm(nic, mac, VIA_OP_CONN_REJECT, 0, src_vi, 0, conn_id, NULL);
@@ -644,6 +691,21 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 		send_cm(nic, mac, VIA_OP_CONN_NOMATCH, 0, src_vi, 0, conn_id, NULL);
 }
 
+/* A requester gave up (DISC to VI 0): its request here is void. */
+static void
+abandon_request(struct viad *d, const uint8_t *mac, uint32_t conn_id, uint32_t remote_vi)
+{
+	struct via_cm_req *r;
+
+	TAILQ_FOREACH(r, &d->cm->req_list, link) {
+		if (r->conn_id == conn_id && r->remote_vi == remote_vi &&
+		    memcmp(r->remote_mac, mac, 6) == 0) {
+			r->expires_ms = 0;
+			return;
+		}
+	}
+}
+
 /* A reply to a request of a VI in Pending Connect. */
 static struct via_vi *
 requesting_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac,
@@ -674,6 +736,7 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 			break;             /* duplicate, or for an extinct attempt */
 		vi->conn.remote_vi = via_wire_src_vi(h);
 		attr_from_wire(w, &vi->conn.remote_attr);
+		agree_frame_payload(vi, w);
 		via_dp_vi_reset(vi);
 		request_done(d, vi, 0);
 		break;
@@ -688,6 +751,11 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 			vi->conn.saw_nomatch = true;
 		break;
 	case VIA_OP_DISC:
+		if (via_wire_dst_vi(h) == 0) {
+			abandon_request(d, src_mac, via_wire_conn_id(h), via_wire_src_vi(h));
+			break;
+		}
+		/* fall through */
 	case VIA_OP_RESET:
 		vi = vi_of_frame(d, nic, src_mac, h);
 		if (vi != NULL && vi->state == VIP_STATE_CONNECTED)
@@ -748,13 +816,15 @@ via_cm_timers(struct viad *d, uint64_t now)
 		min_due(&due, l->deadline_ms, now);
 	}
 	TAILQ_FOREACH_SAFE(r, &cm->req_list, link, rn) {
-		if (r->owner != NULL)
-			continue;      /* handed out: lives until accepted or rejected */
-		if (now >= r->expires_ms) {
+		/* a request handed to VipConnectWait stays while its handle may
+		 * still be used (accept then says it timed out), then goes */
+		uint64_t end = r->expires_ms + (r->owner != NULL ? CM_HANDED_OUT_MS : 0);
+
+		if (now >= end) {
 			req_free(cm, r);
 			continue;
 		}
-		min_due(&due, r->expires_ms, now);
+		min_due(&due, end, now);
 	}
 	return due > INT32_MAX ? INT32_MAX : (int)due;
 }

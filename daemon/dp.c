@@ -35,6 +35,8 @@
 #define DP_SEND_BUDGET  16     /* descriptors per VI per iteration: fairness */
 #define DP_TX_RETRIES   64
 #define SELF_RING_SIZE  4096
+#define BACKLOG_SIZE    8192   /* frames held while the port is busy */
+#define SELF_ROUNDS     8      /* self-delivery bursts per iteration */
 #define DESC_CS_SIZE    sizeof(VIP_CONTROL_SEGMENT)
 #define DESC_SEG_SIZE   sizeof(VIP_DATA_SEGMENT)
 #define STATUS_OFF      offsetof(VIP_CONTROL_SEGMENT, Status)
@@ -59,7 +61,10 @@ via_dp_init(struct viad *d)
 		/* producers and the consumer all hold the data-path lock */
 		d->nics[i].self = rte_ring_create(name, SELF_RING_SIZE, (int)rte_socket_id(),
 						  RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (d->nics[i].self == NULL)
+		snprintf(name, sizeof(name), "via_backlog_%u", i);
+		d->nics[i].backlog = rte_ring_create(name, BACKLOG_SIZE, (int)rte_socket_id(),
+						     RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (d->nics[i].self == NULL || d->nics[i].backlog == NULL)
 			return -ENOMEM;
 	}
 	return 0;
@@ -72,12 +77,17 @@ via_dp_fini(struct viad *d)
 	unsigned i;
 
 	for (i = 0; i < d->nb_nics; i++) {
-		if (d->nics[i].self == NULL)
-			continue;
-		while (rte_ring_dequeue(d->nics[i].self, (void **)&m) == 0)
-			rte_pktmbuf_free(m);
-		rte_ring_free(d->nics[i].self);
-		d->nics[i].self = NULL;
+		struct rte_ring **rings[] = { &d->nics[i].self, &d->nics[i].backlog };
+		unsigned k;
+
+		for (k = 0; k < RTE_DIM(rings); k++) {
+			if (*rings[k] == NULL)
+				continue;
+			while (rte_ring_dequeue(*rings[k], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(*rings[k]);
+			*rings[k] = NULL;
+		}
 	}
 }
 
@@ -92,11 +102,42 @@ via_dp_frame_payload(const struct via_nic *nic)
 	return mtu - (uint32_t)sizeof(struct via_wire_hdr);
 }
 
+/* Hand frames to the port; what it does not take now waits in order. */
+static uint16_t
+port_tx(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = 0, tries = 0;
+
+	while (sent < n && tries++ < DP_TX_RETRIES)
+		sent += via_port_tx_burst(nic->port, 0, pkts + sent, (uint16_t)(n - sent));
+	return sent;
+}
+
+/* Send what waits in the backlog, oldest first. @return frames left. */
+static unsigned
+backlog_flush(struct via_nic *nic, struct via_poll_stats *st)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	unsigned n;
+
+	while ((n = rte_ring_dequeue_burst_start(nic->backlog, (void **)pkts, DP_BURST,
+						 NULL)) > 0) {
+		uint16_t sent = port_tx(nic, pkts, (uint16_t)n);
+
+		rte_ring_dequeue_finish(nic->backlog, sent);
+		st->frames_tx += sent;
+		if (sent < n)
+			break;
+	}
+	return rte_ring_count(nic->backlog);
+}
+
 static void
 xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct via_poll_stats *st = dp_stats();
-	uint16_t sent = 0, tries = 0;
+	uint16_t sent = 0;
+	unsigned held;
 
 	if (n == 0)
 		return;
@@ -104,11 +145,17 @@ xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 	if (rte_is_same_ether_addr(&rte_pktmbuf_mtod(pkts[0], struct rte_ether_hdr *)->dst_addr,
 				   via_port_mac(nic->port))) {
 		sent = (uint16_t)rte_ring_enqueue_burst(nic->self, (void **)pkts, n, NULL);
+		st->frames_tx += sent;
 	} else {
-		while (sent < n && tries++ < DP_TX_RETRIES)
-			sent += via_port_tx_burst(nic->port, 0, pkts + sent, (uint16_t)(n - sent));
+		/* frames keep their order: none passes those already waiting */
+		if (backlog_flush(nic, st) == 0) {
+			sent = port_tx(nic, pkts, n);
+			st->frames_tx += sent;
+		}
+		held = rte_ring_enqueue_burst(nic->backlog, (void **)(pkts + sent),
+					      (unsigned)(n - sent), NULL);
+		sent = (uint16_t)(sent + held);
 	}
-	st->frames_tx += sent;
 	if (sent < n) {
 		/* Unreliable Delivery may lose frames (VIA §2.5.1) */
 		st->frames_dropped += n - sent;
@@ -353,7 +400,8 @@ send_frames(struct viad *d, struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs,
 	    struct via_dp_seg *segs, uint32_t total)
 {
 	struct via_nic *nic = vi->owner->nic;
-	const uint32_t chunk = via_dp_frame_payload(nic);
+	const uint32_t chunk = vi->conn.frame_payload ? vi->conn.frame_payload
+						      : via_dp_frame_payload(nic);
 	struct rte_mbuf *pkts[DP_BURST];
 	uint32_t msg_id = ++vi->tx_msg_id, off = 0;
 	uint16_t n = 0;
@@ -423,6 +471,24 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 		 status | VIP_STATUS_OP_SEND);
 }
 
+/*
+ * Whether the frames of one more message of @p vi fit where they go next (the
+ * NIC's self-delivery ring, or its backlog should the port be busy): a
+ * descriptor is taken only then, so a sender outrunning the port waits in
+ * its own queue instead of losing messages.
+ */
+static bool
+tx_room(const struct via_vi *vi)
+{
+	const struct via_nic *nic = vi->owner->nic;
+	uint32_t chunk = vi->conn.frame_payload ? vi->conn.frame_payload
+						: via_dp_frame_payload(nic);
+	uint32_t need = vi->attr.max_transfer / chunk + 1;
+	bool self = memcmp(vi->conn.remote_mac, via_port_mac(nic->port)->addr_bytes, 6) == 0;
+
+	return rte_ring_free_count(self ? nic->self : nic->backlog) >= need;
+}
+
 static unsigned
 vi_send(struct viad *d, struct via_vi *vi)
 {
@@ -430,6 +496,8 @@ vi_send(struct viad *d, struct via_vi *vi)
 	unsigned n = RTE_MIN(via_ring_avail(r), (uint32_t)DP_SEND_BUDGET), i;
 
 	for (i = 0; i < n; i++) {
+		if (vi->state == VIP_STATE_CONNECTED && !tx_room(vi))
+			break;
 		/* copied out before use: the client may rewrite the slot */
 		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
 
@@ -577,9 +645,12 @@ rx_frame(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, struct via_pol
 	const struct via_wire_hdr *h = (const struct via_wire_hdr *)(eth + 1);
 	int rc;
 
+	/* other traffic on a shared link (IPv6 neighbour discovery on a veth,
+	 * say) is none of viad's business and not counted */
+	if (m->data_len < RTE_ETHER_HDR_LEN || eth->ether_type != rte_cpu_to_be_16(VIA_ETHERTYPE))
+		return;
 	st->frames_rx++;
 	if (m->nb_segs != 1 || m->data_len < VIA_FRAME_HDR_LEN ||
-	    eth->ether_type != rte_cpu_to_be_16(VIA_ETHERTYPE) ||
 	    !rte_is_same_ether_addr(&eth->dst_addr, via_port_mac(nic->port))) {
 		st->frames_dropped++;
 		return;
@@ -670,19 +741,33 @@ via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st)
 			work += n;
 		}
 		if (q == 0) {
-			n = (uint16_t)rte_ring_dequeue_burst(nic->self, (void **)pkts, DP_BURST, NULL);
-			for (k = 0; k < n; k++)
-				rx_frame(d, nic, pkts[k], st);
-			rte_pktmbuf_free_bulk(pkts, n);
-			work += n;
+			if (!rte_ring_empty(nic->backlog))
+				work += backlog_flush(nic, st) + 1;
+			unsigned rounds = 0;
+
+			/* a few bursts: one message can be many frames */
+			do {
+				n = (uint16_t)rte_ring_dequeue_burst(nic->self, (void **)pkts,
+								     DP_BURST, NULL);
+				for (k = 0; k < n; k++)
+					rx_frame(d, nic, pkts[k], st);
+				rte_pktmbuf_free_bulk(pkts, n);
+				work += n;
+			} while (n == DP_BURST && ++rounds < SELF_ROUNDS);
 		}
 	}
 	if (q != 0)
 		return work;
 	/* VIA §11.2.2.1: every VI with work gets a bounded burst in turn */
 	TAILQ_FOREACH(s, &d->session_list, link) {
-		TAILQ_FOREACH(vi, &s->vis, link)
+		TAILQ_FOREACH(vi, &s->vis, link) {
+			/* VIA §5.4: whatever is posted to a VI in Error
+			 * completes in error, receives included */
+			if (vi->state == VIP_STATE_ERROR &&
+			    via_ring_avail(&vi->wq[VIA_WQ_RECV]) > 0)
+				via_dp_flush(d, vi);
 			work += vi_send(d, vi);
+		}
 	}
 	return work;
 }

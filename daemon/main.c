@@ -20,6 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <limits.h>
+
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -36,6 +39,7 @@
 #define NO_HUGE_MEM_MB "256"
 /* below this many free 2 MiB pages viad does not ask EAL for hugepages */
 #define MIN_FREE_HUGEPAGES 32
+#define SHUTDOWN_DRAIN_MS 50
 
 static void
 usage(FILE *f)
@@ -233,6 +237,16 @@ eal_args(const struct via_conf *c, char *prog, int argc, char **argv, char **out
 	return n;
 }
 
+/* EAL leaves its (empty, with --in-memory) runtime directory behind */
+static void
+remove_runtime_dir(const struct via_conf *c)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/var/run/dpdk/%s", c->instance);
+	rmdir(path);
+}
+
 static int
 tables_init(struct viad *d)
 {
@@ -322,6 +336,9 @@ main(int argc, char **argv)
 		rte_eal_remote_launch(via_poll_main, &d, lcore);
 	rc = via_ctl_run(&d, lfd) == 0 ? 0 : 1;
 	rte_eal_mp_wait_lcore();
+	/* the DISC frames of the sessions just ended sit in the ports' rings:
+	 * give peers (memif, say) time to take them before the ports close */
+	rte_delay_ms(SHUTDOWN_DRAIN_MS);
 	VLOG_INFO("stopped: %llu sessions served", (unsigned long long)d.counters.sessions_closed);
 out_nics:
 	via_cm_fini(&d);
@@ -332,5 +349,6 @@ out_tables:
 	via_hosts_free(d.hosts);
 out_eal:
 	rte_eal_cleanup();
+	remove_runtime_dir(&d.conf);
 	return rc;
 }

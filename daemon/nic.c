@@ -23,6 +23,7 @@
 
 #define NB_MBUFS 8191
 #define LOOPBACK_DEFAULT_MTU 9000
+#define XDP_HEADROOM 256
 #define MBUF_CACHE 256
 
 static struct rte_mempool *mbuf_pool;
@@ -126,7 +127,9 @@ via_nics_open(struct viad *d)
 		uint32_t mtu = ports[i].mtu ? ports[i].mtu
 			       : strcmp(ports[i].glue, "loopback") == 0 ? LOOPBACK_DEFAULT_MTU
 									 : RTE_ETHER_MTU;
-		uint32_t need = RTE_PKTMBUF_HEADROOM + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + mtu;
+		/* AF_XDP places frames after XDP_PACKET_HEADROOM in the mbuf */
+		uint32_t xdp = strstr(ports[i].devargs, "af_xdp") != NULL ? XDP_HEADROOM : 0;
+		uint32_t need = RTE_PKTMBUF_HEADROOM + xdp + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + mtu;
 
 		if (need > room)
 			room = need;

@@ -160,6 +160,7 @@ struct via_nic {
 	struct via_ctl_nic_info info;
 	bool loopback;
 	struct rte_ring *self;   /**< frames this NIC sends to its own address */
+	struct rte_ring *backlog; /**< frames the port did not take yet, in order */
 };
 
 struct viad {
@@ -364,6 +365,7 @@ struct via_vi_conn {
 	uint32_t id;              /**< connection identifier; 0 = none */
 	uint8_t remote_mac[6];
 	uint32_t remote_vi;
+	uint32_t frame_payload;   /**< payload per frame agreed with the peer */
 	struct via_ctl_vi_attr remote_attr;
 	/* requester side while Pending Connect (cm.c) */
 	bool requesting;

@@ -152,7 +152,8 @@ struct via_wire_conn {
 	rte_be32_t qos;
 	uint8_t    dst_disc_len;      /**< discriminator the request targets */
 	uint8_t    src_disc_len;      /**< requester's own discriminator */
-	uint8_t    reserved[2];
+	rte_be16_t frame_payload;     /**< largest payload per frame the sender's
+				       *   port takes; both ends use the smaller */
 	uint8_t    dst_disc[VIA_WIRE_DISC_MAX];
 	uint8_t    src_disc[VIA_WIRE_DISC_MAX];
 } __rte_packed;

@@ -155,7 +155,7 @@ typedef struct {
  */
 typedef struct {
     VIP_CHAR   Name[32];      /**< Name of the NIC (e.g. "via0"). */
-    VIP_CHAR   Glue[32];      /**< The DPDK glue driving the port (e.g. "memif", "af_xdp", "af_packet", "loopback"). */
+    VIP_CHAR   Glue[32];      /**< The pmd_glue module driving the port: "loopback", or "ethdev" for any DPDK port. */
     VIP_UINT8  Mac[6];        /**< MAC address of the port: the NIC's host address. */
     VIP_UINT16 Mtu;           /**< MTU of the port in bytes. */
     VIP_UINT32 LinkUp;        /**< 1 if the link is up, 0 if it is down. */

@@ -116,10 +116,10 @@ post(struct vipl_vi *vi, enum via_wq_kind kind, VIP_DESCRIPTOR *desc, VIP_MEM_HA
 	if (q->tail - q->head >= vi->nic->info.max_desc_per_queue ||
 	    via_ring_free_count(&q->ring) == 0) {
 		pthread_mutex_unlock(&q->lock);
-		/* VIA §9.9.1 VI Overrun: more than MaxDescriptorsPerQueue posted */
-		vipl_log("%s: work queue full (%lu descriptors posted)",
-			 kind == VIA_WQ_SEND ? "VipPostSend" : "VipPostRecv",
-			 (unsigned long)vi->nic->info.max_desc_per_queue);
+		/* VIA §9.9.1 VI Overrun: more than MaxDescriptorsPerQueue posted;
+		 * the descriptor is not queued */
+		vipl_async_error(vi->nic, VIP_ERROR_VI_OVERRUN, vi->obj.id, VIP_RESOURCE_VI, desc,
+				 kind == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE);
 		return VIP_ERROR_RESOURCE;
 	}
 	/* VIA §10.2: Status is zero while posted; a stale Done must not read

@@ -35,6 +35,41 @@ deliver(struct vipl_nic *nic, const struct via_async_error *e)
 	handler(context, &ed);
 }
 
+void
+vipl_async_error(struct vipl_nic *nic, VIP_ERROR_CODE code, uint32_t vi_cookie,
+		 VIP_RESOURCE_CODE resource, VIP_DESCRIPTOR *desc, uint32_t op)
+{
+	struct via_async_error e = {
+		.desc_va = (uintptr_t)desc, .code = code, .resource = resource,
+		.vi_cookie = vi_cookie, .op = op,
+	};
+
+	pthread_mutex_lock(&nic->lock);
+	if (nic->nb_local_errs < VIPL_LOCAL_ERRORS)
+		nic->local_errs[nic->nb_local_errs++] = e;
+	pthread_mutex_unlock(&nic->lock);
+	/* the provider sleeps on the error queue's word: bump and wake it */
+	__atomic_fetch_add(&nic->errq_sh->wait.seq, 1, __ATOMIC_SEQ_CST);
+	vipl_futex_wake(&nic->errq_sh->wait.seq);
+}
+
+/* The oldest error the library raised itself, if any. */
+static bool
+local_error(struct vipl_nic *nic, struct via_async_error *e)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&nic->lock);
+	if (nic->nb_local_errs > 0) {
+		*e = nic->local_errs[0];
+		memmove(nic->local_errs, nic->local_errs + 1,
+			--nic->nb_local_errs * sizeof(*e));
+		got = true;
+	}
+	pthread_mutex_unlock(&nic->lock);
+	return got;
+}
+
 static void *
 provider_main(void *arg)
 {
@@ -45,7 +80,7 @@ provider_main(void *arg)
 		struct via_async_error e;
 		uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_SEQ_CST);
 
-		if (via_ring_dequeue(&nic->errq, &e) == 0) {
+		if (via_ring_dequeue(&nic->errq, &e) == 0 || local_error(nic, &e)) {
 			deliver(nic, &e);
 			continue;
 		}

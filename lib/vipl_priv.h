@@ -62,6 +62,8 @@ LIST_HEAD(vipl_vi_list, vipl_vi);
 struct vipl_call;
 LIST_HEAD(vipl_call_list, vipl_call);
 
+#define VIPL_LOCAL_ERRORS 16
+
 struct vipl_nic {
 	struct vipl_obj obj;
 	int sock;
@@ -79,6 +81,9 @@ struct vipl_nic {
 	bool dead;                   /**< viad went away: every call fails */
 
 	pthread_t provider;          /**< runs error handlers (VIA §9.9.1) */
+	/* errors the library itself raises (VI_OVERRUN), under lock */
+	struct via_async_error local_errs[VIPL_LOCAL_ERRORS];
+	unsigned nb_local_errs;
 	bool provider_started;
 	bool closing;
 	struct via_ring errq;        /**< consumer view of the error queue */
@@ -187,6 +192,13 @@ void vipl_futex_wake(uint32_t *word);
 
 /** Whether viad is still there for @p nic (its segment says so, its socket is up). */
 bool vipl_nic_alive(struct vipl_nic *nic);
+
+/**
+ * Raise an asynchronous error detected by the library itself: it is handed
+ * to the error handler on the provider thread, like viad's (VIA §9.9.1).
+ */
+void vipl_async_error(struct vipl_nic *nic, VIP_ERROR_CODE code, uint32_t vi_cookie,
+		      VIP_RESOURCE_CODE resource, VIP_DESCRIPTOR *desc, uint32_t op);
 
 /** Start and stop the provider thread that runs error handlers. */
 int vipl_provider_start(struct vipl_nic *nic);

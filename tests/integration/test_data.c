@@ -482,7 +482,8 @@ test_format(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 
 /* §10.2 bit 2, §10.4: protection errors; §9.9.1: POST_DESC. */
 static void
-test_protection(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m, struct mem *h, struct mem *o)
+test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, VIP_VI_HANDLE b,
+		struct mem *m, struct mem *h, struct mem *o)
 {
 	VIP_DESCRIPTOR *r, *s, *out, *rb;
 	struct err_event ev;
@@ -545,6 +546,35 @@ test_protection(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m, struct mem *h, 
 	if (expect_done(b, true, r, ST_RECV_OK, "the next receive"))
 		CHECK(r->CS.Length == 300 && memcmp(seg_buf(r, 0), seg_buf(s, 0), 300) == 0,
 		      "gets the message");
+
+	/* a descriptor whose segments run past the end of its region */
+	{
+		VIP_MEM_ATTRIBUTES ma;
+		VIP_MEM_HANDLE sub = 0;
+		uint8_t *base = m->base + m->len - 8192;
+
+		memset(&ma, 0, sizeof(ma));
+		ma.Ptag = pt;
+		if (CHECK_RET(VipRegisterMem(nic, base, 4096, &ma, &sub), VIP_SUCCESS,
+			      "register a 4 KiB region")) {
+			s = (VIP_DESCRIPTOR *)(base + 4096 - 64);
+			memset(s, 0, 4096 - (4096 - 64) + 64);
+			s->CS.SegCount = 3;
+			seg_set(s, 0, base, sub, 8);
+			seg_set(s, 1, base, sub, 8);
+			seg_set(s, 2, base, sub, 8);
+			s->CS.Length = 24;
+			err_clear();
+			VipPostSend(a, s, sub);
+			rc = VipSendWait(a, 2000, &out);
+			CHECK(rc == VIP_SUCCESS && out == s && (out->CS.Status & VIP_STATUS_DONE) &&
+			      (out->CS.Status & VIP_STATUS_ERROR_MASK),
+			      "a descriptor running past the end of its region completes in error "
+			      "(%s, status %#x)",
+			      VipDpdkReturnString(rc), rc == VIP_SUCCESS ? out->CS.Status : 0);
+			CHECK_RET(VipDeregisterMem(nic, base, sub), VIP_SUCCESS, "deregister it");
+		}
+	}
 
 	/* descriptors the memory handle does not cover */
 	err_clear();
@@ -725,6 +755,16 @@ test_immediate(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 		CHECK(r->CS.ImmediateData == 0xdeadbeef && r->CS.Length == 10,
 		      "ImmediateData %#x, Length %u", r->CS.ImmediateData, r->CS.Length);
 	r = recv1(m, 1000);
+	r->CS.Control = VIP_CONTROL_IMMEDIATE; /* ignored on a receive (§10.2) */
+	r->CS.Length = 0xffffffffu;            /* undefined on a receive (§10.2) */
+	VipPostRecv(b, r, m->mh);
+	s = send1(m, 20);
+	VipPostSend(a, s, m->mh);
+	expect_done(a, false, s, ST_SEND_OK, "send to a receive with the Immediate bit set");
+	if (expect_done(b, true, r, ST_RECV_OK,
+			"a receive with Control Immediate and a garbage Length is valid"))
+		CHECK(r->CS.Length == 20, "Length 20 (got %u)", r->CS.Length);
+	r = recv1(m, 1000);
 	VipPostRecv(b, r, m->mh);
 	s = send1(m, 10);
 	s->CS.ImmediateData = 0x12345678; /* without the Control bit: not sent */
@@ -760,6 +800,7 @@ struct delayed_send {
 	VIP_DESCRIPTOR *d;
 	VIP_MEM_HANDLE mh;
 	unsigned ms;
+	uint64_t posted;
 };
 
 static void *
@@ -768,6 +809,7 @@ delayed_send_main(void *arg)
 	struct delayed_send *x = arg;
 
 	h_sleep_ms(x->ms);
+	x->posted = h_now_ms();
 	VipPostSend(x->vi, x->d, x->mh);
 	return NULL;
 }
@@ -819,15 +861,20 @@ test_waits(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	x.d = s;
 	x.mh = m->mh;
 	x.ms = 150;
+	x.posted = 0;
 	if (pthread_create(&t, NULL, delayed_send_main, &x) == 0) {
+		uint64_t now;
+
 		t0 = h_now_ms();
 		rc = VipRecvWait(b, 5000, &out);
-		el = h_now_ms() - t0;
+		now = h_now_ms();
+		el = now - t0;
 		pthread_join(t, NULL);
-		CHECK(rc == VIP_SUCCESS && out == r && el >= 140 && el < 1000,
+		CHECK(rc == VIP_SUCCESS && out == r && el >= 140 && now - x.posted < 500,
 		      "a blocked RecvWait wakes up for a send posted 150 ms later (%s after %llu "
-		      "ms)",
-		      VipDpdkReturnString(rc), (unsigned long long)el);
+		      "ms, %llu ms after the post)",
+		      VipDpdkReturnString(rc), (unsigned long long)el,
+		      (unsigned long long)(now - x.posted));
 		expect_done(a, false, s, ST_SEND_OK, "the delayed send");
 	}
 	r = recv1(m, 1000);
@@ -1055,6 +1102,90 @@ test_destroy_busy(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	CHECK_RET(VipDestroyVi(v), VIP_SUCCESS, "destroy once both queues are empty");
 }
 
+/* §9.9.1 VI Overrun: more descriptors than MaxDescriptorsPerQueue. */
+static void
+test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
+{
+	VIP_VI_HANDLE v = vi_new(nic, pt, 0, NULL, NULL);
+	unsigned max = (unsigned)nic_attrs.MaxDescriptorsPerQueue, i, ok = 0, flushed = 0;
+	VIP_DESCRIPTOR *d, *out;
+	struct err_event ev;
+	VIP_RETURN rc;
+
+	h_note("VI Overrun: %u receives posted on an Idle VI, then one more", max);
+	mem_reset(m);
+	if (v == NULL)
+		return;
+	err_clear();
+	for (i = 0; i < max; i++) {
+		d = desc_new(m, 0);
+		ok += VipPostRecv(v, d, m->mh) == VIP_SUCCESS;
+	}
+	CHECK(ok == max, "MaxDescriptorsPerQueue (%u) receives can be posted (%u)", max, ok);
+	d = desc_new(m, 0);
+	rc = VipPostRecv(v, d, m->mh);
+	h_note("posting descriptor %u returned %s", max + 1, VipDpdkReturnString(rc));
+	CHECK(err_take(VIP_ERROR_VI_OVERRUN, v, 1000, &ev),
+	      "one descriptor too many: VIP_ERROR_VI_OVERRUN reaches the error callback "
+	      "(§9.9.1, vipl.h VipPostSend)");
+	VipDisconnect(v);
+	while (VipRecvDone(v, &out) == VIP_SUCCESS)
+		flushed++;
+	CHECK(flushed == max || flushed == max + 1, "Disconnect flushes them all (%u)", flushed);
+	CHECK_RET(VipDestroyVi(v), VIP_SUCCESS, "destroy");
+	err_clear();
+}
+
+struct bg_request {
+	VIP_VI_HANDLE vi;
+	VIP_RETURN rc;
+};
+
+static void *
+bg_request_main(void *arg)
+{
+	struct bg_request *x = arg;
+	union net_addr l, r;
+	VIP_VI_ATTRIBUTES ra;
+
+	x->rc = VipConnectRequest(x->vi, addr_set(&l, "pend-c"), addr_set(&r, "pend-nobody"), 800,
+				  &ra);
+	return NULL;
+}
+
+/* §5.2: sends in Pending Connect complete in error. */
+static void
+test_pending_send(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
+{
+	VIP_VI_HANDLE v = vi_new(nic, pt, 0, NULL, NULL);
+	struct bg_request x = { v, VIP_SUCCESS };
+	VIP_DESCRIPTOR *s, *r, *out;
+	uint64_t t0 = h_now_ms();
+	pthread_t t;
+
+	h_note("a send posted in Pending Connect (§5.2)");
+	mem_reset(m);
+	if (v == NULL || pthread_create(&t, NULL, bg_request_main, &x) != 0)
+		return;
+	while (vi_state(v) != VIP_STATE_CONNECT_PENDING && h_now_ms() - t0 < 500)
+		h_sleep_ms(1);
+	CHECK(vi_state(v) == VIP_STATE_CONNECT_PENDING, "the VI is Pending Connect");
+	r = recv1(m, 100);
+	VipPostRecv(v, r, m->mh);
+	s = send1(m, 100);
+	VipPostSend(v, s, m->mh);
+	expect_done(v, false, s, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR,
+		    "send posted in Pending Connect");
+	CHECK_RET(VipRecvDone(v, &out), VIP_NOT_DONE,
+		  "a receive posted in Pending Connect waits (§5.2)");
+	pthread_join(t, NULL);
+	VipDisconnect(v);
+	CHECK(VipRecvDone(v, &out) == VIP_SUCCESS && out == r &&
+	      (out->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR),
+	      "and is flushed by Disconnect");
+	CHECK_RET(VipDestroyVi(v), VIP_SUCCESS, "destroy");
+}
+
 /* Random split of @p total into @p n lengths (some 0). */
 static void
 split(uint32_t total, unsigned n, uint32_t *out)
@@ -1246,122 +1377,381 @@ test_random(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *pm, struct mem *hm, ui
 	      n, good, (unsigned long long)(h_now_ms() - t0));
 }
 
-/* Many messages back to back, a window of posted receives. */
+struct stream_result {
+	unsigned recvd, in_order, content, sent, sdone, stalled;
+	uint64_t bytes, ms;
+};
+
+/*
+ * @p n messages of 0..@p maxsz bytes from @p a to @p b, with @p w receives
+ * posted ahead: a message is sent only once its receive is posted, so
+ * none may be dropped for want of one. Checks order, exactly-once and
+ * content into @p res; no CHECK (runs in threads too).
+ */
 static void
-test_stream(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+stream_run(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m, unsigned n, unsigned w,
+	   uint32_t maxsz, uint64_t seed, struct stream_result *res)
 {
-	enum { N = 2000, W = 64, MAXSZ = 12000 };
-	VIP_DESCRIPTOR *rd[W], *sd[W], *out;
-	uint8_t *rbuf[W], *sbuf[W];
-	uint32_t len[W];
+	VIP_DESCRIPTOR **rd = calloc(w, sizeof(*rd)), **sd = calloc(w, sizeof(*sd)), *out;
+	uint8_t **rbuf = calloc(w, sizeof(*rbuf)), **sbuf = calloc(w, sizeof(*sbuf));
+	uint32_t *len = calloc(w, sizeof(*len));
 	unsigned sent = 0, recvd = 0, sdone = 0, in_order = 0, content = 0, i;
-	VIP_DPDK_COUNTERS c0, c1;
-	uint64_t t0, bytes = 0;
-	bool stalled = false;
+	uint64_t t0, bytes = 0, st = seed;
 	VIP_RETURN rc;
 
-	h_note("%u messages of 0..%u bytes back to back, %u receives posted ahead", N, MAXSZ, W);
+	memset(res, 0, sizeof(*res));
+	if (rd == NULL || sd == NULL || rbuf == NULL || sbuf == NULL || len == NULL) {
+		res->stalled = 1;
+		goto out;
+	}
 	mem_reset(m);
-	err_clear();
-	h_counters(nic, &c0);
-	for (i = 0; i < W; i++) {
+	for (i = 0; i < w; i++) {
 		rd[i] = desc_new(m, 1);
 		sd[i] = desc_new(m, 1);
-		rbuf[i] = mem_get(m, MAXSZ, 64);
-		sbuf[i] = mem_get(m, MAXSZ, 64);
-		seg_set(rd[i], 0, rbuf[i], m->mh, MAXSZ);
-		VipPostRecv(b, rd[i], m->mh);
+		rbuf[i] = mem_get(m, maxsz, 64);
+		sbuf[i] = mem_get(m, maxsz, 64);
+		seg_set(rd[i], 0, rbuf[i], m->mh, maxsz);
+		if (i < n)
+			VipPostRecv(b, rd[i], m->mh);
 	}
 	t0 = h_now_ms();
-	while (recvd < N && !stalled) {
+	while (recvd < n) {
 		/* a send only when the receive for it is posted */
-		while (sent < N && sent < recvd + W && sent < sdone + W) {
-			unsigned k = sent % W;
-			uint32_t n = (uint32_t)(h_rand(&rng) % (MAXSZ + 1)), j;
+		while (sent < n && sent < recvd + w && sent < sdone + w) {
+			unsigned k = sent % w;
+			uint32_t sz = (uint32_t)(h_rand(&st) % (maxsz + 1)), j;
 
 			if (sent % 100 == 7)
-				n = 0;
-			len[k] = n;
-			for (j = 0; j + 4 <= n; j += 4) {
-				uint32_t v = sent * 2654435761u + j;
+				sz = 0;
+			else if (sent % 100 == 8)
+				sz = maxsz;
+			len[k] = sz;
+			for (j = 0; j + 4 <= sz; j += 4) {
+				uint32_t v = (uint32_t)seed + sent * 2654435761u + j;
 
 				memcpy(sbuf[k] + j, &v, 4);
 			}
-			for (; j < n; j++)
+			for (; j < sz; j++)
 				sbuf[k][j] = (uint8_t)(sent + j);
 			memset(sd[k], 0, sizeof(VIP_DESCRIPTOR));
 			sd[k]->CS.SegCount = 1;
 			sd[k]->CS.Control = VIP_CONTROL_IMMEDIATE;
 			sd[k]->CS.ImmediateData = sent;
-			sd[k]->CS.Length = n;
-			seg_set(sd[k], 0, sbuf[k], m->mh, n);
+			sd[k]->CS.Length = sz;
+			seg_set(sd[k], 0, sbuf[k], m->mh, sz);
 			if (VipPostSend(a, sd[k], m->mh) != VIP_SUCCESS) {
-				stalled = true;
+				h_note("stream: VipPostSend of message %u failed", sent);
+				res->stalled = 1;
 				break;
 			}
 			sent++;
 		}
 		while (VipSendDone(a, &out) == VIP_SUCCESS) {
-			if (out != sd[sdone % W] || out->CS.Status != ST_SEND_OK)
-				h_note("send %u: status %#x", sdone, out->CS.Status);
+			if (out != sd[sdone % w] || out->CS.Status != ST_SEND_OK)
+				h_note("stream: send %u: status %#x", sdone, out->CS.Status);
 			sdone++;
 		}
 		rc = VipRecvWait(b, 2000, &out);
 		if (rc != VIP_SUCCESS) {
 			h_note("stream stalled after %u messages: %s", recvd, VipDpdkReturnString(rc));
-			stalled = true;
+			res->stalled = 1;
 			break;
 		}
-		i = recvd % W;
+		i = recvd % w;
 		if (out == rd[i] && out->CS.Status == (ST_RECV_OK | VIP_STATUS_IMMEDIATE) &&
 		    out->CS.ImmediateData == recvd) {
-			uint32_t n = out->CS.Length, j;
-			bool same = n == len[recvd % W];
+			uint32_t sz = out->CS.Length, j;
+			bool same = sz == len[recvd % w];
 
 			in_order++;
-			for (j = 0; same && j + 4 <= n; j += 4) {
-				uint32_t v = recvd * 2654435761u + j;
+			for (j = 0; same && j + 4 <= sz; j += 4) {
+				uint32_t v = (uint32_t)seed + recvd * 2654435761u + j;
 
 				same = memcmp(rbuf[i] + j, &v, 4) == 0;
 			}
-			for (; same && j < n; j++)
+			for (; same && j < sz; j++)
 				same = rbuf[i][j] == (uint8_t)(recvd + j);
 			content += same;
-			bytes += n;
+			bytes += sz;
 		} else if (recvd - in_order < 5) {
-			h_note("message %u: status %#x, immediate %u, length %u", recvd,
+			h_note("stream: message %u: status %#x, immediate %u, length %u", recvd,
 			       out->CS.Status, out->CS.ImmediateData, out->CS.Length);
 		}
 		recvd++;
-		/* repost for message recvd - 1 + W */
+		/* repost for message recvd - 1 + w */
 		memset(rd[i], 0, sizeof(VIP_DESCRIPTOR));
 		rd[i]->CS.SegCount = 1;
-		seg_set(rd[i], 0, rbuf[i], m->mh, MAXSZ);
-		if (recvd + W - 1 < N)
+		seg_set(rd[i], 0, rbuf[i], m->mh, maxsz);
+		if (recvd + w - 1 < n)
 			VipPostRecv(b, rd[i], m->mh);
 	}
 	while (sdone < sent && VipSendWait(a, 2000, &out) == VIP_SUCCESS)
 		sdone++;
-	{
-		uint64_t el = h_now_ms() - t0;
-
-		h_note("%u messages, %" PRIu64 " bytes in %" PRIu64 " ms", recvd, bytes, el);
+	res->recvd = recvd;
+	res->in_order = in_order;
+	res->content = content;
+	res->sent = sent;
+	res->sdone = sdone;
+	res->bytes = bytes;
+	res->ms = h_now_ms() - t0;
+	if (res->stalled) {
+		VipDisconnect(b);
+		while (VipRecvDone(b, &out) == VIP_SUCCESS)
+			;
 	}
-	CHECK(recvd == N && in_order == N,
+out:
+	free(rd);
+	free(sd);
+	free(rbuf);
+	free(sbuf);
+	free(len);
+}
+
+/* Many messages back to back, a window of posted receives. */
+static void
+test_stream(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+{
+	enum { N = 2000, W = 64, MAXSZ = 12000 };
+	struct stream_result r;
+	VIP_DPDK_COUNTERS c0, c1;
+
+	h_note("%u messages of 0..%u bytes back to back, %u receives posted ahead", N, MAXSZ, W);
+	err_clear();
+	h_counters(nic, &c0);
+	stream_run(a, b, m, N, W, MAXSZ, h_rand(&rng), &r);
+	h_note("%u messages, %" PRIu64 " bytes in %" PRIu64 " ms", r.recvd, r.bytes, r.ms);
+	CHECK(r.recvd == N && r.in_order == N,
 	      "all %u messages arrive exactly once and in order (%u received, %u in place)", N,
-	      recvd, in_order);
-	CHECK(content == N, "with their content (%u right)", content);
-	CHECK(sdone == sent && sent == N, "all sends completed (%u of %u)", sdone, sent);
+	      r.recvd, r.in_order);
+	CHECK(r.content == N, "with their content (%u right)", r.content);
+	CHECK(r.sdone == r.sent && r.sent == N, "all sends completed (%u of %u)", r.sdone, r.sent);
 	CHECK(err_count(VIP_ERROR_RECVQ_EMPTY) == 0, "no RECVQ_EMPTY during the stream");
 	h_counters(nic, &c1);
 	CHECK(c1.FramesDropped == c0.FramesDropped,
 	      "viad dropped no frame on the loopback NIC (%" PRIu64 " dropped)",
 	      c1.FramesDropped - c0.FramesDropped);
-	if (stalled) {
-		VipDisconnect(b);
-		while (VipRecvDone(b, &out) == VIP_SUCCESS)
-			;
+
+	h_note("the same with %u receives posted ahead and messages up to %u bytes", 256,
+	       (unsigned)nic_attrs.MaxTransferSize);
+	h_counters(nic, &c0);
+	stream_run(a, b, m, 600, 256, (uint32_t)nic_attrs.MaxTransferSize, h_rand(&rng), &r);
+	h_counters(nic, &c1);
+	h_note("%u messages, %" PRIu64 " bytes in %" PRIu64 " ms", r.recvd, r.bytes, r.ms);
+	CHECK(r.recvd == 600 && r.in_order == 600 && r.content == 600 && !r.stalled,
+	      "600 messages up to MaxTransferSize, window 256: all arrive, in order, intact "
+	      "(%u received, %u in place, %u intact)",
+	      r.recvd, r.in_order, r.content);
+	CHECK(c1.FramesDropped == c0.FramesDropped,
+	      "no frame dropped (%" PRIu64 " dropped)", c1.FramesDropped - c0.FramesDropped);
+}
+
+struct pair_job {
+	VIP_VI_HANDLE a, b;
+	struct mem m;
+	uint64_t seed;
+	struct stream_result r;
+};
+
+static void *
+pair_job_main(void *arg)
+{
+	struct pair_job *j = arg;
+
+	stream_run(j->a, j->b, &j->m, 500, 32, 16384, j->seed, &j->r);
+	return NULL;
+}
+
+/* Several connections at once, each driven by its own thread. */
+static void
+test_concurrent(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *hm, struct mem *pm)
+{
+	enum { P = 4 };
+	struct pair_job jobs[P];
+	pthread_t t[P];
+	unsigned i, good = 0;
+	bool started[P];
+
+	h_note("%u connections streaming at once from %u threads", P, P);
+	memset(jobs, 0, sizeof(jobs));
+	for (i = 0; i < P; i++) {
+		struct mem *m = i & 1 ? pm : hm;
+		char tag[16];
+
+		started[i] = false;
+		jobs[i].a = vi_new(nic, pt, 0, NULL, NULL);
+		jobs[i].b = vi_new(nic, pt, 0, NULL, NULL);
+		jobs[i].m.name = m->name;
+		jobs[i].m.mh = m->mh;
+		jobs[i].m.len = m->len / P;
+		jobs[i].m.base = m->base + (size_t)i * jobs[i].m.len;
+		jobs[i].seed = h_rand(&rng);
+		snprintf(tag, sizeof(tag), "conc%u", i);
+		if (jobs[i].a == NULL || jobs[i].b == NULL ||
+		    !connect_pair(jobs[i].a, nic, jobs[i].b, tag))
+			continue;
 	}
+	for (i = 0; i < P; i++)
+		started[i] = pthread_create(&t[i], NULL, pair_job_main, &jobs[i]) == 0;
+	for (i = 0; i < P; i++) {
+		if (!started[i])
+			continue;
+		pthread_join(t[i], NULL);
+		if (jobs[i].r.recvd == 500 && jobs[i].r.in_order == 500 && jobs[i].r.content == 500)
+			good++;
+		else
+			h_note("connection %u: %u received, %u in place, %u intact", i,
+			       jobs[i].r.recvd, jobs[i].r.in_order, jobs[i].r.content);
+	}
+	CHECK(good == P, "each of %u concurrent streams delivers its 500 messages in order, "
+			 "intact (%u right)",
+	      P, good);
+	for (i = 0; i < P; i++) {
+		disconnect_pair(jobs[i].a, jobs[i].b);
+		VipDestroyVi(jobs[i].a);
+		VipDestroyVi(jobs[i].b);
+	}
+}
+
+/* Disconnect with many sends queued: every descriptor comes back once, in
+ * order, the completed ones first, then the flushed ones (§4.2, §6.3.1.1). */
+static void
+test_disconnect_busy(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+{
+	enum { N = 400 };
+	uint32_t mtu = (uint32_t)nic_attrs.MaxTransferSize;
+	VIP_DESCRIPTOR *rd[N], *sd[N], *out;
+	unsigned i, s_ok = 0, s_fl = 0, s_bad = 0, r_ok = 0, r_fl = 0, r_bad = 0;
+	bool s_prefix = true, r_prefix = true;
+	uint8_t *rbuf, *sbuf;
+	struct err_event ev;
+
+	h_note("Disconnect while %u sends of %u bytes are queued", N, mtu);
+	mem_reset(m);
+	err_clear();
+	rbuf = mem_get(m, mtu, 64);
+	sbuf = mem_get(m, mtu, 64);
+	for (i = 0; i < N; i++) {
+		rd[i] = desc_new(m, 1);
+		seg_set(rd[i], 0, rbuf, m->mh, mtu);
+		VipPostRecv(b, rd[i], m->mh);
+	}
+	for (i = 0; i < N; i++) {
+		sd[i] = desc_new(m, 1);
+		seg_set(sd[i], 0, sbuf, m->mh, mtu);
+		sd[i]->CS.Length = mtu;
+		VipPostSend(a, sd[i], m->mh);
+	}
+	CHECK_RET(VipDisconnect(a), VIP_SUCCESS, "disconnect the sender at once");
+	for (i = 0; i < N; i++) {
+		if (VipSendWait(a, 2000, &out) != VIP_SUCCESS || out != sd[i]) {
+			s_bad++;
+			continue;
+		}
+		if (out->CS.Status == ST_SEND_OK) {
+			s_ok++;
+			s_prefix &= s_fl == 0;
+		} else if (out->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR)) {
+			s_fl++;
+		} else {
+			s_bad++;
+		}
+	}
+	h_note("sender: %u sent, %u flushed, %u wrong", s_ok, s_fl, s_bad);
+	CHECK(s_bad == 0 && s_ok + s_fl == N,
+	      "every send comes back once, in order, sent or DESC_FLUSHED (%u wrong)", s_bad);
+	CHECK(s_prefix, "the flushed sends all come after the sent ones");
+	CHECK_RET(VipSendDone(a, &out), VIP_NOT_DONE, "the send queue is empty");
+	CHECK(err_take(VIP_ERROR_CONN_LOST, b, 2000, &ev), "the receiver loses the connection");
+	for (i = 0; i < N; i++) {
+		if (VipRecvWait(b, 2000, &out) != VIP_SUCCESS || out != rd[i]) {
+			r_bad++;
+			continue;
+		}
+		if (out->CS.Status == ST_RECV_OK && out->CS.Length == mtu) {
+			r_ok++;
+			r_prefix &= r_fl == 0;
+		} else if (out->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR) {
+			r_fl++;
+		} else {
+			r_bad++;
+		}
+	}
+	h_note("receiver: %u received, %u flushed, %u wrong", r_ok, r_fl, r_bad);
+	CHECK(r_bad == 0 && r_ok + r_fl == N,
+	      "every receive comes back once, in order, received or DESC_FLUSHED (%u wrong)",
+	      r_bad);
+	CHECK(r_prefix, "the flushed receives all come after the received ones");
+	CHECK(r_ok <= s_ok, "no more received (%u) than sent (%u)", r_ok, s_ok);
+	disconnect_pair(a, b);
+	connect_pair(a, nic, b, "p64-again");
+}
+
+/* Every receive posted at once, MaxTransferSize messages as fast as they go. */
+static void
+test_flood(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+{
+	unsigned n = 1000, i, got = 0, in_order = 0, sdone = 0, last = 0;
+	bool first = true;
+	uint32_t mtu = (uint32_t)nic_attrs.MaxTransferSize;
+	VIP_DESCRIPTOR **rd = calloc(n, sizeof(*rd)), **sd = calloc(n, sizeof(*sd)), *out;
+	uint8_t *rbuf, *sbuf;
+	VIP_DPDK_COUNTERS c0, c1;
+	uint64_t t0;
+
+	h_note("flood: %u receives posted, then %u sends of %u bytes at once", n, n, mtu);
+	if (rd == NULL || sd == NULL)
+		return;
+	mem_reset(m);
+	err_clear();
+	rbuf = mem_get(m, mtu, 64);
+	sbuf = mem_get(m, mtu, 64);
+	fill_rand(sbuf, mtu, &rng);
+	for (i = 0; i < n; i++) {
+		rd[i] = desc_new(m, 1);
+		seg_set(rd[i], 0, rbuf, m->mh, mtu);
+		VipPostRecv(b, rd[i], m->mh);
+	}
+	h_counters(nic, &c0);
+	t0 = h_now_ms();
+	for (i = 0; i < n; i++) {
+		sd[i] = desc_new(m, 1);
+		seg_set(sd[i], 0, sbuf, m->mh, mtu);
+		sd[i]->CS.Length = mtu;
+		sd[i]->CS.Control = VIP_CONTROL_IMMEDIATE;
+		sd[i]->CS.ImmediateData = i;
+		VipPostSend(a, sd[i], m->mh);
+	}
+	for (i = 0; i < n; i++) {
+		if (VipSendWait(a, 2000, &out) == VIP_SUCCESS && out->CS.Status == ST_SEND_OK)
+			sdone++;
+	}
+	for (;;) {
+		if (VipRecvWait(b, 300, &out) != VIP_SUCCESS)
+			break;
+		if (out->CS.Status == (ST_RECV_OK | VIP_STATUS_IMMEDIATE) && out->CS.Length == mtu) {
+			got++;
+			/* no reordering, no duplicate: strictly increasing */
+			in_order += first || out->CS.ImmediateData > last;
+			last = out->CS.ImmediateData;
+			first = false;
+		}
+	}
+	h_counters(nic, &c1);
+	h_note("flood: %u of %u delivered in %llu ms; viad counted %" PRIu64 " frames sent, %" PRIu64
+	       " received, %" PRIu64 " dropped",
+	       got, n, (unsigned long long)(h_now_ms() - t0), c1.FramesTx - c0.FramesTx,
+	       c1.FramesRx - c0.FramesRx, c1.FramesDropped - c0.FramesDropped);
+	CHECK(sdone == n, "all %u sends complete", n);
+	CHECK(in_order == got, "what arrives arrives once and in order (%u of %u)", in_order, got);
+	CHECK(got == n,
+	      "loopback: every one of %u back-to-back MaxTransferSize messages arrives (%u)", n,
+	      got);
+	CHECK(memcmp(rbuf, sbuf, mtu) == 0 || got == 0, "the last one is intact");
+	VipDisconnect(b);
+	while (VipRecvDone(b, &out) == VIP_SUCCESS)
+		;
+	free(rd);
+	free(sd);
 }
 
 /* ---- two processes ----------------------------------------------------------- */
@@ -1645,7 +2035,8 @@ main(int argc, char **argv)
 	CHECK_RET(VipErrorCallback(nic, NULL, err_handler), VIP_SUCCESS, "register an error callback");
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = pt;
-	pm.len = hm.len = 16u << 20;
+	pm.len = 16u << 20;
+	hm.len = 40u << 20;
 	om.len = 1u << 20;
 	hm.base = aligned_alloc(4096, hm.len);
 	om.base = aligned_alloc(4096, om.len);
@@ -1662,11 +2053,13 @@ main(int argc, char **argv)
 	}
 
 	test_unconnected(nic, pt, &pm);
+	test_pending_send(nic, pt, &pm);
+	test_overrun(nic, pt, &pm);
 	a32 = vi_new(nic, pt, 32768, NULL, NULL);
 	b32 = vi_new(nic, pt, 32768, NULL, NULL);
 	if (a32 != NULL && b32 != NULL && connect_pair(a32, nic, b32, "p32")) {
 		test_format(a32, b32, &pm);
-		test_protection(a32, b32, &pm, &hm, &om);
+		test_protection(nic, pt, a32, b32, &pm, &hm, &om);
 		test_length(a32, b32, &hm);
 		test_recvq_empty(a32, b32, &pm);
 		test_immediate(a32, b32, &hm);
@@ -1689,8 +2082,11 @@ main(int argc, char **argv)
 		CHECK_RET(VipRecvDone(b64, &out), VIP_NOT_DONE, "nothing sent");
 		test_random(a64, b64, &pm, &hm, mtu);
 		test_stream(nic, a64, b64, &hm);
+		test_disconnect_busy(nic, a64, b64, &hm);
+		test_flood(nic, a64, b64, &hm);
 		disconnect_pair(a64, b64);
 	}
+	test_concurrent(nic, pt, &hm, &pm);
 	CHECK_RET(VipDestroyVi(a32), VIP_SUCCESS, "destroy a32");
 	CHECK_RET(VipDestroyVi(b32), VIP_SUCCESS, "destroy b32");
 	CHECK_RET(VipDestroyVi(a64), VIP_SUCCESS, "destroy a64");

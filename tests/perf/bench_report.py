@@ -7,8 +7,8 @@
   bench_report.py report RUN RESULTS PLOTBASE
       RUN holds meta.json, status.tsv and one <bench>.jsonl per benchmark.
       Writes every JSON line, tagged with its bench, to RESULTS, prints the
-      summary table, and writes the gnuplot data and script next to PLOTBASE
-      (bench.sh runs gnuplot).
+      summary table, and writes the gnuplot data and script (RUN/plot.gp) that
+      draw PLOTBASE-latency.png and PLOTBASE-bandwidth.png (bench.sh runs gnuplot).
 """
 import json
 import math
@@ -117,6 +117,8 @@ def report(run, results, plotbase):
         return b in st and st[b]["needs_cpus"] > ncpu
 
     def mark(b):
+        if b in st and st[b]["status"] == "failed":
+            return "!"
         return "*" if over(b) else " "
 
     # --- the results file: meta, statuses, then every figure tagged
@@ -135,19 +137,23 @@ def report(run, results, plotbase):
     p("VIA-DPDK benchmarks%s: %s, host %s, %d CPUs online (%s), benchmarks on CPUs %s" % (
         " (--quick)" if meta["quick"] else "", meta["date"], meta["host"], ncpu,
         meta["cpu_model"], meta["cpus_used"]))
-    p("DPDK %s, kernel %s, lo MTU %s; TSC %s" % (meta["dpdk"], meta["kernel"], meta["lo_mtu"],
-                                                 meta.get("tsc_mhz", "?")))
+    p("DPDK %s, kernel %s, lo MTU %s, load average %s, viad poll mode %s" % (
+        meta["dpdk"], meta["kernel"], meta["lo_mtu"], " ".join(meta["loadavg"]),
+        meta["poll_mode"]))
     if meta.get("busy_others"):
         p("WARNING: other processes were using CPU when the run started (figures are noisy):")
         for b in meta["busy_others"]:
             p("    " + b)
     p("")
-    p("Benchmarks, CPU pinning, status (* = needs more CPUs than the machine has: "
-      "oversubscribed, time-sliced figures):")
+    p("Benchmarks, CPU pinning, status.  In the tables, * marks figures of a benchmark that "
+      "needs more CPUs")
+    p("than the machine has (oversubscribed: time-sliced, not the design's figure); ! marks the "
+      "partial figures")
+    p("of a benchmark that failed.")
     for s in status:
         needs = "%d%s" % (s["needs_cpus"], "*" if over(s["bench"]) else " ")
         what = s["status"] if s["status"] == "ok" else "%s: %s" % (s["status"], s["why"])
-        p("  %-11s %-40s needs %-3s CPUs  %s" % (s["bench"], s["label"][:40], needs, what))
+        p("  %-11s %-44s needs %-3s CPUs  %s" % (s["bench"], s["label"][:44], needs, what))
         if s["pinning"]:
             p("  %-11s   pinning: %s" % ("", s["pinning"]))
     p("")
@@ -236,7 +242,7 @@ def report(run, results, plotbase):
 
     # --- gnuplot data and script
     def dat(name, rows):
-        path = "%s-%s.dat" % (plotbase, name)
+        path = os.path.join(run, "plot-%s.dat" % name)
         with open(path, "w") as f:
             for r in rows:
                 f.write(" ".join("%g" % x for x in r) + "\n")
@@ -259,14 +265,18 @@ def report(run, results, plotbase):
         if rows:
             series_bw.append((dat("bw-" + b, rows), title + ("  (oversubscribed)" if over(b)
                                                               else "")))
-    with open(plotbase + ".gp", "w") as f:
-        f.write("set terminal %s size 1000,650\n" % meta.get("gnuplot_term", "png"))
-        f.write("set logscale xy\nset grid\nset key left top\n")
+    if not series_lat and not series_bw:
+        return
+    with open(os.path.join(run, "plot.gp"), "w") as f:
+        f.write("set terminal %s size 1200,650 noenhanced\n" % meta.get("gnuplot_term", "png"))
+        f.write("set logscale xy\nset grid\nset key outside right top vertical\nset format x '%g'\n")
         f.write("set xlabel 'message / frame payload size (bytes)'\n")
         if series_lat:
             f.write("set output '%s-latency.png'\n" % plotbase)
             f.write("set title 'Round-trip latency p50 (error bar to p99), %s'\n" % meta["date"])
             f.write("set ylabel 'RTT (us)'\n")
+            xs = [x for d, _ in series_lat for x in (float(l.split()[0]) for l in open(d))]
+            f.write("set xrange [%g:%g]\n" % (min(xs) / 1.5, max(xs) * 1.5))
             plots = ["'%s' using 1:2:2:3 with yerrorlines title '%s'" % (d, t)
                      for d, t in series_lat]
             if cl_p50:
@@ -275,7 +285,9 @@ def report(run, results, plotbase):
         if series_bw:
             f.write("set output '%s-bandwidth.png'\n" % plotbase)
             f.write("set title 'Bandwidth, %s'\n" % meta["date"])
-            f.write("set ylabel 'MB/s'\n")
+            f.write("set ylabel 'MB/s (memcpy: GB/s x 1000)'\n")
+            xs = [x for d, _ in series_bw for x in (float(l.split()[0]) for l in open(d))]
+            f.write("set xrange [%g:%g]\n" % (min(xs) / 1.5, max(xs) * 1.5))
             f.write("plot " + ", \\\n     ".join("'%s' using 1:2 with linespoints title '%s'"
                                                 % (d, t) for d, t in series_bw) + "\n")
 

@@ -19,6 +19,7 @@
  * SIZE is the Ethernet payload: the frame is 14 + SIZE bytes (no CRC).
  * The client sends a STOP frame at the end; the server then exits.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -103,6 +104,7 @@ static struct opts o = {
 
 static struct rte_mempool *pool;
 static volatile sig_atomic_t quit;
+static bool quit_tx; /* a port refused to send for a second */
 static const char *prog = "raw_pingpong";
 
 static const char *const port_names[] = {
@@ -305,15 +307,31 @@ end_rx(struct end *e, struct rte_mbuf **m, uint16_t n)
 	return rte_eth_rx_burst(e->pid, 0, m, n);
 }
 
-/* send all n, spinning while the port is full; false if told to quit */
+/*
+ * Send all n, spinning while the port is full.  False, with the unsent
+ * frames freed, when told to quit or when the port took nothing for a
+ * second (a memif whose peer went away drops nothing: it refuses).
+ */
 static bool
 end_tx_all(struct end *e, struct rte_mbuf **m, uint16_t n)
 {
-	uint16_t done = 0;
+	uint64_t start = 0;
+	uint16_t done = 0, k;
 
 	while (done < n) {
-		done = (uint16_t)(done + end_tx(e, m + done, (uint16_t)(n - done)));
-		if (quit) {
+		k = end_tx(e, m + done, (uint16_t)(n - done));
+		done = (uint16_t)(done + k);
+		if (k == 0 && done < n) {
+			uint64_t now = rte_get_tsc_cycles();
+
+			if (start == 0)
+				start = now;
+			else if (now - start > rte_get_tsc_hz())
+				quit_tx = true;
+		} else {
+			start = 0;
+		}
+		if (quit || quit_tx) {
 			rte_pktmbuf_free_bulk(m + done, n - done);
 			return false;
 		}
@@ -637,7 +655,7 @@ client(struct end *e)
 	if (cyc == NULL)
 		die("out of memory");
 	print_header();
-	for (i = 0; i < o.nsizes && !quit; i++) {
+	for (i = 0; i < o.nsizes && !quit && !quit_tx; i++) {
 		size = o.size[i];
 		if (size > e->max_payload) {
 			print_skip(size, e);
@@ -648,8 +666,13 @@ client(struct end *e)
 		for (j = 0; j < o.warmup + o.iters && !quit; j++, seq++) {
 			m = build(e, size, RPP_DATA, seq);
 			t0 = rte_rdtsc();
-			if (!end_tx_all(e, &m, 1))
+			if (!end_tx_all(e, &m, 1)) {
+				if (!quit)
+					fprintf(stderr, "%s: size %u: the port refuses to send "
+						"(link down?)\n", prog, size);
+				rc = 1;
 				break;
+			}
 			echo = await(e, seq, RTE_ETHER_HDR_LEN + size, t0, timeout);
 			t1 = rte_rdtsc();
 			if (echo == NULL) {
@@ -675,8 +698,14 @@ client(struct end *e)
 		print_row(size, n, lost, &l);
 	}
 	free(cyc);
-	/* tell the server to go; its echo (if any) is the acknowledgement */
-	for (i = 0; i < 3; i++) {
+	/*
+	 * Tell the server to go.  Its echo is the acknowledgement, but a
+	 * memif server may close before we read it: then the link is down
+	 * and the next try cannot be sent, which ends the loop.
+	 */
+	for (i = 0; i < 3 && !quit_tx; i++) {
+		if (e->kind != PORT_RING && !link_up(e->pid))
+			break; /* the server is gone */
 		m = build(e, RPP_MIN_PAYLOAD, RPP_STOP, 0);
 		t0 = rte_rdtsc();
 		if (!end_tx_all(e, &m, 1))
@@ -740,6 +769,29 @@ run_ring(void)
 	return rc;
 }
 
+/*
+ * EAL leaves its runtime directory behind, holding (with --in-memory) only
+ * the telemetry sockets, which it unlinks at exit: remove them all now.
+ */
+static void
+remove_rundir(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "dpdk_telemetry", 14) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir); /* fails, harmlessly, if anything else is left */
+}
+
 int
 main(int argc, char **argv)
 {
@@ -779,9 +831,8 @@ main(int argc, char **argv)
 		ethdev_close(&e);
 	}
 	rte_mempool_free(pool);
-	/* EAL leaves its (with --in-memory, empty) runtime directory behind */
 	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
-	rmdir(rundir);
+	remove_rundir(rundir);
 	return rc;
 }

@@ -44,11 +44,11 @@ LIBDIR=
 TOPO_CHECK=
 TOPO_FAILED=0
 TOPO_T0=
-declare -A VIAD_PID=() VIAD_NS=() VIAD_INST=()
+declare -A VIAD_PID=()
 declare -A CHECK_PID=()
 TOPO_VIADS=()          # names, in start order
 TOPO_NETNS=()          # namespaces we created
-TOPO_BG=()             # other background PIDs (topo_check)
+declare -A TOPO_BG=()  # background topo_check PIDs not reaped yet
 TOPO_INSTANCES=()      # DPDK file prefixes used, for /var/run/dpdk cleanup
 
 topo_log() {
@@ -71,7 +71,8 @@ topo_elapsed() {
 pid_alive() {
 	local st
 	[ -r "/proc/$1/stat" ] || return 1
-	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	# the state follows the last ')' (the command name may hold anything)
+	st=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
 	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 
@@ -87,9 +88,12 @@ topo_init() {
 		done
 	fi
 	[ -x "$VIAD" ] || { echo "$TOPO_NAME: no viad at $VIAD" >&2; exit 2; }
-	[ -n "$TOPO_CHECK" ] && [ -x "$TOPO_CHECK" ] ||
-		{ echo "$TOPO_NAME: no topo_check (give its path as \$2)" >&2; exit 2; }
-	[ "$(id -u)" = 0 ] || { echo "$TOPO_NAME: must run as root" >&2; exit 2; }
+	if [ -z "$TOPO_CHECK" ] || [ ! -x "$TOPO_CHECK" ]; then
+		echo "$TOPO_NAME: no topo_check (give its path as \$2)" >&2
+		exit 2
+	fi
+	# 77: "skipped" for meson test
+	[ "$(id -u)" = 0 ] || { echo "$TOPO_NAME: SKIP: must run as root" >&2; exit 77; }
 	# short and unique among concurrent runs: instance names, netns, veths
 	TOPO_TAG=tp$$
 	RUN=$(mktemp -d "/tmp/via-topo-$TOPO_NAME.XXXXXX") || exit 2
@@ -139,7 +143,7 @@ viad_log() { echo "$RUN/$1.log"; }
 # viad_start NAME [--netns NS] [VIAD ARGS...]: the instance name and the
 # socket are set here; a config file and EAL arguments come with the args.
 viad_start() {
-	local name=$1 ns= pid sock log inst deadline st
+	local name=$1 ns='' pid sock log inst deadline st
 	shift
 	if [ "${1:-}" = --netns ]; then
 		ns=$2
@@ -167,8 +171,6 @@ viad_start() {
 	"${cmd[@]}" >>"$log" 2>&1 </dev/null &
 	pid=$!
 	VIAD_PID[$name]=$pid
-	VIAD_NS[$name]=$ns
-	VIAD_INST[$name]=$inst
 	TOPO_VIADS+=("$name")
 	TOPO_INSTANCES+=("$inst")
 	deadline=$((SECONDS + 20))
@@ -238,7 +240,7 @@ check_start() {
 	VIAD_SOCKET=$sock LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
 		"$TOPO_CHECK" "$@" >"$RUN/$name.out" 2>&1 </dev/null &
 	CHECK_PID[$name]=$!
-	TOPO_BG+=($!)
+	TOPO_BG[$!]=1
 }
 
 # check_wait NAME [TIMEOUT_S]: its exit status (124 after TIMEOUT_S, killed).
@@ -249,6 +251,8 @@ check_wait() {
 	while pid_alive "$pid" && [ $SECONDS -lt $deadline ]; do
 		sleep 0.05
 	done
+	# reaped below: from then on the PID may be anyone's, never signal it
+	unset "TOPO_BG[$pid]"
 	if pid_alive "$pid"; then
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
@@ -301,7 +305,7 @@ topo_cleanup() {
 	local st=$? name pid ns inst deadline
 	trap - EXIT TERM INT HUP
 	[ $st -ne 0 ] && TOPO_FAILED=1
-	for pid in "${TOPO_BG[@]}"; do
+	for pid in "${!TOPO_BG[@]}"; do
 		pid_alive "$pid" && kill -TERM "$pid" 2>/dev/null
 	done
 	for name in "${TOPO_VIADS[@]}"; do
@@ -309,7 +313,7 @@ topo_cleanup() {
 		[ -n "$pid" ] && pid_alive "$pid" && kill -TERM "$pid" 2>/dev/null
 	done
 	deadline=$((SECONDS + 10))
-	for pid in "${TOPO_BG[@]}" "${VIAD_PID[@]}"; do
+	for pid in "${!TOPO_BG[@]}" "${VIAD_PID[@]}"; do
 		[ -n "$pid" ] || continue
 		while pid_alive "$pid" && [ $SECONDS -lt $deadline ]; do
 			sleep 0.05

@@ -10,7 +10,7 @@
 #
 #   run-all.sh [BUILD_DIR] [TOPO_CHECK]
 #
-# Exit status: 0 if all passed. Environment: TOPO_TIMEOUT (seconds per
+# Exit status: 0 if all passed, 77 (skip) when not root. Environment: TOPO_TIMEOUT (seconds per
 # topology, default 300), TOPO_ONLY (e.g. "1 3"), and those of lib.sh
 # (TOPO_ROUNDS, TOPO_SEED, TOPO_MEM, TOPO_KEEP) and afxdp.sh
 # (TOPO_AFXDP_GLUE).
@@ -22,6 +22,11 @@ LIMIT=${TOPO_TIMEOUT:-300}
 : "${TOPO_SEED:=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
 export TOPO_SEED
 echo "run-all: seed $TOPO_SEED (TOPO_SEED=$TOPO_SEED replays it), limit ${LIMIT} s per topology"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "run-all: SKIP: the topologies need root (namespaces, veths, hugepages)"
+	exit 77         # meson test: skipped
+fi
 
 failed=0
 results=()

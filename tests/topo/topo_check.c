@@ -7,16 +7,19 @@
  *   topo_check --loopback [options]               both ends in this process
  *
  * Unreliable Delivery VIs. The client first sends a hello carrying the seed,
- * the largest message size and the frame payload size, then N rounds: a
- * message of a size and content derived from (seed, sequence number),
- * gathered from 1..8 segments at random offsets; the server scatters it into
- * 1..8 segments, checks length, immediate data, content and that nothing
- * outside the message was written, and echoes the bytes it received; the
- * client checks the echo the same way. The sequence number travels in the
- * immediate data. A round whose echo does not come within the retry
- * interval (200 ms) is resent with a new sequence number; stale messages and
- * echoes are checked and ignored. Exit status 0 only if every message
- * checked matched and every round completed.
+ * the largest message size and the frame payload size, then N rounds of W
+ * messages (--window, default 1): each of a size (0 .. MaxTransferSize, edge
+ * sizes favoured) and content derived from (seed, sequence number), gathered
+ * from 1..8 segments of random lengths at random offsets. The server
+ * scatters it into 1..8 segments, checks status, length, immediate data,
+ * content and that nothing outside the descriptor's segments was written,
+ * and echoes the bytes it received; the client checks the echo the same
+ * way. The sequence number travels in the immediate data. A message whose
+ * echo does not come within the retry interval (200 ms) is resent with a
+ * new sequence number; stale messages and echoes are checked and ignored.
+ * Exit status 0 only if every message checked matched and every round
+ * completed. Buffers: VipDpdkAllocMem provider memory, or malloc'd memory
+ * with --heap; both registered with VipRegisterMem.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1077,6 +1080,11 @@ client_round(struct ep *e, uint32_t *next_seq, unsigned n, uint32_t type,
 				return -1;
 			if (got == 0)
 				break;
+			if (d->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR) {
+				say(e->who, "FAIL: receive flushed (status %#x): the connection is "
+				    "gone", d->CS.Status);
+				return -1;
+			}
 			if (check_recv(e, &e->recv[idx], d, seed, max, chunk, true, &mi) != 0) {
 				e->mismatches++;
 				if (post_recv(e, idx) != 0)
@@ -1171,7 +1179,8 @@ run_client(struct ep *e, const uint8_t mac[6], const char *local_disc)
 	secs = (double)(now_us() - t0) / 1e6;
 	async_quiet = 1;
 	/* bye: the server also stops on our disconnect */
-	send_msg(e, NULL, 0, MK_IMM(T_BYE, next_seq++));
+	if (rc == 0)
+		send_msg(e, NULL, 0, MK_IMM(T_BYE, next_seq++));
 	qsort(rtts, nrtt, sizeof(*rtts), u64cmp);
 	say(e->who, "summary: %u/%u rounds of %u message%s completed, %u with a loss (%u resends), "
 	    "%" PRIu64 " stale echoes, %" PRIu64 " mismatches, %" PRIu64 " dirty tails; %" PRIu64

@@ -1,0 +1,606 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# tests/perf/bench.sh: VIA-DPDK against its floors and against the kernel, in
+# one run, on the same two CPUs, summed up in one table.
+#
+#   in one process:   vipl_pingpong --loopback    vs  raw_pingpong --port ring
+#                                                 vs  cacheline_pingpong
+#   two processes:    vipl_pingpong over two viads joined by memif
+#                                                 vs  raw_pingpong --port memif
+#   kernel:           sockperf UDP ping-pong and iperf3 TCP over 127.0.0.1
+#   bandwidth:        vipl_bw --loopback vs iperf3; memcpy_bw
+#
+# Usage: tests/perf/bench.sh [--quick] [options]      (as root)
+#   --quick           a few seconds per benchmark, for CI: asserts nothing about
+#                     speed, exits 1 if a benchmark the build provides cannot run
+#   --build DIR       meson build directory (default: build/ at the top)
+#   --out FILE        results file (default: $OUT/via-perf-DATE.json when $OUT is a
+#                     directory, else tests/perf/results/DATE.json); the PNG plots
+#                     go next to it
+#   --cpus A,B        the two CPUs to use (default: the first two we may run on)
+#   --poll-mode M     viad.poll_mode of the viads: busy (default) or backoff
+#   --vipl-wait W     vipl_pingpong --wait between two viads: poll or block
+#                     (default: poll with 4 CPUs or more, else block)
+#   --no-install      do not apt-get install sockperf, iperf3, gnuplot-nox
+#   --no-plots        no PNG plots
+#   --keep            keep the scratch directory (logs of every process)
+# Environment: VIAD, VIPL_PINGPONG, VIPL_BW, VIPL_INFO override the binaries.
+#
+# Exit status: 0; 1 when a benchmark that could run failed, or in --quick mode
+# when a piece the build provides is missing; 2 for bad usage.  Benchmarks
+# whose tools are absent (sockperf, iperf3, a vipl app the build does not
+# declare yet) are reported as "skipped: WHY".
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$root/build
+quick=0
+install=1
+plots=1
+keep=0
+out_file=
+cpus=
+poll_mode=busy
+vipl_wait=
+
+usage() {
+	sed -n '2,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+	exit "$1"
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1 ;;
+	--build) build=${2:?--build needs a directory}; shift ;;
+	--out) out_file=${2:?--out needs a file}; shift ;;
+	--cpus) cpus=${2:?--cpus needs A,B}; shift ;;
+	--poll-mode) poll_mode=${2:?}; shift ;;
+	--vipl-wait) vipl_wait=${2:?}; shift ;;
+	--no-install) install=0 ;;
+	--no-plots) plots=0 ;;
+	--keep) keep=1 ;;
+	-h|--help) usage 0 ;;
+	*) echo "bench.sh: unknown option '$1'" >&2; usage 2 ;;
+	esac
+	shift
+done
+case $poll_mode in busy|backoff) ;; *) echo "bench.sh: --poll-mode busy|backoff" >&2; exit 2 ;; esac
+case $vipl_wait in ''|poll|block) ;; *) echo "bench.sh: --vipl-wait poll|block" >&2; exit 2 ;; esac
+
+log() { echo "bench.sh: $*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	log "run as root: the DPDK programs need hugepages and viad needs /run"
+	exit 1
+fi
+for t in python3 timeout taskset gcc pkg-config; do
+	command -v "$t" >/dev/null || { log "missing $t"; exit 1; }
+done
+
+# ------------------------------------------------------------------ setup
+
+ncpu=$(nproc)
+if [ -z "$cpus" ]; then
+	cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print("%d,%d" % (c[0], c[min(1, len(c) - 1)]))')
+fi
+A=${cpus%,*}
+B=${cpus#*,}
+case "$A,$B" in *[!0-9,]*|,*|*,) log "bad --cpus '$cpus'"; exit 2 ;; esac
+
+if [ "$quick" = 1 ]; then
+	lat_sizes=64,1024
+	bw_sizes=64,4096
+	raw_n=2000 raw_w=100
+	vlo_n=1000 vlo_w=100
+	vm_n=200 vm_w=20
+	bw_n=2000 bw_w=200
+	cl_n=100000
+	kern_t=1
+	mc_ms=20 mc_sizes=64,4K,64K,1M
+	step_timeout=60
+else
+	lat_sizes=64,256,1024,4096,8192
+	bw_sizes=64,1024,4096,16384,65536
+	raw_n=100000 raw_w=1000
+	vlo_n=20000 vlo_w=1000
+	vm_n=20000 vm_w=1000
+	bw_n='' bw_w=''
+	cl_n=1000000
+	kern_t=3
+	mc_ms=200 mc_sizes=
+	step_timeout=600
+fi
+# Between two viads each end has a busy poll lcore and an application: 4 CPUs.
+if [ -z "$vipl_wait" ]; then
+	if [ "$ncpu" -ge 4 ]; then vipl_wait=poll; else vipl_wait=block; fi
+fi
+if [ "$ncpu" -lt 4 ] && [ "$vm_n" -gt 2000 ]; then
+	vm_n=2000 vm_w=200 # time-sliced round trips take tens of us to ms
+fi
+
+run=$(mktemp -d /tmp/via-perf.XXXXXX)
+tag=vperf$$
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+if [ -n "$out_file" ]; then
+	results=$out_file
+elif [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+	results=$OUT/via-perf-$stamp.json
+elif [ -n "${OUT:-}" ]; then
+	results=$OUT
+else
+	results=$here/results/$stamp.json
+fi
+mkdir -p "$(dirname "$results")" || exit 1
+plotbase=${results%.json}
+
+# EAL memory: as viad does it, hugepages when enough are free
+free_hp=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
+if [ "$free_hp" -ge 64 ]; then
+	eal_mem=(--in-memory)
+else
+	log "only $free_hp free 2 MiB hugepages: DPDK programs run with --no-huge"
+	eal_mem=(--no-huge --no-shconf -m 256)
+fi
+
+pids=()      # every background process we started
+prefixes=()  # every EAL --file-prefix we used
+failures=0
+
+# true when $1 is a background job of this shell still running: a PID we
+# started and that has not been reaped (so not reused by someone else)
+ours() { jobs -pr | grep -qx "$1"; }
+
+cleanup() {
+	local pid p i live=()
+	for pid in "${pids[@]}"; do
+		ours "$pid" && live+=("$pid") && kill -TERM "$pid" 2>/dev/null
+	done
+	for i in $(seq 50); do
+		p=0
+		for pid in "${live[@]}"; do ours "$pid" && p=1; done
+		[ $p = 0 ] && break
+		sleep 0.1
+	done
+	for pid in "${live[@]}"; do ours "$pid" && kill -KILL "$pid" 2>/dev/null; done
+	# EAL leaves /var/run/dpdk/PREFIX behind, empty with --in-memory
+	for p in "${prefixes[@]}"; do
+		[ -d "/var/run/dpdk/$p" ] && rm -rf "/var/run/dpdk/$p"
+		rm -f /dev/hugepages/"$p"map_* 2>/dev/null
+	done
+	if [ "$keep" = 1 ]; then log "scratch directory kept: $run"; else rm -rf "$run"; fi
+}
+trap cleanup EXIT
+trap 'log interrupted; exit 130' INT TERM
+
+# stop one background process we started: TERM, then KILL after 5 s
+stop() {
+	local pid=$1 i
+	if ours "$pid"; then
+		kill -TERM "$pid" 2>/dev/null
+		for i in $(seq 50); do
+			ours "$pid" || break
+			sleep 0.1
+		done
+		ours "$pid" && kill -KILL "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# wait (at most $2 s) for background process $1 to exit; its status, 124 on timeout
+await() {
+	local pid=$1 i
+	for i in $(seq $(($2 * 10))); do
+		ours "$pid" || { wait "$pid"; return $?; }
+		sleep 0.1
+	done
+	stop "$pid"
+	return 124
+}
+
+# status ID ok|skipped|failed WHY PINNING NEEDS LABEL
+status() {
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "${3//$'\t'/ }" "$4" "$5" "$6" >>"$run/status.tsv"
+	case $2 in
+	ok) log "$1: ok" ;;
+	skipped) log "$1: skipped: $3" ;;
+	failed) log "$1: FAILED: $3"; failures=$((failures + 1)) ;;
+	esac
+}
+
+# skip, or in --quick mode fail, when the build declares what is missing
+skip_or_fail() { # ID WHY PINNING NEEDS LABEL BUILD-TARGET
+	if [ "$quick" = 1 ] && declared "$6"; then
+		status "$1" failed "$2 (the build declares $6)" "$3" "$4" "$5"
+	else
+		status "$1" skipped "$2" "$3" "$4" "$5"
+	fi
+}
+
+declared() { [ -n "$1" ] && [ -f "$build/build.ninja" ] && grep -q "^build $1:" "$build/build.ninja"; }
+
+# why a step failed: its exit status and the last line of its log
+why() { # RC LOG
+	local last
+	last=$(grep -v '^\s*$' "$2" 2>/dev/null | tail -n 1 | cut -c1-160)
+	if [ "$1" = 124 ]; then echo "timed out; ${last:-no output}"; else echo "exit $1; ${last:-no output}"; fi
+}
+
+has_json() { grep -q '^{' "$1" 2>/dev/null; }
+
+# install a missing tool; false when it is still missing
+ensure() { # COMMAND PACKAGE
+	command -v "$1" >/dev/null && return 0
+	[ "$install" = 1 ] && command -v apt-get >/dev/null || return 1
+	log "installing $2"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq "$2" >>"$run/apt.log" 2>&1 ||
+		{ apt-get update -qq >>"$run/apt.log" 2>&1 && apt-get install -y -qq "$2" >>"$run/apt.log" 2>&1; }
+	command -v "$1" >/dev/null
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait (at most 10 s) for a socket file while process $2 lives
+await_socket() {
+	local i
+	for i in $(seq 100); do
+		[ -S "$1" ] && return 0
+		ours "$2" || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# ------------------------------------------------------- the binaries
+
+# the perf programs: from the build when it has them, else compiled here
+bin=$run/bin
+mkdir -p "$bin"
+cflags=(-O2 -std=gnu11 -Wall -Wextra -Werror)
+perf_bin() { # NAME -> path, or empty when it cannot be built
+	local name=$1 out
+	if [ -x "$build/tests/perf/$name" ]; then
+		echo "$build/tests/perf/$name"
+		return
+	fi
+	out=$bin/$name
+	case $name in
+	raw_pingpong)
+		# shellcheck disable=SC2046
+		gcc "${cflags[@]}" $(pkg-config --cflags libdpdk) "$here/$name.c" \
+			$(pkg-config --libs libdpdk) -o "$out" >>"$run/compile.log" 2>&1 ;;
+	*)
+		gcc "${cflags[@]}" "$here/$name.c" -pthread -o "$out" >>"$run/compile.log" 2>&1 ;;
+	esac && echo "$out"
+}
+rpp=$(perf_bin raw_pingpong)
+clp=$(perf_bin cacheline_pingpong)
+mcb=$(perf_bin memcpy_bw)
+compile_why="does not compile: $(tail -n 1 "$run/compile.log" 2>/dev/null | cut -c1-120)"
+
+app() { # ENV-OVERRIDE TARGET
+	if [ -n "$1" ]; then echo "$1"; elif [ -x "$build/$2" ]; then echo "$build/$2"; fi
+}
+viad=$(app "${VIAD:-}" daemon/viad)
+vpp=$(app "${VIPL_PINGPONG:-}" apps/vipl_pingpong)
+vbw=$(app "${VIPL_BW:-}" apps/vipl_bw)
+vinfo=$(app "${VIPL_INFO:-}" apps/vipl_info)
+
+# ------------------------------------------------------------- metadata
+
+python3 - "$run/meta.json" <<EOF
+import json, os, platform, re, subprocess, sys, time
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+def cpu_times():
+    t = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            s = open("/proc/%s/stat" % p).read()
+            comm = s[s.index("(") + 1:s.rindex(")")]
+            f = s[s.rindex(")") + 2:].split()
+            t[int(p)] = (comm, int(f[11]) + int(f[12]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return t
+
+t0 = cpu_times()
+time.sleep(0.5)
+t1 = cpu_times()
+hz = os.sysconf("SC_CLK_TCK")
+busy = []
+for pid, (comm, ticks) in t1.items():
+    if pid in t0 and pid != os.getpid():
+        pct = 100.0 * (ticks - t0[pid][1]) / hz / 0.5
+        if pct >= 10:
+            cmd = open("/proc/%d/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode(errors="replace") if os.path.exists("/proc/%d/cmdline" % pid) else comm
+            busy.append((pct, "pid %d %3.0f%% CPU: %s" % (pid, pct, cmd.strip()[:110])))
+model = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read())
+term = "pngcairo" if "pngcairo" in sh("gnuplot -e 'set terminal' 2>&1") else "png"
+json.dump({
+    "run": "$stamp", "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    "host": platform.node(), "kernel": platform.release(),
+    "cpus_online": $ncpu, "cpus_used": "$A,$B", "cpu_model": model.group(1) if model else "?",
+    "quick": bool($quick), "dpdk": sh("pkg-config --modversion libdpdk"),
+    "lo_mtu": sh("cat /sys/class/net/lo/mtu"), "free_hugepages": $free_hp,
+    "poll_mode": "$poll_mode", "vipl_wait_two_viads": "$vipl_wait",
+    "loadavg": open("/proc/loadavg").read().split()[:3],
+    "busy_others": [b for _, b in sorted(busy, reverse=True)],
+    "gnuplot_term": term,
+}, open(sys.argv[1], "w"))
+EOF
+
+log "run $stamp: CPUs $A,$B of $ncpu, scratch $run, results $results"
+
+# ------------------------------------------------------------ benchmarks
+
+# 1. cache-line ping-pong
+bench_cacheline() {
+	local id=cacheline pin="ping thread CPU $A, pong thread CPU $B" label="cache-line ping-pong" rc
+	[ -n "$clp" ] || { status $id failed "cacheline_pingpong.c $compile_why" "$pin" 2 "$label"; return; }
+	timeout "$step_timeout" "$clp" --cpus "$A,$B" -n "$cl_n" --json >"$run/$id.jsonl" 2>"$run/$id.log"
+	rc=$?
+	if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 2 "$label"
+	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
+}
+
+# 2. raw rte_ring ping-pong, one process, two lcores
+bench_raw_ring() {
+	local id=raw_ring pin="one process: client lcore CPU $A, server lcore CPU $B" rc
+	local label="raw_pingpong --port ring (no VIA)"
+	[ -n "$rpp" ] || { status $id failed "raw_pingpong.c $compile_why" "$pin" 2 "$label"; return; }
+	prefixes+=("${tag}_ring")
+	timeout "$step_timeout" "$rpp" --lcores="0@$A,1@$B" --file-prefix="${tag}_ring" "${eal_mem[@]}" \
+		--no-pci --log-level=error -- --port ring --size "$lat_sizes" -n "$raw_n" -w "$raw_w" \
+		--json -q >"$run/$id.jsonl" 2>"$run/$id.log"
+	rc=$?
+	if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 2 "$label"
+	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
+}
+
+# 3. raw memif ping-pong, two processes
+bench_raw_memif() {
+	local id=raw_memif pin="server process CPU $B, client process CPU $A" rc srv
+	local label="raw_pingpong --port memif (no VIA)" sock=$run/raw-memif.sock
+	[ -n "$rpp" ] || { status $id failed "raw_pingpong.c $compile_why" "$pin" 2 "$label"; return; }
+	prefixes+=("${tag}_ms" "${tag}_mc")
+	timeout "$step_timeout" "$rpp" --lcores="0@$B" --file-prefix="${tag}_ms" "${eal_mem[@]}" --no-pci \
+		--log-level=error -- --port memif --role server --socket "$sock" -q \
+		>"$run/$id-server.log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	if ! await_socket "$sock" "$srv"; then
+		stop "$srv"
+		status $id failed "server: $(why 1 "$run/$id-server.log")" "$pin" 2 "$label"
+		return
+	fi
+	timeout "$step_timeout" "$rpp" --lcores="0@$A" --file-prefix="${tag}_mc" "${eal_mem[@]}" --no-pci \
+		--log-level=error -- --port memif --role client --socket "$sock" --size "$lat_sizes" \
+		-n "$raw_n" -w "$raw_w" --json -q >"$run/$id.jsonl" 2>"$run/$id.log"
+	rc=$?
+	await "$srv" 10 >/dev/null
+	if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 2 "$label"
+	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
+}
+
+# start a viad in the background: NAME LCORES [--set ...]; sets viad_pid
+start_viad() {
+	local name=$1 lcores=$2
+	shift 2
+	prefixes+=("${tag}_$name")
+	timeout "$step_timeout" "$viad" -s "$run/$name.sock" --set "viad.instance=${tag}_$name" \
+		--set "viad.poll_mode=$poll_mode" "$@" -- --lcores="$lcores" \
+		--file-prefix="${tag}_$name" "${eal_mem[@]}" --no-pci >"$run/viad-$name.log" 2>&1 &
+	viad_pid=$!
+	pids+=("$viad_pid")
+	await_socket "$run/$name.sock" "$viad_pid"
+}
+
+# 4. vipl_pingpong and vipl_bw --loopback on one viad
+bench_vipl_lo() {
+	local pin="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_pingpong (one thread, both VIs) CPU $A"
+	local pinbw="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw client and server threads on CPUs $A,$B"
+	local l1="vipl_pingpong --loopback (VIA-DPDK)" l2="vipl_bw --loopback (VIA-DPDK)" rc lo
+	if [ -z "$viad" ]; then
+		skip_or_fail vipl_lo "viad not built" "$pin" 2 "$l1" daemon/viad
+		skip_or_fail vipl_bw_lo "viad not built" "$pinbw" 3 "$l2" daemon/viad
+		return
+	fi
+	if [ -z "$vpp" ] && [ -z "$vbw" ]; then
+		skip_or_fail vipl_lo "vipl_pingpong not built" "$pin" 2 "$l1" apps/vipl_pingpong
+		skip_or_fail vipl_bw_lo "vipl_bw not built" "$pinbw" 3 "$l2" apps/vipl_bw
+		return
+	fi
+	if ! start_viad lo "0@$A,1@$B"; then
+		lo=$viad_pid
+		stop "$lo"
+		[ -n "$vpp" ] && status vipl_lo failed "viad: $(why 1 "$run/viad-lo.log")" "$pin" 2 "$l1"
+		[ -n "$vbw" ] && status vipl_bw_lo failed "viad: $(why 1 "$run/viad-lo.log")" "$pinbw" 3 "$l2"
+		[ -z "$vpp" ] && skip_or_fail vipl_lo "vipl_pingpong not built" "$pin" 2 "$l1" apps/vipl_pingpong
+		[ -z "$vbw" ] && skip_or_fail vipl_bw_lo "vipl_bw not built" "$pinbw" 3 "$l2" apps/vipl_bw
+		return
+	fi
+	lo=$viad_pid
+	if [ -n "$vpp" ]; then
+		VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vpp" --loopback \
+			--size "$lat_sizes" -n "$vlo_n" -w "$vlo_w" --json >"$run/vipl_lo.jsonl" 2>"$run/vipl_lo.log"
+		rc=$?
+		if [ $rc = 0 ] && has_json "$run/vipl_lo.jsonl"; then status vipl_lo ok "" "$pin" 2 "$l1"
+		else status vipl_lo failed "$(why $rc "$run/vipl_lo.log")" "$pin" 2 "$l1"; fi
+	else
+		skip_or_fail vipl_lo "vipl_pingpong not built" "$pin" 2 "$l1" apps/vipl_pingpong
+	fi
+	if [ -n "$vbw" ]; then
+		VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" --loopback \
+			--size "$bw_sizes" ${bw_n:+-n "$bw_n"} ${bw_w:+-w "$bw_w"} --no-check --json \
+			>"$run/vipl_bw_lo.jsonl" 2>"$run/vipl_bw_lo.log"
+		rc=$?
+		if [ $rc = 0 ] && has_json "$run/vipl_bw_lo.jsonl"; then status vipl_bw_lo ok "" "$pinbw" 3 "$l2"
+		else status vipl_bw_lo failed "$(why $rc "$run/vipl_bw_lo.log")" "$pinbw" 3 "$l2"; fi
+	else
+		skip_or_fail vipl_bw_lo "vipl_bw not built" "$pinbw" 3 "$l2" apps/vipl_bw
+	fi
+	stop "$lo"
+}
+
+# wait (at most 10 s) for via0 of the viad at socket $1 to report its link up
+await_link() {
+	local i
+	if [ -z "$vinfo" ]; then sleep 1; return 0; fi
+	for i in $(seq 50); do
+		VIAD_SOCKET=$1 timeout 5 "$vinfo" via0 2>/dev/null | grep -q 'link up' && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# 5. vipl_pingpong between two viads joined by memif
+bench_vipl_memif() {
+	local id=vipl_memif label="vipl_pingpong over 2 viads + memif (VIA-DPDK)" rc s c srv
+	local pin="viad-S control CPU $A, poll CPU $B; viad-C control CPU $B, poll CPU $A ($poll_mode); vipl_pingpong -s CPU $B, -c CPU $A (--wait $vipl_wait)"
+	local ms=$run/via-memif.sock mac_s=02:00:00:00:0a:01 mac_c=02:00:00:00:0a:02
+	if [ -z "$viad" ]; then skip_or_fail $id "viad not built" "$pin" 4 "$label" daemon/viad; return; fi
+	if [ -z "$vpp" ]; then skip_or_fail $id "vipl_pingpong not built" "$pin" 4 "$label" apps/vipl_pingpong; return; fi
+	if ! start_viad S "0@$A,1@$B" --set port.via0.glue=ethdev \
+		--set "port.via0.devargs=net_memif0,role=server,socket=$ms,socket-abstract=no,mac=$mac_s"; then
+		stop "$viad_pid"
+		status $id failed "viad-S: $(why 1 "$run/viad-S.log")" "$pin" 4 "$label"
+		return
+	fi
+	s=$viad_pid
+	if ! start_viad C "0@$B,1@$A" --set port.via0.glue=ethdev \
+		--set "port.via0.devargs=net_memif0,role=client,socket=$ms,socket-abstract=no,mac=$mac_c"; then
+		stop "$viad_pid"
+		stop "$s"
+		status $id failed "viad-C: $(why 1 "$run/viad-C.log")" "$pin" 4 "$label"
+		return
+	fi
+	c=$viad_pid
+	if ! await_link "$run/C.sock"; then
+		stop "$c"; stop "$s"
+		status $id failed "memif link between the viads did not come up in 10 s" "$pin" 4 "$label"
+		return
+	fi
+	VIAD_SOCKET=$run/S.sock timeout "$step_timeout" taskset -c "$B" "$vpp" -s --wait "$vipl_wait" \
+		>"$run/$id-server.log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	sleep 0.5
+	VIAD_SOCKET=$run/C.sock timeout "$step_timeout" taskset -c "$A" "$vpp" -c "$mac_s" \
+		--wait "$vipl_wait" --size "$lat_sizes" -n "$vm_n" -w "$vm_w" --json \
+		>"$run/$id.jsonl" 2>"$run/$id.log"
+	rc=$?
+	await "$srv" 10 >/dev/null
+	stop "$c"
+	stop "$s"
+	if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 4 "$label"
+	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 4 "$label"; fi
+}
+
+# 6. sockperf UDP ping-pong over 127.0.0.1
+bench_sockperf() {
+	local id=sockperf pin="sockperf server CPU $B, client CPU $A" label="sockperf ping-pong UDP 127.0.0.1"
+	local port srv size rc=0 sz
+	if ! ensure sockperf sockperf; then status $id skipped "sockperf not installed" "$pin" 2 "$label"; return; fi
+	port=$(free_port)
+	timeout "$step_timeout" taskset -c "$B" sockperf server -i 127.0.0.1 -p "$port" >"$run/$id-server.log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	sleep 0.5
+	: >"$run/$id.jsonl"
+	IFS=, read -ra sz <<<"$lat_sizes"
+	for size in "${sz[@]}"; do
+		timeout "$step_timeout" taskset -c "$A" sockperf ping-pong -i 127.0.0.1 -p "$port" -m "$size" \
+			-t "$kern_t" --full-rtt >"$run/$id-$size.log" 2>&1 &&
+			python3 "$here/bench_report.py" sockperf "$size" "$run/$id-$size.log" \
+				>>"$run/$id.jsonl" 2>>"$run/$id.log" || { rc=$?; cp "$run/$id-$size.log" "$run/$id.log"; break; }
+	done
+	stop "$srv"
+	if [ $rc = 0 ]; then status $id ok "" "$pin" 2 "$label"
+	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
+}
+
+# 7. iperf3 TCP over 127.0.0.1
+bench_iperf3() {
+	local id=iperf3 pin="iperf3 server CPU $B, client CPU $A" label="iperf3 TCP 127.0.0.1"
+	local port srv size rc=0 sz
+	if ! ensure iperf3 iperf3; then status $id skipped "iperf3 not installed" "$pin" 2 "$label"; return; fi
+	port=$(free_port)
+	timeout "$step_timeout" taskset -c "$B" iperf3 -s -B 127.0.0.1 -p "$port" >"$run/$id-server.log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	sleep 0.5
+	: >"$run/$id.jsonl"
+	IFS=, read -ra sz <<<"$bw_sizes"
+	for size in "${sz[@]}"; do
+		timeout "$step_timeout" taskset -c "$A" iperf3 -c 127.0.0.1 -p "$port" -t "$kern_t" -l "$size" -J \
+			>"$run/$id-$size.json" 2>"$run/$id.log" &&
+			python3 "$here/bench_report.py" iperf3 "$size" "$run/$id-$size.json" \
+				>>"$run/$id.jsonl" 2>>"$run/$id.log" || { rc=$?; break; }
+	done
+	stop "$srv"
+	if [ $rc = 0 ]; then status $id ok "" "$pin" 2 "$label"
+	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
+}
+
+# 8. memcpy bandwidth
+bench_memcpy() {
+	local pin="CPU $A" rc
+	[ -n "$mcb" ] || { status memcpy failed "memcpy_bw.c $compile_why" "$pin" 1 "memcpy_bw (hot)"; return; }
+	timeout "$step_timeout" "$mcb" --cpu "$A" --time "$mc_ms" ${mc_sizes:+--size "$mc_sizes"} --json \
+		>"$run/memcpy.jsonl" 2>"$run/memcpy.log"
+	rc=$?
+	if [ $rc = 0 ] && has_json "$run/memcpy.jsonl"; then status memcpy ok "" "$pin" 1 "memcpy_bw (hot)"
+	else status memcpy failed "$(why $rc "$run/memcpy.log")" "$pin" 1 "memcpy_bw (hot)"; fi
+	[ "$quick" = 1 ] && return
+	timeout "$step_timeout" "$mcb" --cpu "$A" --time "$mc_ms" --cold --size 64,4K,64K,1M --json \
+		>"$run/memcpy_cold.jsonl" 2>"$run/memcpy_cold.log"
+	rc=$?
+	if [ $rc = 0 ] && has_json "$run/memcpy_cold.jsonl"; then status memcpy_cold ok "" "$pin" 1 "memcpy_bw --cold"
+	else status memcpy_cold failed "$(why $rc "$run/memcpy_cold.log")" "$pin" 1 "memcpy_bw --cold"; fi
+}
+
+: >"$run/status.tsv"
+bench_cacheline
+bench_raw_ring
+bench_vipl_lo
+bench_raw_memif
+bench_vipl_memif
+bench_sockperf
+bench_iperf3
+bench_memcpy
+
+# ---------------------------------------------------------------- report
+
+python3 "$here/bench_report.py" report "$run" "$results" "$plotbase" | tee "$plotbase.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || { log "report failed"; failures=$((failures + 1)); }
+echo "results: $results (table: $plotbase.txt)"
+if [ "$plots" = 0 ]; then
+	echo "plots: skipped (--no-plots)"
+elif ! ensure gnuplot gnuplot-nox; then
+	echo "plots: skipped: gnuplot not installed (apt-get install -y gnuplot-nox)"
+elif [ ! -s "$run/plot.gp" ]; then
+	echo "plots: skipped: no figures to plot"
+elif gnuplot "$run/plot.gp" 2>"$run/gnuplot.log"; then
+	ls "$plotbase"-*.png 2>/dev/null | sed 's/^/plot: /'
+else
+	echo "plots: gnuplot failed: $(tail -n 1 "$run/gnuplot.log")"
+	failures=$((failures + 1))
+fi
+if [ "$failures" -gt 0 ]; then
+	log "$failures benchmark(s) failed"
+	exit 1
+fi
+exit 0
