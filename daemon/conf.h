@@ -32,17 +32,53 @@ enum via_poll_mode {
 	VIA_POLL_BACKOFF,	/**< spin idle_spin_us, then sleep idle_sleep_us */
 };
 
+/**
+ * Where the faulty glue flips bits (via_port_conf::corrupt_where); the
+ * values are those of enum via_fault_where in pmd_glue/via_glue.h, which
+ * this libc-only header cannot include.
+ */
+enum via_corrupt_where {
+	VIA_CORRUPT_ANY = 0,		/**< "any": anywhere after the Ethernet header */
+	VIA_CORRUPT_HEADER = 1,		/**< "header": the 48-byte VIA header */
+	VIA_CORRUPT_PAYLOAD = 2,	/**< "payload": after the VIA header */
+};
+
 /** One [port] section. */
 struct via_port_conf {
 	char name[32];		/**< "via<N>"; explicit names match via[0-9]+ */
-	char glue[32];		/**< glue module: "loopback" (default), "ethdev" */
-	char devargs[256];	/**< DPDK devargs; required by the ethdev glue */
+	char glue[32];		/**< glue module: "loopback" (default), "ethdev",
+				 *   "faulty" */
+	char devargs[256];	/**< DPDK devargs; required by the ethdev glue
+				 *   (and by faulty over ethdev, which forwards
+				 *   them to its inner port) */
 	uint16_t mtu;		/**< 0 = the port's default */
 	uint16_t rx_queues;	/**< default 1 */
 	uint16_t tx_queues;	/**< default 1 */
 	uint16_t rx_desc;	/**< default 1024 */
 	uint16_t tx_desc;	/**< default 1024 */
 	char mac[18];		/**< "02:00:00:00:00:01" override; "" = port's own */
+
+	/* glue "faulty" only: fault injection around an inner port.
+	 * Probabilities are parts per million, [0, 1000000]; written in the
+	 * file as a fraction (0.05) or a percentage (5%). */
+	char inner[32];		/**< glue of the wrapped port, default "loopback" */
+	uint32_t rx_drop;	/**< received frames dropped */
+	uint32_t rx_dup;	/**< received frames duplicated */
+	uint32_t rx_reorder;	/**< received frames swapped with the next */
+	uint32_t rx_corrupt;	/**< received frames with bits flipped */
+	uint32_t rx_delay;	/**< received frames held delay_us */
+	uint32_t tx_drop;	/**< same, for transmitted frames */
+	uint32_t tx_dup;
+	uint32_t tx_reorder;
+	uint32_t tx_corrupt;
+	uint32_t tx_delay;
+	uint32_t delay_us;	/**< how long a delayed frame is held, default
+				 *   100, [0, 1000000] */
+	uint16_t corrupt_bits;	/**< bits flipped per corrupted frame, default
+				 *   1, [1, 64] */
+	uint8_t corrupt_where;	/**< enum via_corrupt_where, default any */
+	uint64_t seed;		/**< PRNG seed, default 1: same seed and same
+				 *   frames = same faults */
 };
 
 /** Whole daemon configuration. */
@@ -103,10 +139,11 @@ void via_conf_defaults(struct via_conf *c);
  * @param errlen  size of @p err.
  * @return 0 on success, or
  *   - -EINVAL: NULL @p c or @p path; syntax error; a key outside any
- *              section; unknown section or key; malformed number, name or
- *              MAC; value too long or out of range; a port name that is
- *              invalid or already used; more than VIA_CONF_MAX_PORTS ports;
- *              glue "ethdev" without devargs.
+ *              section; unknown section or key; malformed number, name,
+ *              probability or MAC; value too long or out of range; a port
+ *              name that is invalid or already used; more than
+ *              VIA_CONF_MAX_PORTS ports; a port section that fails
+ *              via_conf_check()'s per-port rules.
  *   - -ENOENT: @p path does not exist (the caller decides whether that is
  *              acceptable).
  *   - -ENOMEM: out of memory while reading a line.
@@ -150,8 +187,11 @@ int via_conf_set(struct via_conf *c, const char *section, const char *key,
  * @param err     buffer for a human readable message on error; may be NULL.
  * @param errlen  size of @p err.
  * @return 0 when consistent, or
- *   - -EINVAL: NULL @p c; a port uses glue "ethdev" without devargs; two
- *              ports share a name; nb_ports exceeds VIA_CONF_MAX_PORTS.
+ *   - -EINVAL: NULL @p c; a port uses glue "ethdev", or glue "faulty" with
+ *              inner "ethdev", without devargs; a faulty port's inner glue
+ *              is "faulty"; a port that is not faulty has a non-zero fault
+ *              probability (it would be silently ignored); two ports share
+ *              a name; nb_ports exceeds VIA_CONF_MAX_PORTS.
  */
 int via_conf_check(const struct via_conf *c, char *err, size_t errlen);
 

@@ -438,7 +438,12 @@ _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one 
 static void
 session_end(struct viad *d, struct via_session *s)
 {
+	struct via_vi *vi;
+
 	via_cm_session_closed(d, s);
+	/* frames kept for retransmission go back to the pool */
+	TAILQ_FOREACH(vi, &s->vis, link)
+		via_dp_vi_reset(vi);
 	via_session_close(d, s);
 }
 

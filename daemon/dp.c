@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ether.h>
 #include <rte_lcore.h>
 #include <rte_ring.h>
@@ -132,8 +133,8 @@ backlog_flush(struct via_nic *nic, struct via_poll_stats *st)
 	return rte_ring_count(nic->backlog);
 }
 
-static void
-xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
+void
+via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct via_poll_stats *st = dp_stats();
 	uint16_t sent = 0;
@@ -181,10 +182,10 @@ frame_init(struct rte_mbuf *m, struct via_nic *nic, const uint8_t dst[6], uint16
 	return h;
 }
 
-void
-via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		 uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
-		 uint16_t len)
+/* A frame of the connection manager or the transport: no message data. */
+static void
+send_control(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
+	     const void *payload, uint16_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
 	struct via_wire_hdr *h;
@@ -199,15 +200,43 @@ via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t
 		dp_stats()->frames_dropped++;
 		return;
 	}
-	h->opcode = op;
-	via_wire_set_flags(h, flags);
-	via_wire_set_dst_vi(h, dst_vi);
-	via_wire_set_src_vi(h, src_vi);
-	via_wire_set_conn_id(h, conn_id);
+	*h = *tmpl;
 	if (len > 0)
 		memcpy(h + 1, payload, len);
 	via_wire_seal(h, h + 1, len);
-	xmit(nic, &m, 1);
+	via_dp_xmit(nic, &m, 1);
+}
+
+void
+via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+		 uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
+		 uint16_t len)
+{
+	struct via_wire_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.opcode = op;
+	via_wire_set_flags(&h, flags);
+	via_wire_set_dst_vi(&h, dst_vi);
+	via_wire_set_src_vi(&h, src_vi);
+	via_wire_set_conn_id(&h, conn_id);
+	send_control(nic, mac, &h, payload, len);
+}
+
+void
+via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint32_t dst_vi,
+		  uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm)
+{
+	struct via_wire_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.opcode = op;
+	via_wire_set_dst_vi(&h, dst_vi);
+	via_wire_set_src_vi(&h, src_vi);
+	via_wire_set_conn_id(&h, conn_id);
+	via_wire_set_seq(&h, seq);
+	via_wire_set_imm(&h, imm);
+	send_control(nic, mac, &h, NULL, 0);
 }
 
 /* ---- descriptors ------------------------------------------------------------ */
@@ -411,19 +440,19 @@ send_frames(struct viad *d, struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs,
 		struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
 		struct via_wire_hdr *h;
 
-		if (m == NULL)
-			break;                 /* lost, as Unreliable Delivery may */
-		h = frame_init(m, nic, vi->conn.remote_mac, len);
+		h = m != NULL ? frame_init(m, nic, vi->conn.remote_mac, len) : NULL;
 		if (h == NULL) {
+			/* out of mbufs: Unreliable Delivery may lose the rest of
+			 * the message; a reliable level may not */
 			rte_pktmbuf_free(m);
-			break;
+			via_dp_xmit(nic, pkts, n);
+			return !via_rel_level(vi);
 		}
 		h->opcode = VIA_OP_SEND;
 		via_wire_set_flags(h, (cs->Control & VIP_CONTROL_IMMEDIATE) ? VIA_WF_IMM : 0);
 		via_wire_set_dst_vi(h, vi->conn.remote_vi);
 		via_wire_set_src_vi(h, vi->id);
 		via_wire_set_conn_id(h, vi->conn.id);
-		via_wire_set_seq(h, vi->tx_seq++);
 		via_wire_set_msg_id(h, msg_id);
 		via_wire_set_msg_len(h, total);
 		via_wire_set_offset(h, off);
@@ -433,15 +462,19 @@ send_frames(struct viad *d, struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs,
 			rte_pktmbuf_free_bulk(pkts, n);
 			return false;
 		}
+		if (via_rel_level(vi))
+			via_rel_track(d, vi, m, h);
+		else
+			via_wire_set_seq(h, vi->tx_seq++);
 		via_wire_seal(h, h + 1, len);
 		pkts[n++] = m;
 		off += len;
 		if (n == DP_BURST) {
-			xmit(nic, pkts, n);
+			via_dp_xmit(nic, pkts, n);
 			n = 0;
 		}
 	} while (off < total);
-	xmit(nic, pkts, n);
+	via_dp_xmit(nic, pkts, n);
 	return true;
 }
 
@@ -465,10 +498,30 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 	/* VIA §5.1, §5.2, §5.4: the send queue of an unconnected VI completes in error */
 	if (status == 0 && vi->state != VIP_STATE_CONNECTED)
 		status = VIP_STATUS_DESC_FLUSHED_ERROR;
-	if (status == 0 && !send_frames(d, vi, &cs, segs, (uint32_t)total))
+	if (status == 0 && !send_frames(d, vi, &cs, segs, (uint32_t)total)) {
+		if (via_rel_level(vi)) {
+			complete(d, vi, VIA_WQ_SEND, w, mr, 0, 0,
+				 VIP_STATUS_TRANSPORT_ERROR | VIP_STATUS_OP_SEND);
+			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "out of frame buffers");
+			return;
+		}
 		status = VIP_STATUS_PROTECTION_ERROR;
+	}
+	/* VIA §2.5.3: Reliable Reception completes once the data is placed */
+	if (status == 0 && vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
+		via_rel_defer(vi, w, (uint32_t)total, cs.ImmediateData);
+		return;
+	}
 	complete(d, vi, VIA_WQ_SEND, w, mr, status ? 0 : (uint32_t)total, cs.ImmediateData,
 		 status | VIP_STATUS_OP_SEND);
+}
+
+void
+via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w, uint32_t len,
+		     uint32_t imm, uint32_t status)
+{
+	complete(d, vi, VIA_WQ_SEND, w, desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_COMP_PROT),
+		 len, imm, status | VIP_STATUS_OP_SEND);
 }
 
 /*
@@ -496,7 +549,8 @@ vi_send(struct viad *d, struct via_vi *vi)
 	unsigned n = RTE_MIN(via_ring_avail(r), (uint32_t)DP_SEND_BUDGET), i;
 
 	for (i = 0; i < n; i++) {
-		if (vi->state == VIP_STATE_CONNECTED && !tx_room(vi))
+		if (vi->state == VIP_STATE_CONNECTED &&
+		    (!tx_room(vi) || (via_rel_level(vi) && !via_rel_room(vi))))
 			break;
 		/* copied out before use: the client may rewrite the slot */
 		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
@@ -509,8 +563,12 @@ vi_send(struct viad *d, struct via_vi *vi)
 
 /* ---- receive (VIA §6.4.1) --------------------------------------------------- */
 
-/* Take the head receive descriptor; invalid ones complete in error on the way. */
-static bool
+/*
+ * Take the head receive descriptor: 1, or 0 when none is posted. Invalid
+ * ones complete in error on the way; on a reliable level the first of them
+ * ends the search (-1), since the connection breaks on it (VIA §2.5.2).
+ */
+static int
 recv_take(struct viad *d, struct via_vi *vi)
 {
 	struct via_vi_rx *rx = &vi->rx;
@@ -519,7 +577,7 @@ recv_take(struct viad *d, struct via_vi *vi)
 	if (rx->segs == NULL) {
 		rx->segs = calloc(vi->owner->nic->info.max_segments_per_desc, sizeof(*rx->segs));
 		if (rx->segs == NULL)
-			return false;
+			return 0;
 	}
 	while (via_ring_avail(r) > 0) {
 		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
@@ -533,15 +591,17 @@ recv_take(struct viad *d, struct via_vi *vi)
 		if (mr == NULL || status != 0 || total > UINT32_MAX) {
 			complete(d, vi, VIA_WQ_RECV, &w, mr, 0, 0,
 				 (status ? status : VIP_STATUS_LENGTH_ERROR) | VIP_STATUS_OP_RECEIVE);
+			if (via_rel_level(vi))
+				return -1;
 			continue;
 		}
 		rx->have_desc = true;
 		rx->wqe = w;
 		rx->nb_segs = cs.SegCount;
 		rx->capacity = (uint32_t)total;
-		return true;
+		return 1;
 	}
-	return false;
+	return 0;
 }
 
 static void
@@ -585,6 +645,10 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		return;
 	}
 	rx = &vi->rx;
+	if (via_rel_level(vi) && !via_rel_accept(vi, h)) {
+		st->frames_dropped++;                /* out of order: go back N */
+		return;
+	}
 	if (rx->delivered_any && (int32_t)(msg - rx->last_msg_id) <= 0) {
 		st->frames_dropped++;                /* a duplicate: delivered already */
 		return;
@@ -596,12 +660,23 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		rx->dropping = false;
 		rx->msg_id = msg;
 		rx->expected_off = 0;
-		if (!rx->have_desc && !recv_take(d, vi)) {
-			/* VIA §9.9.1: Receive Queue Empty, the message is dropped */
+		int taken = rx->have_desc ? 1 : recv_take(d, vi);
+
+		if (taken < 0) {
+			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
+				    "receive descriptor error");
+			return;
+		}
+		if (taken == 0) {
+			/* VIA §9.9.1: Receive Queue Empty, the message is dropped;
+			 * on a reliable level that breaks the connection (§2.5.2) */
 			rx->dropping = true;
 			st->frames_dropped++;
 			via_session_async_error(vi->owner, VIP_ERROR_RECVQ_EMPTY, vi->cookie,
 						VIP_RESOURCE_VI, VIP_STATUS_OP_RECEIVE, 0);
+			if (via_rel_level(vi))
+				via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
+					    "no receive descriptor");
 			return;
 		}
 		if (total > rx->capacity) {
@@ -613,6 +688,9 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 			rx->dropping = true;
 			rx->last_msg_id = msg;
 			rx->delivered_any = true;
+			if (via_rel_level(vi))
+				via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
+					    "receive descriptor too small");
 			return;
 		}
 	} else if (!rx->in_msg || rx->msg_id != msg || rx->dropping || off != rx->expected_off) {
@@ -625,6 +703,9 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	if (len > 0 && segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)(h + 1), len,
 				 true, true) != 0) {
 		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
+		if (via_rel_level(vi))
+			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
+				    "receive buffer protection error");
 		return;
 	}
 	rx->expected_off += len;
@@ -636,6 +717,22 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		rx->last_msg_id = msg;
 		rx->delivered_any = true;
 	}
+}
+
+/* An ACK or NAK of the reliable levels, for a connection that exists. */
+static void
+rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
+	 const struct via_wire_hdr *h, struct via_poll_stats *st)
+{
+	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+
+	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED ||
+	    vi->conn.id != via_wire_conn_id(h) || vi->conn.remote_vi != via_wire_src_vi(h) ||
+	    memcmp(vi->conn.remote_mac, eth->src_addr.addr_bytes, 6) != 0) {
+		st->frames_dropped++;
+		return;
+	}
+	via_rel_input(d, vi, h, st);
 }
 
 static void
@@ -664,6 +761,8 @@ rx_frame(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, struct via_pol
 	}
 	if (via_wire_ops[h->opcode].flags & VIA_OPF_CM)
 		via_cm_input(d, nic, eth->src_addr.addr_bytes, h);
+	else if (via_wire_ops[h->opcode].flags & VIA_OPF_XPORT)
+		rx_xport(d, nic, eth, h, st);
 	else
 		rx_send(d, nic, eth, h, st);
 }
@@ -675,6 +774,7 @@ via_dp_vi_reset(struct via_vi *vi)
 {
 	struct via_dp_seg *segs = vi->rx.segs;
 
+	via_rel_reset(vi);
 	memset(&vi->rx, 0, sizeof(vi->rx));
 	vi->rx.segs = segs;
 	vi->tx_msg_id = 0;
@@ -721,6 +821,7 @@ via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st)
 	struct via_session *s;
 	struct via_vi *vi;
 	unsigned i, work = 0;
+	uint64_t now;
 
 	cur_stats = st;
 	if (RTE_PER_LCORE(tx_segs) == NULL) {
@@ -759,8 +860,11 @@ via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st)
 	if (q != 0)
 		return work;
 	/* VIA §11.2.2.1: every VI with work gets a bounded burst in turn */
+	now = rte_get_timer_cycles();
 	TAILQ_FOREACH(s, &d->session_list, link) {
 		TAILQ_FOREACH(vi, &s->vis, link) {
+			if (vi->state == VIP_STATE_CONNECTED && via_rel_level(vi))
+				via_rel_poll(d, vi, now, st);
 			/* VIA §5.4: whatever is posted to a VI in Error
 			 * completes in error, receives included */
 			if (vi->state == VIP_STATE_ERROR &&

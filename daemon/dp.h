@@ -36,6 +36,42 @@ void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uin
 /** Payload bytes one frame of @p nic carries: its MTU less the VIA header. */
 uint32_t via_dp_frame_payload(const struct via_nic *nic);
 
+/** Transmit frames (the NIC's own address: delivered locally); consumes them. */
+void via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n);
+
+/** Send an ACK or NAK (no payload; @p seq and @p imm carry its meaning). */
+void via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint32_t dst_vi,
+		       uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm);
+
+/** Complete a send descriptor (its region looked up again by handle). */
+void via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
+			  uint32_t len, uint32_t imm, uint32_t status);
+
+/* ---- rel.c: the reliable levels (VIA §2.5.2, §2.5.3) ------------------- */
+
+/** Whether @p vi is Reliable Delivery or Reliable Reception. */
+bool via_rel_level(const struct via_vi *vi);
+/** Whether one more message of the largest size fits the send window. */
+bool via_rel_room(struct via_vi *vi);
+/** Give frame @p m its sequence number and keep it until acknowledged. */
+void via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_wire_hdr *h);
+/** Reliable Reception: complete this send when its last frame is acknowledged. */
+void via_rel_defer(struct via_vi *vi, const struct via_wqe *w, uint32_t len, uint32_t imm);
+/** Receiver: whether frame @p h is the next in order (else drop it). */
+bool via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h);
+/** Receiver: refuse frame @p h with @p status and break the connection. */
+void via_rel_nak(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uint32_t status,
+		 const char *why);
+/** An ACK or NAK for @p vi. */
+void via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
+		   struct via_poll_stats *st);
+/** Per iteration: send a due ACK, run the retransmission timer. */
+void via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_stats *st);
+/** Break the connection (VIA §2.5.2): Error state, outstanding sends fail. */
+void via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why);
+/** Drop the transport state: unacknowledged frames are freed. */
+void via_rel_reset(struct via_vi *vi);
+
 /** The mbuf pool of every port (nic.c). */
 struct rte_mempool *via_nics_pool(void);
 

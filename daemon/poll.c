@@ -60,5 +60,8 @@ via_poll_stats_sum(struct via_ctl_counters *c)
 		c->frames_dropped += __atomic_load_n(&poll_stats[lc].frames_dropped, __ATOMIC_RELAXED);
 		c->frames_corrupt += __atomic_load_n(&poll_stats[lc].frames_corrupt, __ATOMIC_RELAXED);
 		c->cq_overruns += __atomic_load_n(&poll_stats[lc].cq_overruns, __ATOMIC_RELAXED);
+		c->frames_retransmitted += __atomic_load_n(&poll_stats[lc].frames_retransmitted,
+							   __ATOMIC_RELAXED);
+		c->rto_expiries += __atomic_load_n(&poll_stats[lc].rto_expiries, __ATOMIC_RELAXED);
 	}
 }

@@ -181,6 +181,12 @@ struct viad {
 	struct via_session_list session_list;
 	struct via_ctl_counters counters;   /**< control-thread counters */
 	struct via_dp_lock dp_lock;         /**< see struct via_dp_lock */
+	/* reliable levels (rel.c): the retransmission timer's range and how
+	 * many expiries break a connection; they bound how long a dead peer
+	 * goes unnoticed while data is outstanding */
+	uint32_t rel_rto_min_us;
+	uint32_t rel_rto_max_us;
+	uint32_t rel_max_retries;
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
 	uint32_t conn_nonce;                /**< next connection identifier */
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
@@ -395,6 +401,36 @@ struct via_vi_rx {
 	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
 };
 
+struct rte_mbuf;
+
+/** A Reliable Reception send waiting for its acknowledgment (VIA §2.5.3). */
+struct via_rel_pending {
+	struct via_wqe wqe;
+	uint32_t end_seq;          /**< acknowledged once the peer expects this seq */
+	uint32_t len;
+	uint32_t imm;
+};
+
+/**
+ * The reliable transport of a connected VI (rel.c; docs/wire-format.md):
+ * go-back-N over per-connection frame sequence numbers, cumulative ACKs,
+ * retransmission on a timeout with exponential backoff and bounded retries.
+ */
+struct via_vi_rel {
+	struct rte_mbuf **win;     /**< unacknowledged frames at seq & (win_size - 1) */
+	uint32_t win_size;         /**< power of two; 0 until the first reliable send */
+	uint32_t snd_una;          /**< oldest unacknowledged frame */
+	uint32_t snd_nxt;          /**< next frame to send */
+	uint64_t rto_at;           /**< retransmission deadline, timer cycles; 0: none */
+	uint32_t rto_us;
+	uint8_t retries;
+	uint8_t dupacks;
+	bool ack_due;              /**< receiver: acknowledge in this iteration */
+	uint32_t rcv_nxt;          /**< receiver: next frame expected */
+	struct via_rel_pending *pend;  /**< RR sends awaiting ACK, FIFO */
+	uint32_t pend_head, pend_tail; /**< free-running; capacity win_size */
+};
+
 struct via_vi {
 	TAILQ_ENTRY(via_vi) link;
 	struct via_session *owner;
@@ -404,6 +440,7 @@ struct via_vi {
 	struct via_ctl_vi_attr attr;
 	struct via_vi_conn conn;
 	struct via_vi_rx rx;
+	struct via_vi_rel rel;
 	uint32_t tx_msg_id;
 	uint32_t tx_seq;
 	struct via_cq *cq[VIA_WQ_COUNT];
@@ -494,6 +531,8 @@ struct via_poll_stats {
 	uint64_t frames_dropped;   /**< not for us, corrupt, or for no connection */
 	uint64_t frames_corrupt;   /**< CRC mismatch (subset of dropped) */
 	uint64_t cq_overruns;      /**< CQ entries lost to a full CQ (VIA §6.4.1) */
+	uint64_t frames_retransmitted;
+	uint64_t rto_expiries;     /**< retransmission timer expiries */
 } __attribute__((aligned(64)));
 
 /** lcore entry point; @p arg is the struct viad. Returns when stopping. */

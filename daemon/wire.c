@@ -14,6 +14,8 @@ const struct via_wire_op_info via_wire_ops[VIA_OP_COUNT] = {
 	[VIA_OP_DISC]         = { "disc", VIA_OPF_CM, 0, 0 },
 	[VIA_OP_RESET]        = { "reset", VIA_OPF_CM, 0, 0 },
 	[VIA_OP_SEND]         = { "send", VIA_OPF_DATA, 0, UINT16_MAX },
+	[VIA_OP_ACK]          = { "ack", VIA_OPF_XPORT, 0, 0 },
+	[VIA_OP_NAK]          = { "nak", VIA_OPF_XPORT, 0, 0 },
 };
 
 int

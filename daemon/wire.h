@@ -34,6 +34,9 @@ enum via_wire_op {
 	VIA_OP_DISC,           /**< CM: the peer disconnected (§4.2) */
 	VIA_OP_RESET,          /**< a frame arrived for a connection that does not exist */
 	VIA_OP_SEND,           /**< data: one frame of a Send message */
+	VIA_OP_ACK,            /**< reliable levels: seq = next frame expected (cumulative) */
+	VIA_OP_NAK,            /**< reliable levels: the receiver failed frame seq; imm =
+				*   VIP_STATUS_* bits of its descriptor; the connection breaks */
 	VIA_OP_COUNT,
 };
 
@@ -43,7 +46,8 @@ enum via_wire_op {
 
 /** Opcode properties (wire.c table). */
 #define VIA_OPF_CM   0x1     /**< handled by the connection manager (control thread) */
-#define VIA_OPF_DATA 0x2     /**< handled by the poll lcore */
+#define VIA_OPF_DATA 0x2     /**< a frame of a message (msg_id, offset, msg_len) */
+#define VIA_OPF_XPORT 0x4    /**< transport control of the reliable levels (poll lcore) */
 
 struct via_wire_op_info {
 	const char *name;

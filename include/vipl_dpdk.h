@@ -144,6 +144,8 @@ typedef struct {
     VIP_UINT64 FramesDropped;       /**< VIA frames dropped (malformed, no such VI, no receive Descriptor, queue full). */
     VIP_UINT64 FramesCorrupt;       /**< Frames whose header or payload CRC32C did not match (counted in FramesDropped too). */
     VIP_UINT64 CqOverruns;          /**< Completion queue entries lost because the CQ was full (VIA 6.4.1). */
+    VIP_UINT64 FramesRetransmitted; /**< Frames sent again by the reliable levels (go-back-N). */
+    VIP_UINT64 RetransmitTimeouts;  /**< Retransmission timer expiries of the reliable levels. */
 } VIP_DPDK_COUNTERS;
 
 /**
@@ -170,7 +172,7 @@ typedef struct {
 /**@}*/
 
 /* These structures cross the process boundary (viad -> client). */
-VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_COUNTERS) == 23 * 8, vip_dpdk_counters_size);
+VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_COUNTERS) == 25 * 8, vip_dpdk_counters_size);
 VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_PORT_INFO) == 128, vip_dpdk_port_info_size);
 VIPL_STATIC_ASSERT_(offsetof(VIP_DPDK_PORT_INFO, Mac) == 64, vip_dpdk_port_info_mac_offset);
 VIPL_STATIC_ASSERT_(offsetof(VIP_DPDK_PORT_INFO, LinkUp) == 72, vip_dpdk_port_info_linkup_offset);

@@ -56,7 +56,8 @@ test_layout(void)
 		const struct via_wire_op_info *o = &via_wire_ops[op];
 
 		CHECK(o->name != NULL);
-		CHECK(((o->flags & VIA_OPF_CM) != 0) != ((o->flags & VIA_OPF_DATA) != 0));
+		/* exactly one of: connection manager, message data, transport */
+		CHECK(__builtin_popcount(o->flags & (VIA_OPF_CM | VIA_OPF_DATA | VIA_OPF_XPORT)) == 1);
 		CHECK(o->payload_min <= o->payload_max);
 	}
 }

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The reliable transport of Reliable Delivery and Reliable Reception VIs
+ * (VIA §2.5.2, §2.5.3; docs/wire-format.md "Reliable levels").
+ *
+ * Go-back-N: every frame of a connection has a sequence number; the
+ * receiver takes frames only in order and acknowledges cumulatively (one ACK
+ * per VI and poll iteration at most: the next frame it expects); anything
+ * out of order or duplicated is dropped and re-acknowledged. The sender
+ * keeps a reference to every unacknowledged frame and sends them all again
+ * from the oldest when the retransmission timer fires or three duplicate
+ * ACKs arrive; the timer backs off exponentially and after rel_max_retries
+ * the connection is broken (VIA §2.5.2: "upon detection of any error, the VI
+ * transitions to the Error state").
+ *
+ * Completion: Reliable Delivery completes a send once transmitted; Reliable
+ * Reception when the ACK covering its last frame arrives, i.e. once the data
+ * is placed at the other end (Table 1).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
+#include <vipl.h>
+
+#include "dp.h"
+
+#define REL_MIN_WINDOW   64      /* frames in flight per VI, at least */
+#define REL_DUPACKS      3       /* duplicate ACKs that trigger a retransmission */
+
+static uint64_t
+us_to_cycles(uint32_t us)
+{
+	return rte_get_timer_hz() / 1000000 * us;
+}
+
+bool
+via_rel_level(const struct via_vi *vi)
+{
+	return vi->attr.reliability != VIP_SERVICE_UNRELIABLE;
+}
+
+/* Frames of one message of the largest size the VI may send. */
+static uint32_t
+frames_per_message(const struct via_vi *vi)
+{
+	uint32_t chunk = vi->conn.frame_payload ? vi->conn.frame_payload
+						: via_dp_frame_payload(vi->owner->nic);
+
+	return vi->attr.max_transfer / chunk + 1;
+}
+
+bool
+via_rel_room(struct via_vi *vi)
+{
+	struct via_vi_rel *r = &vi->rel;
+	uint32_t need = frames_per_message(vi);
+
+	if (r->win == NULL) {
+		uint32_t size = via_pow2_ceil(RTE_MAX(2 * need, (uint32_t)REL_MIN_WINDOW));
+
+		r->win = calloc(size, sizeof(*r->win));
+		r->pend = calloc(size, sizeof(*r->pend));
+		if (r->win == NULL || r->pend == NULL) {
+			free(r->win);
+			free(r->pend);
+			r->win = NULL;
+			r->pend = NULL;
+			return false;
+		}
+		r->win_size = size;
+	}
+	return r->snd_nxt - r->snd_una + need <= r->win_size &&
+	       r->pend_tail - r->pend_head < r->win_size;
+}
+
+void
+via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_wire_hdr *h)
+{
+	struct via_vi_rel *r = &vi->rel;
+
+	via_wire_set_seq(h, r->snd_nxt);
+	/* the port frees its reference once the frame is out; ours stays for
+	 * a retransmission until the frame is acknowledged */
+	rte_mbuf_refcnt_update(m, 1);
+	r->win[r->snd_nxt & (r->win_size - 1)] = m;
+	if (r->snd_nxt == r->snd_una) {
+		r->rto_us = d->rel_rto_min_us;
+		r->rto_at = rte_get_timer_cycles() + us_to_cycles(r->rto_us);
+	}
+	r->snd_nxt++;
+}
+
+void
+via_rel_defer(struct via_vi *vi, const struct via_wqe *w, uint32_t len, uint32_t imm)
+{
+	struct via_vi_rel *r = &vi->rel;
+	struct via_rel_pending *p = &r->pend[r->pend_tail++ & (r->win_size - 1)];
+
+	p->wqe = *w;
+	p->end_seq = r->snd_nxt;
+	p->len = len;
+	p->imm = imm;
+}
+
+static void
+send_xport(struct via_vi *vi, uint8_t op, uint32_t seq, uint32_t status)
+{
+	/* ACK and NAK carry no payload; seq and imm say what they mean */
+	via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, op, vi->conn.remote_vi, vi->id,
+			  vi->conn.id, seq, status);
+}
+
+/* Free acknowledged frames and complete RR sends they finish. */
+static void
+acked(struct viad *d, struct via_vi *vi, uint32_t ack)
+{
+	struct via_vi_rel *r = &vi->rel;
+
+	while (r->snd_una != ack) {
+		struct rte_mbuf **slot = &r->win[r->snd_una & (r->win_size - 1)];
+
+		rte_pktmbuf_free(*slot);
+		*slot = NULL;
+		r->snd_una++;
+	}
+	while (r->pend_head != r->pend_tail) {
+		struct via_rel_pending *p = &r->pend[r->pend_head & (r->win_size - 1)];
+
+		if ((int32_t)(ack - p->end_seq) < 0)
+			break;
+		r->pend_head++;
+		via_dp_complete_send(d, vi, &p->wqe, p->len, p->imm, 0);
+	}
+	r->retries = 0;
+	r->dupacks = 0;
+	r->rto_us = d->rel_rto_min_us;
+	r->rto_at = r->snd_una == r->snd_nxt ? 0
+		    : rte_get_timer_cycles() + us_to_cycles(r->rto_us);
+}
+
+/* Go back N: send every unacknowledged frame again, oldest first. */
+static void
+retransmit(struct via_vi *vi, struct via_poll_stats *st)
+{
+	struct via_vi_rel *r = &vi->rel;
+	uint32_t seq;
+
+	for (seq = r->snd_una; seq != r->snd_nxt; seq++) {
+		struct rte_mbuf *m = r->win[seq & (r->win_size - 1)];
+
+		rte_mbuf_refcnt_update(m, 1);
+		via_dp_xmit(vi->owner->nic, &m, 1);
+		st->frames_retransmitted++;
+	}
+}
+
+void
+via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why)
+{
+	struct via_vi_rel *r = &vi->rel;
+
+	VLOG_INFO("VI %u: connection broken: %s", vi->id, why);
+	via_vi_set_state(vi, VIP_STATE_ERROR, why);
+	/* VIA §2.5.3, Table 1: the first outstanding send carries the error,
+	 * the others were not delivered */
+	while (r->pend_head != r->pend_tail) {
+		struct via_rel_pending *p = &r->pend[r->pend_head++ & (r->win_size - 1)];
+
+		via_dp_complete_send(d, vi, &p->wqe, 0, 0, status);
+		status = VIP_STATUS_DESC_FLUSHED_ERROR;
+	}
+	/* the peer is told, should it be there to hear it */
+	via_dp_send_ctrl(vi->owner->nic, vi->conn.remote_mac, VIA_OP_DISC, 0, vi->conn.remote_vi,
+			 vi->id, vi->conn.id, NULL, 0);
+	via_dp_flush(d, vi);
+	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);
+}
+
+bool
+via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h)
+{
+	struct via_vi_rel *r = &vi->rel;
+
+	/* in order or not at all; either way the sender hears where we are */
+	r->ack_due = true;
+	if (via_wire_seq(h) != r->rcv_nxt)
+		return false;
+	r->rcv_nxt++;
+	return true;
+}
+
+void
+via_rel_nak(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uint32_t status,
+	    const char *why)
+{
+	send_xport(vi, VIA_OP_NAK, via_wire_seq(h), status);
+	vi->rel.ack_due = false;
+	via_rel_fail(d, vi, status, why);
+}
+
+void
+via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
+	      struct via_poll_stats *st)
+{
+	struct via_vi_rel *r = &vi->rel;
+	uint32_t ack = via_wire_seq(h);
+
+	if (!via_rel_level(vi) || r->win == NULL)
+		return;
+	if (h->opcode == VIA_OP_NAK) {
+		/* the receiver could not take frame seq: everything before it
+		 * arrived, that one and what follows did not */
+		if ((int32_t)(ack - r->snd_una) >= 0 && (int32_t)(r->snd_nxt - ack) > 0)
+			acked(d, vi, ack);
+		via_rel_fail(d, vi, VIP_STATUS_REMOTE_DESC_ERROR,
+			     "the receiver reported a descriptor error");
+		return;
+	}
+	/* a valid cumulative ACK lies in (snd_una, snd_nxt] */
+	if ((int32_t)(ack - r->snd_una) > 0 && (int32_t)(r->snd_nxt - ack) >= 0) {
+		acked(d, vi, ack);
+	} else if (ack == r->snd_una && r->snd_una != r->snd_nxt &&
+		   ++r->dupacks == REL_DUPACKS) {
+		/* the receiver misses snd_una: no need to wait for the timer */
+		r->dupacks = 0;
+		retransmit(vi, st);
+	}
+}
+
+void
+via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_stats *st)
+{
+	struct via_vi_rel *r = &vi->rel;
+
+	if (r->ack_due) {
+		r->ack_due = false;
+		send_xport(vi, VIA_OP_ACK, r->rcv_nxt, 0);
+	}
+	if (r->rto_at == 0 || now < r->rto_at)
+		return;
+	if (++r->retries > d->rel_max_retries) {
+		/* VIA §2.5.2: a transfer is lost; the peer is gone or cut off */
+		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "retransmissions exhausted");
+		return;
+	}
+	st->rto_expiries++;
+	retransmit(vi, st);
+	r->rto_us = RTE_MIN(r->rto_us * 2, d->rel_rto_max_us);
+	r->rto_at = now + us_to_cycles(r->rto_us);
+}
+
+void
+via_rel_reset(struct via_vi *vi)
+{
+	struct via_vi_rel *r = &vi->rel;
+
+	if (r->win != NULL) {
+		for (; r->snd_una != r->snd_nxt; r->snd_una++) {
+			struct rte_mbuf **slot = &r->win[r->snd_una & (r->win_size - 1)];
+
+			rte_pktmbuf_free(*slot);
+			*slot = NULL;
+		}
+	}
+	r->snd_una = r->snd_nxt = r->rcv_nxt = 0;
+	r->pend_head = r->pend_tail = 0;
+	r->rto_at = 0;
+	r->retries = r->dupacks = 0;
+	r->ack_due = false;
+}
