@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #define VC_RECV_MEM (256ul << 20) /* cap on a receiver's buffer memory */
-#define VC_HELLO_WORDS (4 + 3 * VC_MAX_SIZES)
+#define VC_HELLO_WORDS (5 + 3 * VC_MAX_SIZES)
+#define VC_REPLY_WORDS 3  /* magic, test, credits (0: no flow control) */
+#define VC_CREDIT_WORDS 3 /* magic, VC_CREDIT_TAG, re-post count */
 
 static const char *prog = "vipl";
 static atomic_ulong async_errors;          /* other than Receive Queue Empty */
@@ -95,7 +97,12 @@ usage(const struct vc_app *app)
 	       app->iters, app->scale_bytes / 1e6, app->warmup);
 	if (app->window)
 		printf("  --window W       sends kept outstanding by the client (default 64); the\n"
-		       "                   server posts 2*W receives\n");
+		       "                   server posts R = 2*W receives\n"
+		       "  --credits        credit-based flow control also on an Unreliable VI (always\n"
+		       "                   on with rd and rr; on if either end asks): the client\n"
+		       "                   sends only while fewer than R messages wait for their\n"
+		       "                   receive to be re-posted; the server returns credits every\n"
+		       "                   R/4 re-posts\n");
 	printf("  --wait MODE      poll: spin on VipSendDone / VipRecvDone (default);\n"
 	       "                   block: VipSendWait / VipRecvWait\n"
 	       "  --cq             receive completions through a completion queue\n"
@@ -190,7 +197,8 @@ vc_rel_name(VIP_RELIABILITY_LEVEL rel)
 						       : rel_names[0];
 }
 
-enum { OPT_SIZE = 256, OPT_SWEEP, OPT_WAIT, OPT_JSON, OPT_CQ, OPT_MEM, OPT_NOCHECK, OPT_WINDOW };
+enum { OPT_SIZE = 256, OPT_SWEEP, OPT_WAIT, OPT_JSON, OPT_CQ, OPT_MEM, OPT_NOCHECK, OPT_WINDOW,
+       OPT_CREDITS };
 
 void
 vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
@@ -205,6 +213,7 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "no-check", no_argument, NULL, OPT_NOCHECK },
 		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "credits", no_argument, NULL, OPT_CREDITS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -280,6 +289,11 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 			if (o->window == 0)
 				usage_error("--window must be at least 1");
 			break;
+		case OPT_CREDITS:
+			if (!app->window)
+				usage_error("--credits is an option of vipl_bw");
+			o->credits = true;
+			break;
 		case 'h': usage(app);
 		default: usage_error("bad option");
 		}
@@ -288,6 +302,10 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (roles != 1)
 		usage_error("give exactly one of -s, -c PEER and --loopback");
+	/* VIA §2.5.2: a reliable VI breaks on a Send to an empty receive queue */
+	if (app->window && o->rel != VIP_SERVICE_UNRELIABLE)
+		o->credits = true;
+	o->sched.credits = o->credits;
 }
 
 /* ------------------------------------------------------------ NIC, memory */
@@ -821,38 +839,87 @@ vc_expect_len(const struct vc_ep *e, const VIP_DESCRIPTOR *d, uint32_t len)
 
 /* -------------------------------------------------------- control messages */
 
+/* Post a control message without waiting for it (but for a free descriptor). */
 void
-vc_send_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words)
+vc_post_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words)
 {
-	uint8_t *buf = vc_sbuf(e);
+	uint8_t *buf;
 	uint32_t i, w;
 
 	if (words * 4 > e->sslot)
 		vc_die("%s: control message larger than a send slot (internal error)", e->role);
+	while (vc_send_reap(e, false))
+		;
+	if (e->sposted - e->sdone == e->nsend)
+		vc_send_reap(e, true);
+	buf = vc_sbuf(e);
 	for (i = 0; i < words; i++) {
 		w = htole32(msg[i]);
 		memcpy(buf + 4 * i, &w, 4);
 	}
 	vc_post_send(e, buf, words * 4);
+}
+
+/* Post a control message and wait until every send has completed. */
+void
+vc_send_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words)
+{
+	vc_post_ctl(e, msg, words);
 	while (vc_send_reap(e, true))
 		;
+}
+
+static uint32_t
+word(const VIP_DESCRIPTOR *d, uint32_t i)
+{
+	uint32_t w;
+
+	memcpy(&w, vc_data(d) + 4 * i, 4);
+	return le32toh(w);
+}
+
+/*
+ * If flow control is on and d is a credit message: take its count, re-post
+ * d and return true.
+ */
+static bool
+credit_msg(struct vc_ep *e, VIP_DESCRIPTOR *d)
+{
+	struct vc_credit *c = &e->cr;
+	uint32_t count;
+
+	if (c->limit == 0 || d->CS.Length != VC_CREDIT_WORDS * 4 || word(d, 0) != VC_MAGIC ||
+	    word(d, 1) != VC_CREDIT_TAG)
+		return false;
+	count = word(d, 2);
+	vc_post_recv(e, d);
+	if ((int32_t)(count - c->acked) <= 0)
+		return true; /* stale (reordered, Unreliable) */
+	c->acked = count;
+	if ((int32_t)(c->sent - c->acked) < 0) {
+		if (e->o->rel != VIP_SERVICE_UNRELIABLE)
+			vc_die("%s: the peer returned credits for %u messages, %u were sent",
+			       e->role, count, c->sent);
+		c->sent = c->acked; /* after a write-off the lost ones came after all */
+	}
+	return true;
 }
 
 void
 vc_recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms, const char *what)
 {
-	VIP_DESCRIPTOR *d = vc_recv(e, timeout_ms);
-	uint32_t i, w;
+	VIP_DESCRIPTOR *d;
+	uint32_t i;
 
+	while ((d = vc_recv(e, timeout_ms)) != NULL && credit_msg(e, d))
+		;
 	if (d == NULL)
 		vc_die("%s: no %s within %lu ms (lost?)", e->role, what, timeout_ms);
 	if (d->CS.Length != words * 4)
 		vc_die("%s: %s of %u bytes, expected %u (is the peer %s?)", e->role, what,
 		       d->CS.Length, words * 4, prog);
-	for (i = 0; i < words; i++) {
-		memcpy(&w, vc_data(d) + 4 * i, 4);
-		msg[i] = le32toh(w);
-	}
+	for (i = 0; i < words; i++)
+		msg[i] = word(d, i);
 	vc_post_recv(e, d);
 	if (msg[0] != VC_MAGIC)
 		vc_die("%s: bad %s (is the peer %s?)", e->role, what, prog);
@@ -861,11 +928,11 @@ vc_recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms
 void
 vc_send_hello(struct vc_ep *e, const struct vc_sched *s)
 {
-	uint32_t m[VC_HELLO_WORDS] = { VC_MAGIC, e->o->app->id, s->nsizes, s->check };
+	uint32_t m[VC_HELLO_WORDS] = { VC_MAGIC, e->o->app->id, s->nsizes, s->check, s->credits };
 
-	memcpy(m + 4, s->size, sizeof(s->size));
-	memcpy(m + 4 + VC_MAX_SIZES, s->iters, sizeof(s->iters));
-	memcpy(m + 4 + 2 * VC_MAX_SIZES, s->warmup, sizeof(s->warmup));
+	memcpy(m + 5, s->size, sizeof(s->size));
+	memcpy(m + 5 + VC_MAX_SIZES, s->iters, sizeof(s->iters));
+	memcpy(m + 5 + 2 * VC_MAX_SIZES, s->warmup, sizeof(s->warmup));
 	vc_send_ctl(e, m, VC_HELLO_WORDS);
 }
 
@@ -881,13 +948,115 @@ vc_recv_hello(struct vc_ep *e, struct vc_sched *s)
 		vc_die("bad size count %u from the client", m[2]);
 	s->nsizes = m[2];
 	s->check = m[3];
-	memcpy(s->size, m + 4, sizeof(s->size));
-	memcpy(s->iters, m + 4 + VC_MAX_SIZES, sizeof(s->iters));
-	memcpy(s->warmup, m + 4 + 2 * VC_MAX_SIZES, sizeof(s->warmup));
+	s->credits = m[4];
+	memcpy(s->size, m + 5, sizeof(s->size));
+	memcpy(s->iters, m + 5 + VC_MAX_SIZES, sizeof(s->iters));
+	memcpy(s->warmup, m + 5 + 2 * VC_MAX_SIZES, sizeof(s->warmup));
 	for (i = 0; i < s->nsizes; i++)
 		if (s->size[i] > e->rslot)
 			vc_die("the client's size %u exceeds this side's buffers (%u bytes)", s->size[i],
 			       e->rslot);
+}
+
+/* Server: answer the hello; credits: the receives it keeps posted, 0: no flow control. */
+void
+vc_send_hello_reply(struct vc_ep *e, uint32_t credits)
+{
+	uint32_t m[VC_REPLY_WORDS] = { VC_MAGIC, e->o->app->id, credits };
+
+	vc_send_ctl(e, m, VC_REPLY_WORDS);
+}
+
+/* Client: the server's credits (0: no flow control). */
+uint32_t
+vc_recv_hello_reply(struct vc_ep *e)
+{
+	uint32_t m[VC_REPLY_WORDS];
+
+	vc_recv_ctl(e, m, VC_REPLY_WORDS, e->o->timeout_ms, "reply to the test parameters");
+	if (m[1] != (uint32_t)e->o->app->id)
+		vc_die("the server runs another test program (not %s)", prog);
+	if (m[2] > (1u << 24)) /* above any queue; keeps the counts well apart */
+		vc_die("bad credit count %u from the server", m[2]);
+	return m[2];
+}
+
+/* --------------------------------------------------- credit flow control */
+
+/* Both ends, after the hello: limit = R, 0 turns flow control off. */
+void
+vc_credit_start(struct vc_ep *e, uint32_t limit)
+{
+	memset(&e->cr, 0, sizeof(e->cr));
+	e->cr.limit = limit;
+	e->cr.batch = (limit + 3) / 4;
+}
+
+/*
+ * Sender, before each message: take a credit, first waiting for credit
+ * messages while none is left.  On a reliable level none may be missing,
+ * so a wait past -t is fatal; on an Unreliable VI messages (or credits) may
+ * be lost and after VC_CREDIT_STALL_MS those outstanding are written off.
+ */
+void
+vc_credit_take(struct vc_ep *e)
+{
+	struct vc_credit *c = &e->cr;
+	bool reliable = e->o->rel != VIP_SERVICE_UNRELIABLE;
+	VIP_ULONG ms = reliable ? e->o->timeout_ms : VC_CREDIT_STALL_MS;
+	VIP_DESCRIPTOR *d;
+
+	if (c->limit == 0)
+		return;
+	if (c->sent - c->acked >= c->limit)
+		c->waits++;
+	while (c->sent - c->acked >= c->limit) {
+		d = vc_recv(e, ms);
+		if (d == NULL) {
+			if (reliable)
+				vc_die("%s: no credit returned within %lu ms (%u messages outstanding)",
+				       e->role, ms, c->sent - c->acked);
+			c->sent = c->acked;
+			c->writeoffs++;
+		} else if (!credit_msg(e, d)) {
+			vc_die("%s: unexpected %u-byte message while waiting for credits", e->role,
+			       d->CS.Length);
+		}
+	}
+	c->sent++;
+}
+
+/* Receiver, after re-posting the receive of a message: return credits per batch. */
+void
+vc_credit_return(struct vc_ep *e)
+{
+	struct vc_credit *c = &e->cr;
+	uint32_t m[VC_CREDIT_WORDS] = { VC_MAGIC, VC_CREDIT_TAG };
+
+	if (c->limit == 0)
+		return;
+	c->reposted++;
+	if (c->reposted - c->returned < c->batch)
+		return;
+	m[2] = c->returned = c->reposted;
+	vc_post_ctl(e, m, VC_CREDIT_WORDS);
+}
+
+/*
+ * Sender, once the receiver has reported count re-posts with all its
+ * receives posted again (the end of a phase, nothing sent since): all
+ * credits are back; messages it never got are written off (Unreliable).
+ */
+void
+vc_credit_sync(struct vc_ep *e, uint32_t count)
+{
+	struct vc_credit *c = &e->cr;
+
+	if (c->limit == 0)
+		return;
+	if ((int32_t)(count - c->acked) > 0)
+		c->acked = count;
+	c->sent = c->acked;
 }
 
 /* ---------------------------------------------------------------- payload */
@@ -994,8 +1163,9 @@ vc_lat_stats(uint64_t *ns, size_t n, struct vc_lat *l)
 
 /* The run's settings, then the column header (table mode only). */
 void
-vc_banner(const struct vc_nic *n, const char *columns)
+vc_banner(const struct vc_ep *e, const char *columns)
 {
+	const struct vc_nic *n = e->nic;
 	const struct vc_opts *o = n->o;
 	char mac[18];
 
@@ -1009,6 +1179,10 @@ vc_banner(const struct vc_nic *n, const char *columns)
 	       o->heap ? "heap" : "provider", o->sched.check ? "on" : "off");
 	if (o->app->window)
 		printf(", window %u", o->window);
+	if (e->cr.limit)
+		printf(", credits %u", e->cr.limit);
+	else if (o->app->window)
+		printf(", no flow control");
 	printf("\n%s\n", columns);
 }
 

@@ -4,7 +4,8 @@
  * vipl_bw), in the manner of fabtests' shared code: option parsing, NIC /
  * memory / VI set-up and teardown, connection establishment, descriptor
  * posting and completion (poll or block, work queue or CQ), payload
- * patterns, the client -> server schedule message and latency statistics.
+ * patterns, the client -> server schedule message (hello) and its reply,
+ * credit-based flow control and latency statistics.
  *
  * Everything uses the standard VIPL API (vipl.h); the only provider
  * extensions used are VipDpdkAllocMem/VipDpdkFreeMem (--mem provider) and
@@ -25,6 +26,9 @@
 #define VC_MAX_SIZES 64   /* sizes per run */
 #define VC_MAGIC 0x56495042u /* "VIPB": control messages */
 #define VC_CTL_BYTES 1024    /* room for any control message */
+#define VC_CTL_RECVS 8       /* receives a sender keeps posted for credit / control
+			      * messages: at most 4 credit messages + 1 report */
+#define VC_CTL_SENDS 8       /* send descriptors of a receiver returning credits */
 /* Column header matching vc_lat_row. */
 #define VC_LAT_COLUMNS \
 	"    size     iters       min       p50       p90       p99     p99.9       max      mean  (us)"
@@ -36,6 +40,7 @@ enum vc_test { VC_TEST_PINGPONG = 1, VC_TEST_BW = 2 };
 struct vc_sched {
 	uint32_t nsizes;
 	uint32_t check;                 /* payload pattern filled and verified */
+	uint32_t credits;               /* credit-based flow control wanted */
 	uint32_t size[VC_MAX_SIZES];
 	uint32_t iters[VC_MAX_SIZES];   /* measured iterations / messages */
 	uint32_t warmup[VC_MAX_SIZES];  /* unmeasured ones before them */
@@ -52,7 +57,7 @@ struct vc_app {
 	unsigned nsizes;
 	uint32_t iters, warmup;    /* default iterations and warm-up per size */
 	double scale_bytes;        /* default iterations: min(iters, scale/size), >= 100 */
-	bool window;               /* accepts --window */
+	bool window;               /* streams: accepts --window and --credits */
 };
 
 struct vc_opts {
@@ -61,6 +66,7 @@ struct vc_opts {
 	const char *nic, *peer, *disc;
 	VIP_RELIABILITY_LEVEL rel;
 	bool block, json, cq, heap;
+	bool credits;              /* flow control: --credits, or a reliable level */
 	VIP_ULONG timeout_ms;      /* connect, and any expected message */
 	uint32_t window;
 	uint32_t iters, warmup;
@@ -92,6 +98,16 @@ struct vc_ep {
 	uint32_t nsend, nrecv, sslot, rslot;
 	uint64_t sposted, sdone;   /* send queue is FIFO: descriptor = count % nsend */
 	VIP_VI_ATTRIBUTES remote;  /* the peer VI's attributes, once connected */
+	struct vc_credit {         /* flow control, once vc_credit_start'ed */
+		uint32_t limit;    /* R: receives the receiver keeps posted; 0: off */
+		uint32_t batch;    /* receiver: credits returned per credit message */
+		uint32_t sent;     /* sender: messages sent (mod 2^32) */
+		uint32_t acked;    /* sender: highest re-post count returned */
+		uint32_t reposted; /* receiver: receives re-posted (mod 2^32) */
+		uint32_t returned; /* receiver: count of its last credit message */
+		uint64_t waits;    /* sender: times it waited for a credit */
+		uint64_t writeoffs; /* sender, Unreliable: credits given up as lost */
+	} cr;
 };
 
 /* ---- errors ---- */
@@ -128,11 +144,32 @@ uint8_t *vc_data(const VIP_DESCRIPTOR *d);
 void vc_expect_len(const struct vc_ep *e, const VIP_DESCRIPTOR *d, uint32_t len);
 
 /* ---- control messages (arrays of little-endian uint32) ---- */
+void vc_post_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words);
 void vc_send_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words);
 void vc_recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms,
 		 const char *what);
 void vc_send_hello(struct vc_ep *e, const struct vc_sched *s);
 void vc_recv_hello(struct vc_ep *e, struct vc_sched *s);
+void vc_send_hello_reply(struct vc_ep *e, uint32_t credits);
+uint32_t vc_recv_hello_reply(struct vc_ep *e);
+
+/*
+ * ---- credit-based flow control (VIA §2.5.2: on a reliable level a Send
+ * that finds the receive queue empty breaks the connection) ----
+ * The receiver pre-posts R receives and announces R (hello reply); the
+ * sender sends only while fewer than R of its messages wait for the
+ * receiver to re-post their receive.  The receiver counts its re-posts and
+ * every batch = ceil(R/4) of them sends the count back in a credit message
+ * (VC_MAGIC, VC_CREDIT_TAG, count) on the same VI; the count is cumulative,
+ * so a lost or reordered credit message (Unreliable) costs nothing.  Credit
+ * messages are consumed by vc_credit_take and vc_recv_ctl.
+ */
+#define VC_CREDIT_TAG 0x43524454u /* "CRDT" */
+#define VC_CREDIT_STALL_MS 100    /* Unreliable: credits deemed lost after this */
+void vc_credit_start(struct vc_ep *e, uint32_t limit);
+void vc_credit_take(struct vc_ep *e);
+void vc_credit_return(struct vc_ep *e);
+void vc_credit_sync(struct vc_ep *e, uint32_t count);
 
 /* ---- payload pattern: seq in the first 8 bytes, then words of (seq, size) ---- */
 void vc_fill(void *buf, uint32_t len, uint64_t seq);
@@ -145,7 +182,7 @@ struct vc_lat {
 	double min, p50, p90, p99, p999, max, mean; /* microseconds */
 };
 void vc_lat_stats(uint64_t *ns, size_t n, struct vc_lat *l);
-void vc_banner(const struct vc_nic *n, const char *columns);
+void vc_banner(const struct vc_ep *e, const char *columns);
 void vc_lat_row(const struct vc_opts *o, uint32_t size, uint32_t iters, const struct vc_lat *l);
 void vc_json_common(const struct vc_opts *o);
 

@@ -85,7 +85,7 @@ pp_client(struct vc_ep *a, struct vc_ep *b)
 	struct vc_lat lat;
 	uint8_t *buf;
 
-	vc_banner(a->nic, VC_LAT_COLUMNS);
+	vc_banner(a, VC_LAT_COLUMNS);
 	for (i = 0; i < s->nsizes; i++) {
 		size = s->size[i];
 		warm = s->warmup[i];

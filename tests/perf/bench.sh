@@ -46,7 +46,7 @@ poll_mode=busy
 vipl_wait=
 
 usage() {
-	sed -n '2,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+	sed -n '4,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
 	exit "$1"
 }
 
@@ -62,7 +62,7 @@ while [ $# -gt 0 ]; do
 	--no-plots) plots=0 ;;
 	--keep) keep=1 ;;
 	-h|--help) usage 0 ;;
-	*) echo "bench.sh: unknown option '$1'" >&2; usage 2 ;;
+	*) echo "bench.sh: unknown option '$1' (-h for help)" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -153,11 +153,11 @@ failures=0
 ours() { jobs -pr | grep -qx "$1"; }
 
 cleanup() {
-	local pid p i live=()
+	local pid p _ live=()
 	for pid in "${pids[@]}"; do
 		ours "$pid" && live+=("$pid") && kill -TERM "$pid" 2>/dev/null
 	done
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		p=0
 		for pid in "${live[@]}"; do ours "$pid" && p=1; done
 		[ $p = 0 ] && break
@@ -176,10 +176,10 @@ trap 'log interrupted; exit 130' INT TERM
 
 # stop one background process we started: TERM, then KILL after 5 s
 stop() {
-	local pid=$1 i
+	local pid=$1 _
 	if ours "$pid"; then
 		kill -TERM "$pid" 2>/dev/null
-		for i in $(seq 50); do
+		for _ in $(seq 50); do
 			ours "$pid" || break
 			sleep 0.1
 		done
@@ -191,8 +191,8 @@ stop() {
 
 # wait (at most $2 s) for background process $1 to exit; its status, 124 on timeout
 await() {
-	local pid=$1 i
-	for i in $(seq $(($2 * 10))); do
+	local pid=$1 _
+	for _ in $(seq $(($2 * 10))); do
 		ours "$pid" || { wait "$pid"; return $?; }
 		sleep 0.1
 	done
@@ -247,8 +247,8 @@ free_port() {
 
 # wait (at most 10 s) for a socket file while process $2 lives
 await_socket() {
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		[ -S "$1" ] && return 0
 		ours "$2" || return 1
 		sleep 0.1
@@ -346,9 +346,10 @@ log "run $stamp: CPUs $A,$B of $ncpu, scratch $run, results $results"
 
 # ------------------------------------------------------------ benchmarks
 
-# 1. cache-line ping-pong
+# 1. cache-line ping-pong; run again last (ID cacheline_end) to see whether
+# the host moved our virtual CPUs meanwhile
 bench_cacheline() {
-	local id=cacheline pin="ping thread CPU $A, pong thread CPU $B" label="cache-line ping-pong" rc
+	local id=$1 pin="ping thread CPU $A, pong thread CPU $B" label=$2 rc
 	[ -n "$clp" ] || { status $id failed "cacheline_pingpong.c $compile_why" "$pin" 2 "$label"; return; }
 	timeout "$step_timeout" "$clp" --cpus "$A,$B" -n "$cl_n" --json >"$run/$id.jsonl" 2>"$run/$id.log"
 	rc=$?
@@ -457,9 +458,9 @@ bench_vipl_lo() {
 
 # wait (at most 10 s) for via0 of the viad at socket $1 to report its link up
 await_link() {
-	local i
+	local _
 	if [ -z "$vinfo" ]; then sleep 1; return 0; fi
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		VIAD_SOCKET=$1 timeout 5 "$vinfo" via0 2>/dev/null | grep -q 'link up' && return 0
 		sleep 0.2
 	done
@@ -573,7 +574,7 @@ bench_memcpy() {
 }
 
 : >"$run/status.tsv"
-bench_cacheline
+bench_cacheline cacheline "cache-line ping-pong"
 bench_raw_ring
 bench_vipl_lo
 bench_raw_memif
@@ -581,6 +582,7 @@ bench_vipl_memif
 bench_sockperf
 bench_iperf3
 bench_memcpy
+bench_cacheline cacheline_end "cache-line ping-pong again, at the end"
 
 # ---------------------------------------------------------------- report
 

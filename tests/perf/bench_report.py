@@ -153,14 +153,22 @@ def report(run, results, plotbase):
     for s in status:
         needs = "%d%s" % (s["needs_cpus"], "*" if over(s["bench"]) else " ")
         what = s["status"] if s["status"] == "ok" else "%s: %s" % (s["status"], s["why"])
-        p("  %-11s %-44s needs %-3s CPUs  %s" % (s["bench"], s["label"][:44], needs, what))
+        p("  %-13s %-44s needs %-3s CPUs  %s" % (s["bench"], s["label"][:44], needs, what))
         if s["pinning"]:
-            p("  %-11s   pinning: %s" % ("", s["pinning"]))
+            p("  %-13s   pinning: %s" % ("", s["pinning"]))
     p("")
 
-    cl = recs.get("cacheline") or [None]
-    cl = cl[0]
+    cl = (recs.get("cacheline") or [None])[0]
     cl_p50 = cl["rtt_ns"]["p50"] / 1000 if cl else None
+    cle = (recs.get("cacheline_end") or [None])[0]
+    if cl and cle:
+        a, b = cl["rtt_ns"]["p50"], cle["rtt_ns"]["p50"]
+        p("Cache-line RTT p50 at the start %.0f ns, at the end %.0f ns%s" % (
+            a, b, "" if max(a, b) < 1.5 * min(a, b) else
+            ": CHANGED during the run.  The host moved the virtual CPUs (e.g. to another\n"
+            "  core complex): figures taken before and after differ for that reason alone, "
+            "and the ratios\n  between benchmarks are unreliable.  Run again."))
+        p("")
     lo = by_size(recs.get("vipl_lo", []))
     ring = by_size(recs.get("raw_ring", []))
     sp = by_size(recs.get("sockperf", []))
@@ -268,8 +276,8 @@ def report(run, results, plotbase):
     if not series_lat and not series_bw:
         return
     with open(os.path.join(run, "plot.gp"), "w") as f:
-        f.write("set terminal %s size 1200,650 noenhanced\n" % meta.get("gnuplot_term", "png"))
-        f.write("set logscale xy\nset grid\nset key outside right top vertical\nset format x '%g'\n")
+        f.write("set terminal %s size 1000,720 noenhanced\n" % meta.get("gnuplot_term", "png"))
+        f.write("set logscale xy\nset grid\nset key below\nset format x '%g'\n")
         f.write("set xlabel 'message / frame payload size (bytes)'\n")
         if series_lat:
             f.write("set output '%s-latency.png'\n" % plotbase)

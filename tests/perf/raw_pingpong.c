@@ -90,6 +90,7 @@ struct end {
 	uint16_t pid;
 	struct rte_ring *tx, *rx;
 	struct rte_ether_addr mac, peer;
+	const char *driver;	/* "net_memif", ..., "rte_ring" */
 	uint32_t max_payload;	/* largest SIZE this end can carry */
 	const char *why_max;	/* what limits it */
 };
@@ -385,6 +386,7 @@ ethdev_open(struct end *e)
 	rc = rte_eth_dev_info_get(pid, &info);
 	if (rc != 0)
 		die("rte_eth_dev_info_get: %s", rte_strerror(-rc));
+	e->driver = info.driver_name;
 	memset(&conf, 0, sizeof(conf));
 	conf.txmode.offloads = info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	rc = rte_eth_dev_configure(pid, 1, 1, &conf);
@@ -623,17 +625,18 @@ print_skip(uint32_t size, const struct end *e)
 }
 
 static void
-print_row(uint32_t size, uint32_t n, uint32_t lost, const struct lat *l)
+print_row(const struct end *e, uint32_t size, uint32_t n, uint32_t lost, const struct lat *l)
 {
 	if (!o.json) {
 		printf("%8u %9u %6u %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", size, n, lost,
 		       l->min, l->p50, l->p90, l->p99, l->p999, l->max, l->mean);
 	} else {
-		printf("{\"test\":\"raw_pingpong\",\"port\":\"%s\",\"size\":%u,\"frame_len\":%u,"
+		printf("{\"test\":\"raw_pingpong\",\"port\":\"%s\",\"driver\":\"%s\",\"size\":%u,"
+		       "\"frame_len\":%u,"
 		       "\"iters\":%u,\"lost\":%u,\"rtt_us\":{\"min\":%.3f,\"p50\":%.3f,"
 		       "\"p90\":%.3f,\"p99\":%.3f,\"p99.9\":%.3f,\"max\":%.3f,\"mean\":%.3f},"
 		       "\"oneway_p50_us\":%.3f,\"tsc_hz\":%" PRIu64 ",\"lcore\":%u}\n",
-		       port_names[o.port], size, size + RTE_ETHER_HDR_LEN, n, lost, l->min, l->p50,
+		       port_names[o.port], e->driver, size, size + RTE_ETHER_HDR_LEN, n, lost, l->min, l->p50,
 		       l->p90, l->p99, l->p999, l->max, l->mean, l->p50 / 2, rte_get_tsc_hz(),
 		       rte_lcore_id());
 	}
@@ -695,7 +698,7 @@ client(struct end *e)
 			continue;
 		}
 		lat_stats(cyc, n, &l);
-		print_row(size, n, lost, &l);
+		print_row(e, size, n, lost, &l);
 	}
 	free(cyc);
 	/*
@@ -753,6 +756,7 @@ run_ring(void)
 	cli.rx = srv.tx = s2c;
 	cli.max_payload = srv.max_payload = RPP_MAX_PAYLOAD;
 	cli.why_max = srv.why_max = "mbuf size";
+	cli.driver = srv.driver = "rte_ring";
 	cli.mac = (struct rte_ether_addr){{ 0x02, 0, 0, 0, 0x0c, 0x02 }};
 	cli.peer = srv.mac = (struct rte_ether_addr){{ 0x02, 0, 0, 0, 0x0c, 0x01 }};
 	srv.peer = cli.mac;
