@@ -547,6 +547,24 @@ connection_lost(struct viad *d, struct via_vi *vi, const char *why)
 	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);
 }
 
+void
+via_cm_link_down(struct viad *d, struct via_nic *nic)
+{
+	struct via_session *s;
+	struct via_vi *vi;
+
+	/* VIA §7.1: a link failure is reported to every VI it concerns; a
+	 * connection over a dead link is a lost connection */
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		if (s->nic != nic)
+			continue;
+		TAILQ_FOREACH(vi, &s->vis, link) {
+			if (vi->state == VIP_STATE_CONNECTED)
+				connection_lost(d, vi, "link down");
+		}
+	}
+}
+
 /* ---- frames from the wire ----------------------------------------------- */
 
 static struct via_vi *

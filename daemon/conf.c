@@ -41,6 +41,8 @@ enum conf_type {
 	CT_POLL_MODE,	/* enum via_poll_mode, spelled as ->choices */
 	CT_UINT,	/* unsigned integer of ->size bytes in [min, max] */
 	CT_MAC,		/* unicast MAC, stored in canonical form; "" = none */
+	CT_PPM,		/* probability "0.05" or "5%", stored as uint32 ppm */
+	CT_ENUM,	/* one of ->choices, stored as its index (->size bytes) */
 };
 
 #define CF_EMPTY_OK	(1u << 0) /* "" is accepted (means "unset") */
@@ -68,6 +70,16 @@ static const char *const poll_modes[] = {
 	[VIA_POLL_BACKOFF] = "backoff",
 	NULL
 };
+
+static const char *const corrupt_wheres[] = {
+	[VIA_CORRUPT_ANY] = "any",
+	[VIA_CORRUPT_HEADER] = "header",
+	[VIA_CORRUPT_PAYLOAD] = "payload",
+	NULL
+};
+
+/* One probability in parts per million: 1000000 = always. */
+#define PPM_ONE 1000000u
 
 #define FIELD(type, f) offsetof(type, f), sizeof(((type *)0)->f)
 #define G(f) FIELD(struct via_conf, f)
@@ -128,6 +140,27 @@ static const struct conf_key conf_keys[] = {
 	{ SECT_PORT, "rx_desc", CT_UINT, 0, P(rx_desc), 32, 32768, NULL },
 	{ SECT_PORT, "tx_desc", CT_UINT, 0, P(tx_desc), 32, 32768, NULL },
 	{ SECT_PORT, "mac", CT_MAC, CF_EMPTY_OK, P(mac), 0, 0, NULL },
+
+	/* glue "faulty": the fault injector and the port it wraps */
+	{ SECT_PORT, "inner", CT_STR, CF_NAME, P(inner), 0, 0, NULL },
+	{ SECT_PORT, "rx_drop", CT_PPM, 0, P(rx_drop), 0, PPM_ONE, NULL },
+	{ SECT_PORT, "rx_dup", CT_PPM, 0, P(rx_dup), 0, PPM_ONE, NULL },
+	{ SECT_PORT, "rx_reorder", CT_PPM, 0, P(rx_reorder), 0, PPM_ONE, NULL },
+	{ SECT_PORT, "rx_corrupt", CT_PPM, 0, P(rx_corrupt), 0, PPM_ONE, NULL },
+	{ SECT_PORT, "rx_delay", CT_PPM, 0, P(rx_delay), 0, PPM_ONE, NULL },
+	{ SECT_PORT, "tx_drop", CT_PPM, 0, P(tx_drop), 0, PPM_ONE, NULL },
+	{ SECT_PORT, "tx_dup", CT_PPM, 0, P(tx_dup), 0, PPM_ONE, NULL },
+	{ SECT_PORT, "tx_reorder", CT_PPM, 0, P(tx_reorder), 0, PPM_ONE, NULL },
+	{ SECT_PORT, "tx_corrupt", CT_PPM, 0, P(tx_corrupt), 0, PPM_ONE, NULL },
+	{ SECT_PORT, "tx_delay", CT_PPM, 0, P(tx_delay), 0, PPM_ONE, NULL },
+	/* Bounded at one second like idle_spin_us: longer is a typo, and a
+	 * delayed frame occupies a slot of a bounded queue meanwhile. */
+	{ SECT_PORT, "delay_us", CT_UINT, 0, P(delay_us), 0, 1000000, NULL },
+	/* The glue picks distinct positions from a 64-entry table. */
+	{ SECT_PORT, "corrupt_bits", CT_UINT, 0, P(corrupt_bits), 1, 64, NULL },
+	{ SECT_PORT, "corrupt_where", CT_ENUM, 0, P(corrupt_where), 0, 0,
+	  corrupt_wheres },
+	{ SECT_PORT, "seed", CT_UINT, 0, P(seed), 0, UINT64_MAX, NULL },
 };
 
 #undef P
@@ -164,6 +197,11 @@ static const struct via_port_conf port_defaults = {
 	.tx_queues = 1,
 	.rx_desc = 1024,
 	.tx_desc = 1024,
+	.inner = "loopback",
+	.delay_us = 100,
+	.corrupt_bits = 1,
+	.corrupt_where = VIA_CORRUPT_ANY,
+	.seed = 1,
 };
 
 /* Parsed, validated value waiting to be stored. */
@@ -171,6 +209,7 @@ union conf_val {
 	uint64_t u;
 	const char *s;		/* CT_STR, CT_CHOICE: points into the input */
 	unsigned int idx;	/* CT_POLL_MODE */
+	/* CT_PPM, CT_ENUM: in u */
 	uint8_t mac[6];		/* CT_MAC; all-zero means "unset" */
 };
 
@@ -297,6 +336,8 @@ parse_choice(const struct conf_key *k, const char *label, const char *value,
 		if (strcmp(value, k->choices[i]) == 0) {
 			if (k->type == CT_POLL_MODE)
 				v->idx = i;
+			else if (k->type == CT_ENUM)
+				v->u = i;
 			else
 				v->s = k->choices[i];
 			return 0;
@@ -338,6 +379,86 @@ parse_num(const struct conf_key *k, const char *label, const char *value,
 	return 0;
 }
 
+/*
+ * A probability, as a decimal fraction in [0, 1] ("0.05", "1", "0") or a
+ * percentage in [0, 100] ("5%", "2.5%"), into parts per million.  Digits
+ * only (no sign, exponent or blank), like parse_uint().  Precision is
+ * 1 ppm: 6 decimals for a fraction, 4 for a percentage; further digits
+ * must be zeros, so that the value stored is exactly the value written.
+ * Returns -EINVAL for malformed text, -ERANGE above 1 (100%), -EDOM for a
+ * value finer than 1 ppm.
+ */
+static int
+parse_ppm(const char *s, uint64_t *out)
+{
+	uint64_t ip = 0, frac = 0;
+	unsigned int ndec = 0, places;
+	bool finer = false, pct;
+	const char *p = s, *dec = NULL;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++)
+		if (ip <= 1000)	/* saturate: anything above is out of range */
+			ip = ip * 10 + (uint64_t)(*p - '0');
+	if (*p == '.') {
+		dec = ++p;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	pct = *p == '%';
+	if (pct)
+		p++;
+	if (*p != '\0')
+		return -EINVAL;
+	places = pct ? 4 : 6;	/* 1 ppm = 0.0001% = 0.000001 */
+	for (; dec != NULL && isdigit((unsigned char)*dec); dec++) {
+		if (ndec < places) {
+			frac = frac * 10 + (uint64_t)(*dec - '0');
+			ndec++;
+		} else if (*dec != '0') {
+			finer = true;
+		}
+	}
+	for (; ndec < places; ndec++)
+		frac *= 10;
+	/* percent: ip * 10^4 + frac is already ppm; fraction: ip * 10^6 + frac */
+	*out = ip * (pct ? 10000 : PPM_ONE) + frac;
+	/* a value above 1 by less than 1 ppm is still above 1 */
+	if (*out > PPM_ONE || (finer && *out == PPM_ONE))
+		return -ERANGE;
+	if (finer)
+		return -EDOM;
+	return 0;
+}
+
+static int
+parse_prob(const struct conf_key *k, const char *label, const char *value,
+	   union conf_val *v, char *msg, size_t msglen)
+{
+	switch (parse_ppm(value, &v->u)) {
+	case 0:
+		return 0;
+	case -ERANGE:
+		conf_err(msg, msglen,
+			 "%s.%s = '%s' is out of range [0, 1] (or [0%%, 100%%])",
+			 label, k->key, value);
+		return -EINVAL;
+	case -EDOM:
+		conf_err(msg, msglen,
+			 "%s.%s = '%s' is finer than 1 ppm (0.000001, 0.0001%%)",
+			 label, k->key, value);
+		return -EINVAL;
+	default:
+		conf_err(msg, msglen,
+			 "%s.%s = '%s': not a probability (a fraction like 0.05 or a percentage like 5%%)",
+			 label, k->key, value);
+		return -EINVAL;
+	}
+}
+
 static int
 parse_mac_value(const struct conf_key *k, const char *label,
 		const char *value, union conf_val *v, char *msg, size_t msglen)
@@ -377,7 +498,11 @@ parse_value(const struct conf_key *k, const char *label, const char *value,
 		break;
 	case CT_CHOICE:
 	case CT_POLL_MODE:
+	case CT_ENUM:
 		rc = parse_choice(k, label, value, v, msg, msglen);
+		break;
+	case CT_PPM:
+		rc = parse_prob(k, label, value, v, msg, msglen);
 		break;
 	case CT_UINT:
 		rc = parse_num(k, label, value, v, msg, msglen);
@@ -411,6 +536,7 @@ static void
 store_value(const struct conf_key *k, void *base, const union conf_val *v)
 {
 	char *p = (char *)base + k->offset;
+	uint8_t u8;
 	uint16_t u16;
 	uint32_t u32;
 
@@ -424,8 +550,13 @@ store_value(const struct conf_key *k, void *base, const union conf_val *v)
 		*(enum via_poll_mode *)(void *)p = (enum via_poll_mode)v->idx;
 		break;
 	case CT_UINT:
+	case CT_PPM:
+	case CT_ENUM:
 		/* Range was checked by parse_value(), so narrowing is exact. */
-		if (k->size == sizeof(u16)) {
+		if (k->size == sizeof(u8)) {
+			u8 = (uint8_t)v->u;
+			memcpy(p, &u8, sizeof(u8));
+		} else if (k->size == sizeof(u16)) {
 			u16 = (uint16_t)v->u;
 			memcpy(p, &u16, sizeof(u16));
 		} else if (k->size == sizeof(u32)) {
@@ -547,11 +678,49 @@ add_port(struct via_conf *c, const char *name, char *msg, size_t msglen)
 static int
 check_port(const struct via_port_conf *p, char *msg, size_t msglen)
 {
+	static const struct {
+		const char *key;
+		size_t offset;
+	} probs[] = {
+#define PROB(f) { #f, offsetof(struct via_port_conf, f) }
+		PROB(rx_drop), PROB(rx_dup), PROB(rx_reorder),
+		PROB(rx_corrupt), PROB(rx_delay),
+		PROB(tx_drop), PROB(tx_dup), PROB(tx_reorder),
+		PROB(tx_corrupt), PROB(tx_delay),
+#undef PROB
+	};
+	bool faulty = strcmp(p->glue, "faulty") == 0;
+	uint32_t ppm;
+	size_t i;
+
 	/* The ethdev glue has nothing to probe without devargs. */
 	if (strcmp(p->glue, "ethdev") == 0 && p->devargs[0] == '\0') {
 		conf_err(msg, msglen, "port %s: glue 'ethdev' requires devargs",
 			 p->name);
 		return -EINVAL;
+	}
+	if (faulty && strcmp(p->inner, "ethdev") == 0 && p->devargs[0] == '\0') {
+		conf_err(msg, msglen,
+			 "port %s: glue 'faulty' with inner 'ethdev' requires devargs",
+			 p->name);
+		return -EINVAL;
+	}
+	/* A fault injector around a fault injector only obscures the seed. */
+	if (faulty && strcmp(p->inner, "faulty") == 0) {
+		conf_err(msg, msglen, "port %s: inner 'faulty' cannot wrap itself",
+			 p->name);
+		return -EINVAL;
+	}
+	/* Other glues ignore faults: a probability set there is a mistake
+	 * that would otherwise go unnoticed until a test "passes". */
+	for (i = 0; !faulty && i < sizeof(probs) / sizeof(probs[0]); i++) {
+		memcpy(&ppm, (const char *)p + probs[i].offset, sizeof(ppm));
+		if (ppm != 0) {
+			conf_err(msg, msglen,
+				 "port %s: %s needs glue 'faulty' (glue is '%s')",
+				 p->name, probs[i].key, p->glue);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

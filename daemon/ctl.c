@@ -697,7 +697,12 @@ via_ctl_run(struct viad *d, int lfd)
 		int timeout;
 
 		via_dp_lock(&d->dp_lock);
-		timeout = via_cm_timers(d, via_now_ms());
+		{
+			uint64_t now = via_now_ms();
+			int cm = via_cm_timers(d, now), watch = via_nics_watch(d, now);
+
+			timeout = cm >= 0 && cm < watch ? cm : watch;
+		}
 		via_dp_unlock(&d->dp_lock);
 		n = epoll_wait(ep, ev, (int)(sizeof(ev) / sizeof(ev[0])), timeout);
 		/* everything below may touch what the data path reads */

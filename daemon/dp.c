@@ -143,7 +143,8 @@ via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 	if (n == 0)
 		return;
 	/* every frame of one call goes to the same destination */
-	if (rte_is_same_ether_addr(&rte_pktmbuf_mtod(pkts[0], struct rte_ether_hdr *)->dst_addr,
+	if (!nic->self_via_port &&
+	    rte_is_same_ether_addr(&rte_pktmbuf_mtod(pkts[0], struct rte_ether_hdr *)->dst_addr,
 				   via_port_mac(nic->port))) {
 		sent = (uint16_t)rte_ring_enqueue_burst(nic->self, (void **)pkts, n, NULL);
 		st->frames_tx += sent;
@@ -224,13 +225,14 @@ via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t
 }
 
 void
-via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint32_t dst_vi,
-		  uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm)
+via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+		  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm)
 {
 	struct via_wire_hdr h;
 
 	memset(&h, 0, sizeof(h));
 	h.opcode = op;
+	via_wire_set_flags(&h, flags);
 	via_wire_set_dst_vi(&h, dst_vi);
 	via_wire_set_src_vi(&h, src_vi);
 	via_wire_set_conn_id(&h, conn_id);
@@ -537,7 +539,8 @@ tx_room(const struct via_vi *vi)
 	uint32_t chunk = vi->conn.frame_payload ? vi->conn.frame_payload
 						: via_dp_frame_payload(nic);
 	uint32_t need = vi->attr.max_transfer / chunk + 1;
-	bool self = memcmp(vi->conn.remote_mac, via_port_mac(nic->port)->addr_bytes, 6) == 0;
+	bool self = !nic->self_via_port &&
+		    memcmp(vi->conn.remote_mac, via_port_mac(nic->port)->addr_bytes, 6) == 0;
 
 	return rte_ring_free_count(self ? nic->self : nic->backlog) >= need;
 }
@@ -842,9 +845,13 @@ via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st)
 			work += n;
 		}
 		if (q == 0) {
+			unsigned rounds = 0;
+
 			if (!rte_ring_empty(nic->backlog))
 				work += backlog_flush(nic, st) + 1;
-			unsigned rounds = 0;
+			/* a port that holds frames back (the faulty glue's delay
+			 * and reordering) releases them on a burst, even empty */
+			via_port_tx_burst(nic->port, 0, NULL, 0);
 
 			/* a few bursts: one message can be many frames */
 			do {

@@ -40,8 +40,9 @@ uint32_t via_dp_frame_payload(const struct via_nic *nic);
 void via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n);
 
 /** Send an ACK or NAK (no payload; @p seq and @p imm carry its meaning). */
-void via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint32_t dst_vi,
-		       uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm);
+void via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+		       uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
+		       uint32_t imm);
 
 /** Complete a send descriptor (its region looked up again by handle). */
 void via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
@@ -93,5 +94,16 @@ int via_cm_peer_request(struct viad *d, struct via_session *s,
 int via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi, uint32_t seq,
 		     struct via_ctl_vi_attr *attr);
 int via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi);
+/** The port of @p nic lost its link: every connection on it is lost. */
+void via_cm_link_down(struct viad *d, struct via_nic *nic);
+
+/* ---- nic.c ------------------------------------------------------------- */
+
+/**
+ * Watch the ports' links (called by the control thread, lock held): a link
+ * that went down breaks the connections on its NIC.
+ * @return ms until it wants to look again
+ */
+int via_nics_watch(struct viad *d, uint64_t now);
 
 #endif /* VIA_DP_H */

@@ -34,6 +34,15 @@ via_nics_pool(void)
 	return mbuf_pool;
 }
 
+/* The glue that really moves the frames: a faulty port's inner one. */
+static const char *
+base_glue(const struct via_port_conf *pc)
+{
+	if (strcmp(pc->glue, "faulty") == 0)
+		return pc->inner[0] ? pc->inner : "loopback";
+	return pc->glue;
+}
+
 static void
 nic_info_fill(struct viad *d, struct via_nic *nic, const char *name)
 {
@@ -68,7 +77,17 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 {
 	struct via_nic *nic = &d->nics[d->nb_nics];
 	struct rte_ether_addr mac;
+	struct via_fault_conf fc = {
+		.rx = { .drop_ppm = pc->rx_drop, .dup_ppm = pc->rx_dup, .reorder_ppm = pc->rx_reorder,
+			.corrupt_ppm = pc->rx_corrupt, .delay_ppm = pc->rx_delay },
+		.tx = { .drop_ppm = pc->tx_drop, .dup_ppm = pc->tx_dup, .reorder_ppm = pc->tx_reorder,
+			.corrupt_ppm = pc->tx_corrupt, .delay_ppm = pc->tx_delay },
+		.delay_us = pc->delay_us, .corrupt_bits = pc->corrupt_bits,
+		.corrupt_where = pc->corrupt_where, .seed = pc->seed,
+	};
 	struct via_glue_port_conf gc = {
+		.faults = &fc,
+		.inner_glue = pc->inner[0] ? pc->inner : NULL,
 		.name = pc->name,
 		.devargs = pc->devargs[0] ? pc->devargs : NULL,
 		.mtu = pc->mtu,
@@ -98,7 +117,16 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 		via_port_close(nic->port);
 		return rc;
 	}
-	nic->loopback = strcmp(pc->glue, "loopback") == 0;
+	nic->loopback = strcmp(base_glue(pc), "loopback") == 0;
+	/* frames to the NIC's own address go through a faulty port, so that
+	 * one viad can exercise the fault injection on itself */
+	nic->self_via_port = strcmp(pc->glue, "faulty") == 0;
+	{
+		struct via_port_link link = { 0 };
+
+		/* a port whose link comes up later is not "down" before that */
+		nic->link_up = via_port_link_get(nic->port, &link) == 0 && link.up;
+	}
 	nic_info_fill(d, nic, pc->name);
 	d->nb_nics++;
 	VLOG_INFO("NIC %s: glue %s, MAC " RTE_ETHER_ADDR_PRT_FMT ", MTU %u", pc->name, pc->glue,
@@ -125,8 +153,8 @@ via_nics_open(struct viad *d)
 	 * loopback glue's default MTU is jumbo) */
 	for (i = 0; i < nb; i++) {
 		uint32_t mtu = ports[i].mtu ? ports[i].mtu
-			       : strcmp(ports[i].glue, "loopback") == 0 ? LOOPBACK_DEFAULT_MTU
-									 : RTE_ETHER_MTU;
+			       : strcmp(base_glue(&ports[i]), "loopback") == 0 ? LOOPBACK_DEFAULT_MTU
+										: RTE_ETHER_MTU;
 		/* AF_XDP places frames after XDP_PACKET_HEADROOM in the mbuf */
 		uint32_t xdp = strstr(ports[i].devargs, "af_xdp") != NULL ? XDP_HEADROOM : 0;
 		uint32_t need = RTE_PKTMBUF_HEADROOM + xdp + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + mtu;
@@ -157,6 +185,31 @@ via_nics_close(struct viad *d)
 		via_port_close(d->nics[--d->nb_nics].port);
 	rte_mempool_free(mbuf_pool);
 	mbuf_pool = NULL;
+}
+
+#define LINK_WATCH_MS 100
+
+int
+via_nics_watch(struct viad *d, uint64_t now)
+{
+	static uint64_t next;
+	unsigned i;
+
+	if (now < next)
+		return (int)(next - now);
+	next = now + LINK_WATCH_MS;
+	for (i = 0; i < d->nb_nics; i++) {
+		struct via_nic *nic = &d->nics[i];
+		struct via_port_link link;
+
+		if (via_port_link_get(nic->port, &link) != 0 || link.up == nic->link_up)
+			continue;
+		nic->link_up = link.up;
+		VLOG_WARN("NIC %s: link %s", nic->info.name, link.up ? "up" : "down");
+		if (!link.up)
+			via_cm_link_down(d, nic);
+	}
+	return LINK_WATCH_MS;
 }
 
 void

@@ -107,11 +107,11 @@ via_rel_defer(struct via_vi *vi, const struct via_wqe *w, uint32_t len, uint32_t
 }
 
 static void
-send_xport(struct via_vi *vi, uint8_t op, uint32_t seq, uint32_t status)
+send_xport(struct via_vi *vi, uint8_t op, uint16_t flags, uint32_t seq, uint32_t status)
 {
 	/* ACK and NAK carry no payload; seq and imm say what they mean */
-	via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, op, vi->conn.remote_vi, vi->id,
-			  vi->conn.id, seq, status);
+	via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, op, flags, vi->conn.remote_vi,
+			  vi->id, vi->conn.id, seq, status);
 }
 
 /* Free acknowledged frames and complete RR sends they finish. */
@@ -187,6 +187,7 @@ via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h)
 
 	/* in order or not at all; either way the sender hears where we are */
 	r->ack_due = true;
+	r->heard_at = rte_get_timer_cycles();
 	if (via_wire_seq(h) != r->rcv_nxt)
 		return false;
 	r->rcv_nxt++;
@@ -197,7 +198,7 @@ void
 via_rel_nak(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uint32_t status,
 	    const char *why)
 {
-	send_xport(vi, VIA_OP_NAK, via_wire_seq(h), status);
+	send_xport(vi, VIA_OP_NAK, 0, via_wire_seq(h), status);
 	vi->rel.ack_due = false;
 	via_rel_fail(d, vi, status, why);
 }
@@ -209,7 +210,18 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 	struct via_vi_rel *r = &vi->rel;
 	uint32_t ack = via_wire_seq(h);
 
-	if (!via_rel_level(vi) || r->win == NULL)
+	if (!via_rel_level(vi))
+		return;
+	r->heard_at = rte_get_timer_cycles();
+	if (via_wire_flags(h) & VIA_WF_PROBE)
+		r->ack_due = true;              /* a keepalive: answer it */
+	if (r->probing) {
+		r->probing = false;
+		r->retries = 0;
+		if (r->snd_una == r->snd_nxt)
+			r->rto_at = 0;
+	}
+	if (r->win == NULL)
 		return;
 	if (h->opcode == VIA_OP_NAK) {
 		/* the receiver could not take frame seq: everything before it
@@ -238,7 +250,16 @@ via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_st
 
 	if (r->ack_due) {
 		r->ack_due = false;
-		send_xport(vi, VIA_OP_ACK, r->rcv_nxt, 0);
+		send_xport(vi, VIA_OP_ACK, 0, r->rcv_nxt, 0);
+	}
+	if (r->rto_at == 0 && !r->probing &&
+	    now - r->heard_at > rte_get_timer_hz() / 1000 * d->rel_keepalive_ms) {
+		/* silence on an idle connection: is the peer still there? */
+		r->probing = true;
+		r->rto_us = d->rel_rto_min_us;
+		r->rto_at = now + us_to_cycles(r->rto_us);
+		send_xport(vi, VIA_OP_ACK, VIA_WF_PROBE, r->rcv_nxt, 0);
+		return;
 	}
 	if (r->rto_at == 0 || now < r->rto_at)
 		return;
@@ -248,7 +269,10 @@ via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_st
 		return;
 	}
 	st->rto_expiries++;
-	retransmit(vi, st);
+	if (r->snd_una == r->snd_nxt)
+		send_xport(vi, VIA_OP_ACK, VIA_WF_PROBE, r->rcv_nxt, 0);
+	else
+		retransmit(vi, st);
 	r->rto_us = RTE_MIN(r->rto_us * 2, d->rel_rto_max_us);
 	r->rto_at = now + us_to_cycles(r->rto_us);
 }
@@ -271,4 +295,6 @@ via_rel_reset(struct via_vi *vi)
 	r->rto_at = 0;
 	r->retries = r->dupacks = 0;
 	r->ack_due = false;
+	r->probing = false;
+	r->heard_at = rte_get_timer_cycles();
 }

@@ -39,7 +39,11 @@ via_session_async_error(struct via_session *s, uint32_t code, uint32_t vi_cookie
 	if (!s->opened)
 		return;
 	if (via_ring_enqueue(&s->errq, &e) != 0) {
-		VLOG_WARN("session %u: asynchronous error %u lost: error queue full", s->id, code);
+		/* once per session: a flood must not flood the log too */
+		if (!s->errq_overflowed)
+			VLOG_WARN("session %u: error queue full: asynchronous errors are being "
+				  "lost (the client does not take them)", s->id);
+		s->errq_overflowed = true;
 		return;
 	}
 	via_shm_wait_bump(&s->errq_sh->wait);

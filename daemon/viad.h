@@ -161,6 +161,8 @@ struct via_nic {
 	bool loopback;
 	struct rte_ring *self;   /**< frames this NIC sends to its own address */
 	struct rte_ring *backlog; /**< frames the port did not take yet, in order */
+	bool link_up;            /**< as last seen by via_nics_watch() */
+	bool self_via_port;      /**< own-address frames take the port, not @c self */
 };
 
 struct viad {
@@ -187,6 +189,7 @@ struct viad {
 	uint32_t rel_rto_min_us;
 	uint32_t rel_rto_max_us;
 	uint32_t rel_max_retries;
+	uint32_t rel_keepalive_ms;          /**< probe an idle peer after this */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
 	uint32_t conn_nonce;                /**< next connection identifier */
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
@@ -221,6 +224,7 @@ struct via_session {
 	struct via_arena arena;
 	struct via_ctl_inbuf in;
 	struct via_ring errq;       /**< async errors: viad's producer view */
+	bool errq_overflowed;       /**< logged that errors were lost */
 	struct via_shm_errq *errq_sh;
 
 	struct via_ptag_list ptags;
@@ -426,6 +430,8 @@ struct via_vi_rel {
 	uint8_t retries;
 	uint8_t dupacks;
 	bool ack_due;              /**< receiver: acknowledge in this iteration */
+	bool probing;              /**< a keepalive probe is unanswered */
+	uint64_t heard_at;         /**< timer cycles: last valid frame from the peer */
 	uint32_t rcv_nxt;          /**< receiver: next frame expected */
 	struct via_rel_pending *pend;  /**< RR sends awaiting ACK, FIFO */
 	uint32_t pend_head, pend_tail; /**< free-running; capacity win_size */

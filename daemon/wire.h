@@ -43,6 +43,7 @@ enum via_wire_op {
 /** via_wire_hdr flags */
 #define VIA_WF_IMM   0x0001  /**< imm carries immediate data (VIA §10.2 bit 2) */
 #define VIA_WF_PEER  0x0002  /**< CONN_REQ of VipConnectPeerRequest */
+#define VIA_WF_PROBE 0x0004  /**< ACK that asks for an ACK back: keepalive */
 
 /** Opcode properties (wire.c table). */
 #define VIA_OPF_CM   0x1     /**< handled by the connection manager (control thread) */

@@ -119,7 +119,16 @@ conf_equal(const struct via_conf *a, const struct via_conf *b)
 		    strcmp(p->devargs, q->devargs) || strcmp(p->mac, q->mac) ||
 		    p->mtu != q->mtu || p->rx_queues != q->rx_queues ||
 		    p->tx_queues != q->tx_queues || p->rx_desc != q->rx_desc ||
-		    p->tx_desc != q->tx_desc)
+		    p->tx_desc != q->tx_desc || strcmp(p->inner, q->inner) ||
+		    p->rx_drop != q->rx_drop || p->rx_dup != q->rx_dup ||
+		    p->rx_reorder != q->rx_reorder ||
+		    p->rx_corrupt != q->rx_corrupt ||
+		    p->rx_delay != q->rx_delay || p->tx_drop != q->tx_drop ||
+		    p->tx_dup != q->tx_dup || p->tx_reorder != q->tx_reorder ||
+		    p->tx_corrupt != q->tx_corrupt ||
+		    p->tx_delay != q->tx_delay || p->delay_us != q->delay_us ||
+		    p->corrupt_bits != q->corrupt_bits ||
+		    p->corrupt_where != q->corrupt_where || p->seed != q->seed)
 			return 0;
 	}
 	return 1;
@@ -375,6 +384,196 @@ test_errors(void)
 		used += (size_t)snprintf(text + used, sizeof(text) - used,
 					 "[port]\n");
 	expect_error(text, VIA_CONF_MAX_PORTS + 1, "too many ports");
+}
+
+/* The faulty glue's keys: defaults, every syntax, every error. */
+static void
+test_faulty_keys(void)
+{
+	static const char text[] =
+		"[port via4]\n"
+		"glue = faulty\n"
+		"inner = ethdev\n"
+		"devargs = net_ring0\n"
+		"rx_drop = 0.05\n"
+		"rx_dup = 5%\n"
+		"rx_reorder = 1\n"
+		"rx_corrupt = 100%\n"
+		"rx_delay = 0\n"
+		"tx_drop = 0.000001\n"
+		"tx_dup = 0.0001%\n"
+		"tx_reorder = 2.5%\n"
+		"tx_corrupt = 0.1234560\n"
+		"tx_delay = 1.000000\n"
+		"delay_us = 0\n"
+		"corrupt_bits = 64\n"
+		"corrupt_where = payload\n"
+		"seed = 18446744073709551615\n"
+		"[port]\n"
+		"glue = faulty\n";
+	static const struct {
+		const char *text;
+		uint32_t ppm;
+	} ok[] = {
+		{ "0", 0 }, { "0%", 0 }, { "0.0", 0 }, { "1", 1000000 },
+		{ "1.0", 1000000 }, { "100%", 1000000 }, { "100.0000%", 1000000 },
+		{ "0.5", 500000 }, { "50%", 500000 }, { "0.05", 50000 },
+		{ "5%", 50000 }, { "5.5%", 55000 }, { "0.000001", 1 },
+		{ "0.0001%", 1 }, { "0.0000010", 1 }, { "00.25", 250000 },
+	};
+	static const char *const bad_syntax[] = {
+		"", "abc", ".5", "5.", "-0.1", "+0.1", "5 %", " 5%", "1e-3",
+		"5%%", "%", "0x1", "0,5", "5%x", "0.5.1", "1/2",
+	};
+	static const char *const bad_range[] = {
+		"1.5", "2", "1.000001", "1.0000001", "101%", "100.0001%",
+		"100.00001%", "99999999999999999999999",
+	};
+	static const char *const bad_precision[] = {
+		"0.0000001", "0.00001%", "0.1234567", "5.00001%",
+	};
+	struct via_conf c, before;
+	char err[512] = "";
+	const struct via_port_conf *p;
+	unsigned int i;
+
+	/* defaults of a new port */
+	via_conf_defaults(&c);
+	CHECK_INT(via_conf_set(&c, "port.via3", "glue", "faulty", err,
+			       sizeof(err)), 0);
+	p = &c.ports[0];
+	CHECK_STR(p->inner, "loopback");
+	CHECK_INT(p->rx_drop + p->rx_dup + p->rx_reorder + p->rx_corrupt +
+		  p->rx_delay + p->tx_drop + p->tx_dup + p->tx_reorder +
+		  p->tx_corrupt + p->tx_delay, 0);
+	CHECK_INT(p->delay_us, 100);
+	CHECK_INT(p->corrupt_bits, 1);
+	CHECK_INT(p->corrupt_where, VIA_CORRUPT_ANY);
+	CHECK(p->seed == 1);
+	CHECK_INT(via_conf_check(&c, err, sizeof(err)), 0);
+
+	/* every accepted spelling, through the single setter */
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CHECK_INT(via_conf_set(&c, "port.via3", "tx_dup", ok[i].text,
+				       err, sizeof(err)), 0);
+		if (c.ports[0].tx_dup != ok[i].ppm)
+			fprintf(stderr, "  tx_dup = '%s'\n", ok[i].text);
+		CHECK_INT(c.ports[0].tx_dup, ok[i].ppm);
+	}
+	memcpy(&before, &c, sizeof(c));
+	for (i = 0; i < sizeof(bad_syntax) / sizeof(bad_syntax[0]); i++) {
+		err[0] = '\0';
+		CHECK_INT(via_conf_set(&c, "port.via3", "rx_drop",
+				       bad_syntax[i], err, sizeof(err)),
+			  -EINVAL);
+		if (strstr(err, "not a probability") == NULL)
+			fprintf(stderr, "  '%s': %s\n", bad_syntax[i], err);
+		CHECK(strstr(err, "not a probability") != NULL);
+	}
+	for (i = 0; i < sizeof(bad_range) / sizeof(bad_range[0]); i++) {
+		err[0] = '\0';
+		CHECK_INT(via_conf_set(&c, "port.via3", "rx_delay",
+				       bad_range[i], err, sizeof(err)),
+			  -EINVAL);
+		if (strstr(err, "out of range [0, 1]") == NULL)
+			fprintf(stderr, "  '%s': %s\n", bad_range[i], err);
+		CHECK(strstr(err, "out of range [0, 1]") != NULL);
+	}
+	for (i = 0; i < sizeof(bad_precision) / sizeof(bad_precision[0]); i++) {
+		err[0] = '\0';
+		CHECK_INT(via_conf_set(&c, "port.via3", "tx_corrupt",
+				       bad_precision[i], err, sizeof(err)),
+			  -EINVAL);
+		if (strstr(err, "finer than 1 ppm") == NULL)
+			fprintf(stderr, "  '%s': %s\n", bad_precision[i], err);
+		CHECK(strstr(err, "finer than 1 ppm") != NULL);
+	}
+	CHECK(memcmp(&before, &c, sizeof(c)) == 0);
+
+	/* a whole section from a file */
+	via_conf_defaults(&c);
+	err[0] = '\0';
+	CHECK_INT(via_conf_load(&c, write_file(text), err, sizeof(err)), 0);
+	if (err[0] != '\0')
+		fprintf(stderr, "  (%s)\n", err);
+	CHECK_INT(c.nb_ports, 2);
+	p = &c.ports[0];
+	CHECK_STR(p->name, "via4");
+	CHECK_STR(p->glue, "faulty");
+	CHECK_STR(p->inner, "ethdev");
+	CHECK_STR(p->devargs, "net_ring0");
+	CHECK_INT(p->rx_drop, 50000);
+	CHECK_INT(p->rx_dup, 50000);
+	CHECK_INT(p->rx_reorder, 1000000);
+	CHECK_INT(p->rx_corrupt, 1000000);
+	CHECK_INT(p->rx_delay, 0);
+	CHECK_INT(p->tx_drop, 1);
+	CHECK_INT(p->tx_dup, 1);
+	CHECK_INT(p->tx_reorder, 25000);
+	CHECK_INT(p->tx_corrupt, 123456);
+	CHECK_INT(p->tx_delay, 1000000);
+	CHECK_INT(p->delay_us, 0);
+	CHECK_INT(p->corrupt_bits, 64);
+	CHECK_INT(p->corrupt_where, VIA_CORRUPT_PAYLOAD);
+	CHECK(p->seed == UINT64_MAX);
+	p = &c.ports[1];
+	CHECK_STR(p->name, "via1");
+	CHECK_STR(p->glue, "faulty");
+	CHECK_STR(p->inner, "loopback");
+	CHECK_INT(p->delay_us, 100);
+	CHECK(p->seed == 1);
+	CHECK_INT(via_conf_check(&c, NULL, 0), 0);
+	CHECK_INT(via_conf_set(&c, "port.via4", "corrupt_where", "header",
+			       NULL, 0), 0);
+	CHECK_INT(c.ports[0].corrupt_where, VIA_CORRUPT_HEADER);
+	CHECK_INT(via_conf_set(&c, "port.via4", "corrupt_where", "any",
+			       NULL, 0), 0);
+	CHECK_INT(c.ports[0].corrupt_where, VIA_CORRUPT_ANY);
+	CHECK_INT(via_conf_set(&c, "port.via4", "seed", "0", NULL, 0), 0);
+	CHECK(c.ports[0].seed == 0);
+
+	/* faults on a glue that ignores them: caught by the check */
+	CHECK_INT(via_conf_set(&c, "port.via4", "glue", "loopback", NULL, 0),
+		  0);
+	CHECK_INT(via_conf_check(&c, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "port via4: rx_drop needs glue 'faulty'") != NULL);
+
+	/* out of range and malformed values in a file, line numbers */
+	expect_error("[port]\nglue = faulty\nrx_drop = 1.5\n", 3,
+		     "port via0.rx_drop = '1.5' is out of range [0, 1]");
+	expect_error("[port]\nglue = faulty\ntx_dup = 101%\n", 3,
+		     "out of range [0, 1] (or [0%, 100%])");
+	expect_error("[port]\nglue = faulty\nrx_corrupt = 0.0000001\n", 3,
+		     "finer than 1 ppm");
+	expect_error("[port]\nglue = faulty\ntx_delay = 5 %\n", 3,
+		     "not a probability");
+	expect_error("[port]\nrx_reorder = lots\n", 2, "not a probability");
+	expect_error("[port]\ntx_reorder = -1%\n", 2, "not a probability");
+	expect_error("[port]\ndelay_us = 1000001\n", 2,
+		     "out of range [0, 1000000]");
+	expect_error("[port]\ndelay_us = 1ms\n", 2, "not a decimal number");
+	expect_error("[port]\ncorrupt_bits = 0\n", 2, "out of range [1, 64]");
+	expect_error("[port]\ncorrupt_bits = 65\n", 2, "out of range");
+	expect_error("[port]\ncorrupt_where = middle\n", 2,
+		     "expected one of any, header, payload");
+	expect_error("[port]\ncorrupt_where = \n", 2, "expected one of");
+	expect_error("[port]\nseed = 18446744073709551616\n", 2,
+		     "out of range");
+	expect_error("[port]\nseed = -1\n", 2, "not a decimal number");
+	expect_error("[port]\nseed = 0x10\n", 2, "not a decimal number");
+	expect_error("[port]\ninner = ../evil\n", 2, "only letters");
+	expect_error("[port]\ninner =\n", 2, "must not be empty");
+	expect_error("[port]\nrx_dupe = 1%\n", 2, "unknown key 'rx_dupe'");
+	/* cross-key rules, reported at the section header */
+	expect_error("[port via2]\nglue = faulty\ninner = ethdev\n[viad]\n", 1,
+		     "port via2: glue 'faulty' with inner 'ethdev' requires devargs");
+	expect_error("[viad]\n[port]\nglue = faulty\ninner = faulty\n", 2,
+		     "inner 'faulty' cannot wrap itself");
+	expect_error("[port]\nglue = ethdev\ndevargs = net_ring0\n"
+		     "tx_drop = 1%\n", 1,
+		     "port via0: tx_drop needs glue 'faulty' (glue is 'ethdev')");
+	expect_error("[port]\nrx_delay = 0.5\n", 1,
+		     "rx_delay needs glue 'faulty' (glue is 'loopback')");
 }
 
 static void
@@ -700,6 +899,7 @@ main(int argc, char **argv)
 	test_defaults();
 	test_full_file();
 	test_errors();
+	test_faulty_keys();
 	test_load_errno();
 	test_set();
 	test_size_suffixes();
