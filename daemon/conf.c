@@ -99,6 +99,12 @@ static const struct conf_key conf_keys[] = {
 	/* A zero sleep would be busy polling under another name. */
 	{ SECT_VIAD, "idle_sleep_us", CT_UINT, 0, G(idle_sleep_us),
 	  1, 1000000, NULL },
+	/* The reliable levels' timers: they bound how long a lost peer goes
+	 * unnoticed (about keepalive + the sum of the backed-off timeouts). */
+	{ SECT_VIAD, "rel_rto_min_us", CT_UINT, 0, G(rel_rto_min_us), 10, 1000000, NULL },
+	{ SECT_VIAD, "rel_rto_max_us", CT_UINT, 0, G(rel_rto_max_us), 10, 10000000, NULL },
+	{ SECT_VIAD, "rel_max_retries", CT_UINT, 0, G(rel_max_retries), 1, 64, NULL },
+	{ SECT_VIAD, "rel_keepalive_ms", CT_UINT, 0, G(rel_keepalive_ms), 10, 3600000, NULL },
 
 	{ SECT_LIMITS, "max_sessions", CT_UINT, 0, G(max_sessions),
 	  1, 65536, NULL },
@@ -175,6 +181,10 @@ static const struct via_conf conf_defaults = {
 	.poll_mode = VIA_POLL_BACKOFF,
 	.idle_spin_us = 200,
 	.idle_sleep_us = 100,
+	.rel_rto_min_us = 1000,
+	.rel_rto_max_us = 100000,
+	.rel_max_retries = 10,
+	.rel_keepalive_ms = 1000,
 	.max_sessions = 256,
 	.max_vi = 16384,
 	.max_cq = 4096,
@@ -738,6 +748,11 @@ via_conf_check(const struct via_conf *c, char *err, size_t errlen)
 	if (c->nb_ports > VIA_CONF_MAX_PORTS) {
 		conf_err(err, errlen, "too many ports (%u, at most %d)",
 			 c->nb_ports, VIA_CONF_MAX_PORTS);
+		return -EINVAL;
+	}
+	if (c->rel_rto_min_us > c->rel_rto_max_us) {
+		conf_err(err, errlen, "rel_rto_min_us (%u) exceeds rel_rto_max_us (%u)",
+			 c->rel_rto_min_us, c->rel_rto_max_us);
 		return -EINVAL;
 	}
 	for (i = 0; i < c->nb_ports; i++) {

@@ -91,6 +91,10 @@ struct via_conf {
 	enum via_poll_mode poll_mode;
 	uint32_t idle_spin_us;	/**< backoff: spin this long before sleeping */
 	uint32_t idle_sleep_us;	/**< backoff: sleep per idle iteration */
+	uint32_t rel_rto_min_us;	/**< reliable levels: first retransmission timeout */
+	uint32_t rel_rto_max_us;	/**< ... doubling up to this */
+	uint32_t rel_max_retries;	/**< expiries in a row that break a connection */
+	uint32_t rel_keepalive_ms;	/**< silence after which an idle peer is probed */
 
 	/* [limits] */
 	uint32_t max_sessions;

@@ -40,14 +40,6 @@
 /* below this many free 2 MiB pages viad does not ask EAL for hugepages */
 #define MIN_FREE_HUGEPAGES 32
 #define SHUTDOWN_DRAIN_MS 50
-/* the reliable levels' retransmission timer: from 1 ms, doubling to 100 ms,
- * 10 expiries in a row break a connection (about 0.5 s with nothing heard) */
-#define REL_RTO_MIN_US 1000
-#define REL_RTO_MAX_US 100000
-#define REL_MAX_RETRIES 10
-/* an idle reliable connection probes its peer after 1 s of silence: a dead
- * peer is noticed within about 1.5 s whether or not data is outstanding */
-#define REL_KEEPALIVE_MS 1000
 
 static void
 usage(FILE *f)
@@ -323,10 +315,6 @@ main(int argc, char **argv)
 		VLOG_ERR("hosts file: %s", err);
 		goto out_eal;
 	}
-	d.rel_rto_min_us = REL_RTO_MIN_US;
-	d.rel_rto_max_us = REL_RTO_MAX_US;
-	d.rel_max_retries = REL_MAX_RETRIES;
-	d.rel_keepalive_ms = REL_KEEPALIVE_MS;
 	if (tables_init(&d) != 0) {
 		VLOG_ERR("out of memory for object tables");
 		goto out_tables;

@@ -88,7 +88,7 @@ via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_
 	rte_mbuf_refcnt_update(m, 1);
 	r->win[r->snd_nxt & (r->win_size - 1)] = m;
 	if (r->snd_nxt == r->snd_una) {
-		r->rto_us = d->rel_rto_min_us;
+		r->rto_us = d->conf.rel_rto_min_us;
 		r->rto_at = rte_get_timer_cycles() + us_to_cycles(r->rto_us);
 	}
 	r->snd_nxt++;
@@ -137,7 +137,7 @@ acked(struct viad *d, struct via_vi *vi, uint32_t ack)
 	}
 	r->retries = 0;
 	r->dupacks = 0;
-	r->rto_us = d->rel_rto_min_us;
+	r->rto_us = d->conf.rel_rto_min_us;
 	r->rto_at = r->snd_una == r->snd_nxt ? 0
 		    : rte_get_timer_cycles() + us_to_cycles(r->rto_us);
 }
@@ -253,17 +253,17 @@ via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_st
 		send_xport(vi, VIA_OP_ACK, 0, r->rcv_nxt, 0);
 	}
 	if (r->rto_at == 0 && !r->probing &&
-	    now - r->heard_at > rte_get_timer_hz() / 1000 * d->rel_keepalive_ms) {
+	    now - r->heard_at > rte_get_timer_hz() / 1000 * d->conf.rel_keepalive_ms) {
 		/* silence on an idle connection: is the peer still there? */
 		r->probing = true;
-		r->rto_us = d->rel_rto_min_us;
+		r->rto_us = d->conf.rel_rto_min_us;
 		r->rto_at = now + us_to_cycles(r->rto_us);
 		send_xport(vi, VIA_OP_ACK, VIA_WF_PROBE, r->rcv_nxt, 0);
 		return;
 	}
 	if (r->rto_at == 0 || now < r->rto_at)
 		return;
-	if (++r->retries > d->rel_max_retries) {
+	if (++r->retries > d->conf.rel_max_retries) {
 		/* VIA §2.5.2: a transfer is lost; the peer is gone or cut off */
 		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "retransmissions exhausted");
 		return;
@@ -273,7 +273,7 @@ via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_st
 		send_xport(vi, VIA_OP_ACK, VIA_WF_PROBE, r->rcv_nxt, 0);
 	else
 		retransmit(vi, st);
-	r->rto_us = RTE_MIN(r->rto_us * 2, d->rel_rto_max_us);
+	r->rto_us = RTE_MIN(r->rto_us * 2, d->conf.rel_rto_max_us);
 	r->rto_at = now + us_to_cycles(r->rto_us);
 }
 

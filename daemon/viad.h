@@ -183,13 +183,6 @@ struct viad {
 	struct via_session_list session_list;
 	struct via_ctl_counters counters;   /**< control-thread counters */
 	struct via_dp_lock dp_lock;         /**< see struct via_dp_lock */
-	/* reliable levels (rel.c): the retransmission timer's range and how
-	 * many expiries break a connection; they bound how long a dead peer
-	 * goes unnoticed while data is outstanding */
-	uint32_t rel_rto_min_us;
-	uint32_t rel_rto_max_us;
-	uint32_t rel_max_retries;
-	uint32_t rel_keepalive_ms;          /**< probe an idle peer after this */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
 	uint32_t conn_nonce;                /**< next connection identifier */
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */

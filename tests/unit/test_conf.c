@@ -97,6 +97,10 @@ conf_equal(const struct via_conf *a, const struct via_conf *b)
 	    a->poll_mode != b->poll_mode ||
 	    a->idle_spin_us != b->idle_spin_us ||
 	    a->idle_sleep_us != b->idle_sleep_us ||
+	    a->rel_rto_min_us != b->rel_rto_min_us ||
+	    a->rel_rto_max_us != b->rel_rto_max_us ||
+	    a->rel_max_retries != b->rel_max_retries ||
+	    a->rel_keepalive_ms != b->rel_keepalive_ms ||
 	    a->max_sessions != b->max_sessions ||
 	    a->max_vi != b->max_vi ||
 	    a->max_cq != b->max_cq ||
@@ -344,6 +348,8 @@ test_errors(void)
 	expect_error("[limits]\nmax_register_bytes = 99999999999999G\n", 2,
 		     "out of range");
 	expect_error("[viad]\nidle_sleep_us = 0\n", 2, "out of range");
+	expect_error("[viad]\nrel_max_retries = 0\n", 2, "out of range");
+	expect_error("[viad]\nrel_rto_min_us = 5\n", 2, "out of range");
 	expect_error("[port]\nmtu = 67\n", 2, "out of range [0 or 68, 65535]");
 	expect_error("[port]\nrx_queues = 0\n", 2, "out of range");
 	expect_error("[port]\ntx_desc = 65536\n", 2, "out of range");
