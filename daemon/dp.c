@@ -613,10 +613,25 @@ recv_complete(struct viad *d, struct via_vi *vi, uint32_t len, uint32_t imm, uin
 	struct via_vi_rx *rx = &vi->rx;
 
 	/* looked up again: the descriptor's region may be gone (COMP_PROT) */
-	complete(d, vi, VIA_WQ_RECV, &rx->wqe, desc_region(d, vi, VIA_WQ_RECV, &rx->wqe, VIP_ERROR_COMP_PROT), len, imm,
+	complete(d, vi, VIA_WQ_RECV, &rx->wqe,
+		 desc_region(d, vi, VIA_WQ_RECV, &rx->wqe, VIP_ERROR_COMP_PROT), len, imm,
 		 status | VIP_STATUS_OP_RECEIVE);
 	rx->have_desc = false;
 	rx->in_msg = false;
+}
+
+/* The VI frame @p h is for, if it belongs to @p vi's current connection. */
+static struct via_vi *
+connected_vi(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
+	     const struct via_wire_hdr *h)
+{
+	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+
+	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED ||
+	    vi->conn.id != via_wire_conn_id(h) || vi->conn.remote_vi != via_wire_src_vi(h) ||
+	    memcmp(vi->conn.remote_mac, eth->src_addr.addr_bytes, 6) != 0)
+		return NULL;
+	return vi;
 }
 
 static void
@@ -635,9 +650,8 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		st->frames_dropped++;
 		return;
 	}
-	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED ||
-	    vi->conn.id != via_wire_conn_id(h) || vi->conn.remote_vi != via_wire_src_vi(h) ||
-	    memcmp(vi->conn.remote_mac, eth->src_addr.addr_bytes, 6) != 0) {
+	vi = connected_vi(d, nic, eth, h);
+	if (vi == NULL) {
 		/* VIA §4.2: the sender learns at its next transfer that this
 		 * connection is gone; once per message is enough */
 		st->frames_dropped++;
@@ -727,11 +741,9 @@ static void
 rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	 const struct via_wire_hdr *h, struct via_poll_stats *st)
 {
-	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+	struct via_vi *vi = connected_vi(d, nic, eth, h);
 
-	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED ||
-	    vi->conn.id != via_wire_conn_id(h) || vi->conn.remote_vi != via_wire_src_vi(h) ||
-	    memcmp(vi->conn.remote_mac, eth->src_addr.addr_bytes, 6) != 0) {
+	if (vi == NULL) {
 		st->frames_dropped++;
 		return;
 	}
