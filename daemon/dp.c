@@ -316,17 +316,19 @@ desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct 
  */
 static const struct via_mr *
 desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
-	   VIP_CONTROL_SEGMENT *cs, struct via_dp_seg *segs, uint64_t *total, uint32_t *status)
+	   VIP_CONTROL_SEGMENT *cs, VIP_ADDRESS_SEGMENT *raddr, struct via_dp_seg *segs,
+	   uint16_t *nb_segs, uint64_t *total, uint32_t *status)
 {
 	struct via_session *s = vi->owner;
-	const uint32_t seg_access = q == VIA_WQ_SEND ? VIA_MR_LOCAL_READ : VIA_MR_LOCAL_WRITE;
 	VIP_DATA_SEGMENT ds[16];
 	const struct via_mr *mr;
-	uint16_t i, n;
+	uint32_t op, seg_access;
+	uint16_t i, n, first;
 	int err;
 
 	*status = 0;
 	*total = 0;
+	*nb_segs = 0;
 	mr = desc_region(d, vi, q, w, VIP_ERROR_POST_DESC);
 	if (mr == NULL)
 		return NULL;
@@ -335,17 +337,19 @@ desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct v
 		return NULL;
 	}
 	n = cs->SegCount;
-	if ((cs->Control & ~CONTROL_KNOWN) || cs->Reserved != 0 ||
-	    (cs->Control & VIP_CONTROL_OP_MASK) == VIP_CONTROL_OP_MASK ||
+	op = cs->Control & VIP_CONTROL_OP_MASK;
+	if ((cs->Control & ~CONTROL_KNOWN) || cs->Reserved != 0 || op == VIP_CONTROL_OP_MASK ||
 	    n > s->nic->info.max_segments_per_desc) {
 		*status = VIP_STATUS_FORMAT_ERROR;
 		return mr;
 	}
-	if ((cs->Control & VIP_CONTROL_OP_MASK) != VIP_CONTROL_OP_SENDRECV) {
-		/* RDMA on a receive queue is a format error (VIA §10.2); on the
-		 * send queue it is not implemented by this transport yet */
-		if (q == VIA_WQ_SEND)
-			VLOG_INFO("VI %u: RDMA descriptor: not supported by this viad yet", vi->id);
+	/* VIA §10.2: RDMA only on the send queue; §2.5.1: no RDMA Read on an
+	 * Unreliable VI; §10.3: an RDMA descriptor starts with its address
+	 * segment, counted in SegCount */
+	if (op != VIP_CONTROL_OP_SENDRECV &&
+	    (q == VIA_WQ_RECV || n == 0 ||
+	     (op == VIP_CONTROL_OP_RDMAREAD &&
+	      (!via_rel_level(vi) || !s->nic->info.rdma_read_support)))) {
 		*status = VIP_STATUS_FORMAT_ERROR;
 		return mr;
 	}
@@ -355,8 +359,13 @@ desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct v
 		*status = VIP_STATUS_PROTECTION_ERROR;
 		return mr;
 	}
+	first = op == VIP_CONTROL_OP_SENDRECV ? 0 : 1;
+	/* a send or RDMA Write gathers, a receive or RDMA Read scatters */
+	seg_access = q == VIA_WQ_RECV || op == VIP_CONTROL_OP_RDMAREAD ? VIA_MR_LOCAL_WRITE
+								       : VIA_MR_LOCAL_READ;
 	for (i = 0; i < n; i++) {
 		const VIP_DATA_SEGMENT *sg;
+		struct via_dp_seg *seg;
 
 		if (i % 16 == 0 &&
 		    via_mem_read(s, mr, w->desc_va + DESC_CS_SIZE + (uint64_t)i * DESC_SEG_SIZE, ds,
@@ -365,21 +374,31 @@ desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct v
 			return mr;
 		}
 		sg = &ds[i % 16];
-		segs[i].va = sg->Data.AddressBits;
-		segs[i].len = sg->Length;
-		segs[i].handle = sg->Handle;
-		segs[i].mr = NULL;
+		if (i < first) {
+			memcpy(raddr, sg, sizeof(*raddr));
+			if (raddr->Reserved != 0) {
+				*status = VIP_STATUS_FORMAT_ERROR;
+				return mr;
+			}
+			continue;
+		}
+		seg = &segs[i - first];
+		seg->va = sg->Data.AddressBits;
+		seg->len = sg->Length;
+		seg->handle = sg->Handle;
+		seg->mr = NULL;
 		*total += sg->Length;
 		/* a zero-length segment names no memory */
 		if (sg->Length > 0) {
-			segs[i].mr = via_mr_check(d, s, sg->Handle, sg->Data.AddressBits, sg->Length,
-						  vi->attr.ptag, seg_access, &err);
-			if (segs[i].mr == NULL) {
+			seg->mr = via_mr_check(d, s, sg->Handle, sg->Data.AddressBits, sg->Length,
+					       vi->attr.ptag, seg_access, &err);
+			if (seg->mr == NULL) {
 				*status = VIP_STATUS_PROTECTION_ERROR;
 				return mr;
 			}
 		}
 	}
+	*nb_segs = (uint16_t)(n - first);
 	return mr;
 }
 
@@ -425,16 +444,31 @@ segs_copy(struct viad *d, struct via_vi *vi, struct via_dp_seg *segs, uint16_t n
 
 /* ---- send (VIA §6.3, §9.6.1) --------------------------------------------- */
 
-/* Cut the message into frames and transmit them; false if the data vanished. */
+/* What the frames of one message say besides their data. */
+struct frame_spec {
+	uint8_t opcode;
+	uint16_t flags;
+	uint32_t imm;
+	uint32_t msg_id;
+	uint32_t msg_len;                  /**< READ_REQ: the bytes asked for */
+	const struct via_wire_rdma *ext;   /**< the opcode's extension, or NULL */
+};
+
+/*
+ * Cut @p total bytes of @p segs into frames and transmit them (at least one
+ * frame, for a 0-byte message); false if the data vanished or, on a
+ * reliable level, a frame could not be built.
+ */
 static bool
-send_frames(struct viad *d, struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs,
-	    struct via_dp_seg *segs, uint32_t total)
+send_frames(struct viad *d, struct via_vi *vi, const struct frame_spec *fs,
+	    struct via_dp_seg *segs, uint16_t nb_segs, uint32_t total)
 {
 	struct via_nic *nic = vi->owner->nic;
-	const uint32_t chunk = vi->conn.frame_payload ? vi->conn.frame_payload
-						      : via_dp_frame_payload(nic);
+	const uint16_t ext = via_wire_ops[fs->opcode].ext_len;
+	const uint32_t chunk = (vi->conn.frame_payload ? vi->conn.frame_payload
+						       : via_dp_frame_payload(nic)) - ext;
 	struct rte_mbuf *pkts[DP_BURST];
-	uint32_t msg_id = ++vi->tx_msg_id, off = 0;
+	uint32_t off = 0;
 	uint16_t n = 0;
 
 	do {
@@ -442,7 +476,7 @@ send_frames(struct viad *d, struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs,
 		struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
 		struct via_wire_hdr *h;
 
-		h = m != NULL ? frame_init(m, nic, vi->conn.remote_mac, len) : NULL;
+		h = m != NULL ? frame_init(m, nic, vi->conn.remote_mac, (uint16_t)(ext + len)) : NULL;
 		if (h == NULL) {
 			/* out of mbufs: Unreliable Delivery may lose the rest of
 			 * the message; a reliable level may not */
@@ -450,16 +484,19 @@ send_frames(struct viad *d, struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs,
 			via_dp_xmit(nic, pkts, n);
 			return !via_rel_level(vi);
 		}
-		h->opcode = VIA_OP_SEND;
-		via_wire_set_flags(h, (cs->Control & VIP_CONTROL_IMMEDIATE) ? VIA_WF_IMM : 0);
+		h->opcode = fs->opcode;
+		via_wire_set_flags(h, fs->flags);
 		via_wire_set_dst_vi(h, vi->conn.remote_vi);
 		via_wire_set_src_vi(h, vi->id);
 		via_wire_set_conn_id(h, vi->conn.id);
-		via_wire_set_msg_id(h, msg_id);
-		via_wire_set_msg_len(h, total);
+		via_wire_set_msg_id(h, fs->msg_id);
+		via_wire_set_msg_len(h, fs->msg_len);
 		via_wire_set_offset(h, off);
-		via_wire_set_imm(h, (cs->Control & VIP_CONTROL_IMMEDIATE) ? cs->ImmediateData : 0);
-		if (segs_copy(d, vi, segs, cs->SegCount, off, (uint8_t *)(h + 1), len, false, false)) {
+		via_wire_set_imm(h, fs->imm);
+		if (ext > 0)
+			memcpy(h + 1, fs->ext, ext);
+		if (segs_copy(d, vi, segs, nb_segs, off, (uint8_t *)(h + 1) + ext, len, false,
+			      false)) {
 			rte_pktmbuf_free(m);
 			rte_pktmbuf_free_bulk(pkts, n);
 			return false;
@@ -468,7 +505,7 @@ send_frames(struct viad *d, struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs,
 			via_rel_track(d, vi, m, h);
 		else
 			via_wire_set_seq(h, vi->tx_seq++);
-		via_wire_seal(h, h + 1, len);
+		via_wire_seal(h, h + 1, (uint16_t)(ext + len));
 		pkts[n++] = m;
 		off += len;
 		if (n == DP_BURST) {
@@ -480,42 +517,108 @@ send_frames(struct viad *d, struct via_vi *vi, const VIP_CONTROL_SEGMENT *cs,
 	return true;
 }
 
+static const uint32_t op_status[] = {
+	[VIP_CONTROL_OP_SENDRECV] = VIP_STATUS_OP_SEND,
+	[VIP_CONTROL_OP_RDMAWRITE] = VIP_STATUS_OP_RDMA_WRITE,
+	[VIP_CONTROL_OP_RDMAREAD] = VIP_STATUS_OP_RDMA_READ,
+	[VIP_CONTROL_OP_MASK] = VIP_STATUS_OP_SEND,
+};
+
+/* Issue an RDMA Read (VIA §6.3, §10.2): its answer completes it. */
+static uint32_t
+read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const struct frame_spec *fs,
+	   const struct via_dp_seg *segs, uint16_t nb_segs, uint32_t total)
+{
+	struct via_sq_pending *p;
+	struct via_dp_seg *copy = malloc(RTE_MAX(nb_segs, (uint16_t)1) * sizeof(*copy));
+
+	if (copy == NULL)
+		return VIP_STATUS_TRANSPORT_ERROR;
+	memcpy(copy, segs, nb_segs * sizeof(*copy));
+	if (!send_frames(d, vi, fs, NULL, 0, 0)) {
+		free(copy);
+		return VIP_STATUS_TRANSPORT_ERROR;
+	}
+	p = via_sq_hold(vi, w, VIA_SQ_READ, total, 0, VIP_STATUS_OP_RDMA_READ);
+	p->msg_id = fs->msg_id;
+	p->segs = copy;
+	p->nb_segs = nb_segs;
+	vi->rel.reads++;
+	return 0;
+}
+
 static void
 send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 {
 	struct via_dp_seg *segs = RTE_PER_LCORE(tx_segs);
+	VIP_ADDRESS_SEGMENT raddr;
 	VIP_CONTROL_SEGMENT cs;
 	const struct via_mr *mr;
+	struct via_wire_rdma ext;
+	struct frame_spec fs;
+	uint32_t status, op;
 	uint64_t total;
-	uint32_t status;
+	uint16_t nb_segs;
 
-	mr = desc_fetch(d, vi, VIA_WQ_SEND, w, &cs, segs, &total, &status);
+	mr = desc_fetch(d, vi, VIA_WQ_SEND, w, &cs, &raddr, segs, &nb_segs, &total, &status);
 	if (mr == NULL) {
 		complete(d, vi, VIA_WQ_SEND, w, NULL, 0, 0, 0);
 		return;
 	}
+	op = cs.Control & VIP_CONTROL_OP_MASK;
 	/* VIA §10.2 bit 3: the sum must match Length and fit the VI's MTU */
 	if (status == 0 && (total != cs.Length || total > vi->attr.max_transfer))
 		status = VIP_STATUS_LENGTH_ERROR;
 	/* VIA §5.1, §5.2, §5.4: the send queue of an unconnected VI completes in error */
 	if (status == 0 && vi->state != VIP_STATE_CONNECTED)
 		status = VIP_STATUS_DESC_FLUSHED_ERROR;
-	if (status == 0 && !send_frames(d, vi, &cs, segs, (uint32_t)total)) {
-		if (via_rel_level(vi)) {
-			complete(d, vi, VIA_WQ_SEND, w, mr, 0, 0,
-				 VIP_STATUS_TRANSPORT_ERROR | VIP_STATUS_OP_SEND);
-			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "out of frame buffers");
-			return;
+	status |= op_status[op];
+	if ((status & VIP_STATUS_ERROR_MASK) == 0) {
+		memset(&fs, 0, sizeof(fs));
+		fs.opcode = VIA_OP_SEND;
+		fs.msg_id = ++vi->tx_msg_id;
+		fs.msg_len = (uint32_t)total;
+		/* immediate data goes with sends and writes, not reads (§10.2) */
+		if ((cs.Control & VIP_CONTROL_IMMEDIATE) && op != VIP_CONTROL_OP_RDMAREAD) {
+			fs.flags = VIA_WF_IMM;
+			fs.imm = cs.ImmediateData;
 		}
-		status = VIP_STATUS_PROTECTION_ERROR;
+		if (op != VIP_CONTROL_OP_SENDRECV) {
+			ext.va = rte_cpu_to_be_64(raddr.Data.AddressBits);
+			ext.handle = rte_cpu_to_be_32(raddr.Handle);
+			ext.reserved = 0;
+			fs.ext = &ext;
+			fs.opcode = op == VIP_CONTROL_OP_RDMAWRITE ? VIA_OP_RDMA_WRITE
+								   : VIA_OP_RDMA_READ_REQ;
+		}
+		if (op == VIP_CONTROL_OP_RDMAREAD) {
+			status |= read_issue(d, vi, w, &fs, segs, nb_segs, (uint32_t)total);
+			if ((status & VIP_STATUS_ERROR_MASK) == 0)
+				return;
+		} else if (!send_frames(d, vi, &fs, segs, nb_segs, (uint32_t)total)) {
+			status |= via_rel_level(vi) ? VIP_STATUS_TRANSPORT_ERROR
+						    : VIP_STATUS_PROTECTION_ERROR;
+		}
 	}
-	/* VIA §2.5.3: Reliable Reception completes once the data is placed */
-	if (status == 0 && vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
-		via_rel_defer(vi, w, (uint32_t)total, cs.ImmediateData);
+	if (via_rel_level(vi) && (status & VIP_STATUS_TRANSPORT_ERROR)) {
+		complete(d, vi, VIA_WQ_SEND, w, mr, 0, 0, status);
+		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "out of frame buffers");
 		return;
 	}
-	complete(d, vi, VIA_WQ_SEND, w, mr, status ? 0 : (uint32_t)total, cs.ImmediateData,
-		 status | VIP_STATUS_OP_SEND);
+	/* VIA §2.5.3: Reliable Reception completes once the data is placed;
+	 * and a completion may not pass one held before it */
+	if ((status & VIP_STATUS_ERROR_MASK) == 0 &&
+	    vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
+		via_sq_hold(vi, w, VIA_SQ_ACK, (uint32_t)total, cs.ImmediateData, status);
+		return;
+	}
+	if (via_sq_held(vi)) {
+		via_sq_hold(vi, w, VIA_SQ_READY, status & VIP_STATUS_ERROR_MASK ? 0 : (uint32_t)total,
+			    cs.ImmediateData, status);
+		return;
+	}
+	complete(d, vi, VIA_WQ_SEND, w, mr, status & VIP_STATUS_ERROR_MASK ? 0 : (uint32_t)total,
+		 cs.ImmediateData, status);
 }
 
 void
@@ -523,7 +626,7 @@ via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
 		     uint32_t imm, uint32_t status)
 {
 	complete(d, vi, VIA_WQ_SEND, w, desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_COMP_PROT),
-		 len, imm, status | VIP_STATUS_OP_SEND);
+		 len, imm, status);
 }
 
 /*
@@ -545,23 +648,76 @@ tx_room(const struct via_vi *vi)
 	return rte_ring_free_count(self ? nic->self : nic->backlog) >= need;
 }
 
+static bool
+room(struct via_vi *vi)
+{
+	return tx_room(vi) && (!via_rel_level(vi) || via_rel_room(vi));
+}
+
+/* Answer the RDMA Reads the peer asked for, oldest first (VIA §6.3.1). */
+static unsigned
+read_answers(struct viad *d, struct via_vi *vi)
+{
+	struct via_vi_rel *r = &vi->rel;
+	unsigned n = 0;
+
+	while (r->resp_head != r->resp_tail && room(vi)) {
+		struct via_rdma_resp *a = &r->resp[r->resp_head % VIA_MAX_READS];
+		struct via_dp_seg src = { .va = a->va, .len = a->len, .handle = a->handle };
+		struct frame_spec fs = {
+			.opcode = VIA_OP_RDMA_READ_RESP, .msg_id = a->msg_id, .msg_len = a->len,
+		};
+		int err;
+
+		r->resp_head++;
+		/* checked again: the region may have gone since the request */
+		src.mr = via_mr_check(d, vi->owner, a->handle, a->va, a->len, vi->attr.ptag,
+				      VIA_MR_REMOTE_READ, &err);
+		if ((a->len > 0 && src.mr == NULL) || !send_frames(d, vi, &fs, &src, 1, a->len)) {
+			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
+				     "an RDMA Read source vanished");
+			return n;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* The QFENCE bit of the next descriptor (VIA §6.3.1.2), without taking it. */
+static bool
+fenced(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
+{
+	const struct via_mr *mr;
+	VIP_CONTROL_SEGMENT cs;
+	int err;
+
+	mr = via_mr_check(d, vi->owner, w->desc_handle, w->desc_va, DESC_CS_SIZE, vi->attr.ptag,
+			  VIA_MR_LOCAL_READ, &err);
+	return mr != NULL && via_mem_read(vi->owner, mr, w->desc_va, &cs, sizeof(cs)) == 0 &&
+	       (cs.Control & VIP_CONTROL_QFENCE);
+}
+
 static unsigned
 vi_send(struct viad *d, struct via_vi *vi)
 {
 	struct via_ring *r = &vi->wq[VIA_WQ_SEND];
-	unsigned n = RTE_MIN(via_ring_avail(r), (uint32_t)DP_SEND_BUDGET), i;
+	unsigned n = RTE_MIN(via_ring_avail(r), (uint32_t)DP_SEND_BUDGET), i, work = 0;
 
+	if (vi->state == VIP_STATE_CONNECTED && via_rel_level(vi))
+		work += read_answers(d, vi);
 	for (i = 0; i < n; i++) {
-		if (vi->state == VIP_STATE_CONNECTED &&
-		    (!tx_room(vi) || (via_rel_level(vi) && !via_rel_room(vi))))
-			break;
 		/* copied out before use: the client may rewrite the slot */
 		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
 
+		if (vi->state == VIP_STATE_CONNECTED &&
+		    (!room(vi) || vi->rel.reads == VIA_MAX_READS ||
+		     (vi->rel.reads > 0 && fenced(d, vi, &w))))
+			break;
 		via_ring_consume(r, 1);
 		send_one(d, vi, &w);
+		work++;
 	}
-	return n;
+	return work;
 }
 
 /* ---- receive (VIA §6.4.1) --------------------------------------------------- */
@@ -590,7 +746,8 @@ recv_take(struct viad *d, struct via_vi *vi)
 		uint32_t status;
 
 		via_ring_consume(r, 1);
-		mr = desc_fetch(d, vi, VIA_WQ_RECV, &w, &cs, rx->segs, &total, &status);
+		mr = desc_fetch(d, vi, VIA_WQ_RECV, &w, &cs, NULL, rx->segs, &rx->nb_segs, &total,
+				&status);
 		if (mr == NULL || status != 0 || total > UINT32_MAX) {
 			complete(d, vi, VIA_WQ_RECV, &w, mr, 0, 0,
 				 (status ? status : VIP_STATUS_LENGTH_ERROR) | VIP_STATUS_OP_RECEIVE);
@@ -600,7 +757,6 @@ recv_take(struct viad *d, struct via_vi *vi)
 		}
 		rx->have_desc = true;
 		rx->wqe = w;
-		rx->nb_segs = cs.SegCount;
 		rx->capacity = (uint32_t)total;
 		return 1;
 	}
@@ -618,6 +774,105 @@ recv_complete(struct viad *d, struct via_vi *vi, uint32_t len, uint32_t imm, uin
 		 status | VIP_STATUS_OP_RECEIVE);
 	rx->have_desc = false;
 	rx->in_msg = false;
+}
+
+/*
+ * The peer's RDMA asked for something this VI does not allow (VIA §6.3.2):
+ * nothing moves; the initiator learns of it by a NAK - on a reliable level
+ * the connection breaks (RDMA_PROT_ERROR or RDMAW_PROT there, §10.2), on an
+ * Unreliable one it gets RDMAW_PROT through its error callback (§9.9.1).
+ */
+static void
+rdma_refused(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const char *why)
+{
+	uint32_t op = h->opcode == VIA_OP_RDMA_WRITE ? VIP_STATUS_OP_RDMA_WRITE
+						     : VIP_STATUS_OP_RDMA_READ;
+
+	VLOG_INFO("VI %u: RDMA refused: %s", vi->id, why);
+	if (via_rel_level(vi)) {
+		via_rel_nak(d, vi, h, VIP_STATUS_RDMA_PROT_ERROR | op, why);
+		return;
+	}
+	/* once per message */
+	if (via_wire_offset(h) == 0)
+		via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, VIA_OP_NAK, 0,
+				  vi->conn.remote_vi, vi->id, vi->conn.id, via_wire_seq(h),
+				  VIP_STATUS_RDMA_PROT_ERROR | op);
+}
+
+/*
+ * The protection check at the target (VIA §3.2.2, §6.3.2): the handle names
+ * a region of this VI's process, the whole range lies in it, the tags match,
+ * and both the VI and the region allow the operation - the most protective
+ * wins.
+ */
+static struct via_mr *
+rdma_target(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uint32_t len,
+	    unsigned access)
+{
+	bool vi_allows = access == VIA_MR_REMOTE_WRITE ? vi->attr.rdma_write : vi->attr.rdma_read;
+	struct via_mr *mr;
+	int err;
+
+	mr = via_mr_check(d, vi->owner, via_wire_rdma_handle(h), via_wire_rdma_va(h), len,
+			  vi->attr.ptag, access, &err);
+	if (!vi_allows || mr == NULL) {
+		rdma_refused(d, vi, h, !vi_allows ? "not enabled on the VI"
+				       : err == -ENOENT ? "no such region"
+				       : err == -ERANGE ? "outside the region"
+							: "tag or region rights");
+		return NULL;
+	}
+	return mr;
+}
+
+static struct via_mr *
+write_target(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
+{
+	return rdma_target(d, vi, h, via_wire_msg_len(h), VIA_MR_REMOTE_WRITE);
+}
+
+/* An RDMA Read of the peer: answered from the send side, in order. */
+static void
+read_request(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
+{
+	struct via_vi_rel *r = &vi->rel;
+	struct via_rdma_resp *a;
+
+	if (rdma_target(d, vi, h, via_wire_msg_len(h), VIA_MR_REMOTE_READ) == NULL)
+		return;
+	if (r->resp_tail - r->resp_head == VIA_MAX_READS) {
+		/* the peer outran the reads it may have outstanding */
+		via_rel_nak(d, vi, h, VIP_STATUS_FORMAT_ERROR | VIP_STATUS_OP_RDMA_READ,
+			    "too many RDMA Reads outstanding");
+		return;
+	}
+	a = &r->resp[r->resp_tail++ % VIA_MAX_READS];
+	a->va = via_wire_rdma_va(h);
+	a->handle = via_wire_rdma_handle(h);
+	a->len = via_wire_msg_len(h);
+	a->msg_id = via_wire_msg_id(h);
+	a->sent = 0;
+}
+
+/* A frame of the answer to one of our RDMA Reads: into its scatter list. */
+static void
+read_answer(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
+	    uint32_t len)
+{
+	struct via_sq_pending *p = via_sq_read(vi, via_wire_msg_id(h));
+
+	if (p == NULL)
+		return;
+	if (len > 0 && (p->status & VIP_STATUS_ERROR_MASK) == 0 &&
+	    segs_copy(d, vi, p->segs, p->nb_segs, via_wire_offset(h), (uint8_t *)data, len, true,
+		      true) != 0)
+		p->status |= VIP_STATUS_PROTECTION_ERROR;  /* local scatter list gone */
+	p->received += len;
+	if (p->received >= via_wire_msg_len(h)) {
+		p->wait = VIA_SQ_READY;
+		via_sq_drain(d, vi);
+	}
 }
 
 /* The VI frame @p h is for, if it belongs to @p vi's current connection. */
@@ -640,7 +895,14 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 {
 	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
 	uint32_t msg = via_wire_msg_id(h), off = via_wire_offset(h);
-	uint32_t total = via_wire_msg_len(h), len = via_wire_payload_len(h);
+	uint32_t total = via_wire_msg_len(h), len = via_wire_data_len(h);
+	const uint8_t *data = (const uint8_t *)(h + 1) + via_wire_ops[h->opcode].ext_len;
+	const bool write = h->opcode == VIA_OP_RDMA_WRITE;
+	const bool imm = via_wire_flags(h) & VIA_WF_IMM;
+	/* a Send always consumes a receive descriptor, an RDMA Write only
+	 * with immediate data (VIA §10.2 bit 2) */
+	const bool consumes = !write || imm;
+	struct via_mr *target = NULL;
 	struct via_vi_rx *rx;
 
 	if (vi != NULL && vi->conn.requesting && vi->conn.id == via_wire_conn_id(h)) {
@@ -666,11 +928,27 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		st->frames_dropped++;                /* out of order: go back N */
 		return;
 	}
+	if (h->opcode == VIA_OP_RDMA_READ_RESP) {
+		read_answer(d, vi, h, data, len);
+		return;
+	}
 	if (rx->delivered_any && (int32_t)(msg - rx->last_msg_id) <= 0) {
 		st->frames_dropped++;                /* a duplicate: delivered already */
 		return;
 	}
-	if (off == 0) {
+	if (write) {
+		target = write_target(d, vi, h);
+		if (target == NULL) {
+			st->frames_dropped++;
+			return;
+		}
+	}
+	if (off == 0 && !consumes) {
+		rx->in_msg = true;
+		rx->dropping = false;
+		rx->msg_id = msg;
+		rx->expected_off = 0;
+	} else if (off == 0) {
 		/* a new message; an unfinished one before it is lost and its
 		 * descriptor takes this one instead */
 		rx->in_msg = true;
@@ -696,7 +974,7 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 					    "no receive descriptor");
 			return;
 		}
-		if (total > rx->capacity) {
+		if (!write && total > rx->capacity) {
 			/* VIA §6.4.1: too small a descriptor, Length 0; the
 			 * message counts as delivered, so a duplicate of it
 			 * cannot take another descriptor */
@@ -717,8 +995,15 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		st->frames_dropped++;
 		return;
 	}
-	if (len > 0 && segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)(h + 1), len,
-				 true, true) != 0) {
+	if (write) {
+		/* straight into the target region (VIA §2.3.2, §6.3.2) */
+		if (len > 0 && via_mem_write(vi->owner, target, via_wire_rdma_va(h) + off, data,
+					     len) != 0) {
+			rdma_refused(d, vi, h, "the RDMA Write target vanished");
+			return;
+		}
+	} else if (len > 0 && segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)data, len,
+					true, true) != 0) {
 		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
 		if (via_rel_level(vi))
 			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
@@ -727,10 +1012,13 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	}
 	rx->expected_off += len;
 	if (rx->expected_off == total) {
-		bool imm = via_wire_flags(h) & VIA_WF_IMM;
-
-		recv_complete(d, vi, total, imm ? via_wire_imm(h) : 0,
-			      imm ? VIP_STATUS_IMMEDIATE : 0);
+		/* a Send's Length counts what was placed in the descriptor's
+		 * buffers; an RDMA Write with immediate data placed none */
+		if (consumes)
+			recv_complete(d, vi, write ? 0 : total, imm ? via_wire_imm(h) : 0,
+				      (imm ? VIP_STATUS_IMMEDIATE : 0) |
+				      (write ? VIP_STATUS_OP_REMOTE_RDMA_WRITE : 0));
+		rx->in_msg = false;
 		rx->last_msg_id = msg;
 		rx->delivered_any = true;
 	}
@@ -745,6 +1033,21 @@ rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 
 	if (vi == NULL) {
 		st->frames_dropped++;
+		return;
+	}
+	if (h->opcode == VIA_OP_RDMA_READ_REQ) {
+		/* sequenced like data: only in order, only on a reliable level */
+		if (via_rel_level(vi) && via_rel_accept(vi, h))
+			read_request(d, vi, h);
+		else
+			st->frames_dropped++;
+		return;
+	}
+	if (h->opcode == VIA_OP_NAK && !via_rel_level(vi)) {
+		/* Unreliable: the peer refused an RDMA Write (VIA §9.9.1) */
+		if ((via_wire_imm(h) & VIP_STATUS_OP_MASK) == VIP_STATUS_OP_RDMA_WRITE)
+			via_session_async_error(vi->owner, VIP_ERROR_RDMAW_PROT, vi->cookie,
+						VIP_RESOURCE_VI, VIP_STATUS_OP_RDMA_WRITE, 0);
 		return;
 	}
 	via_rel_input(d, vi, h, st);

@@ -44,7 +44,8 @@ void via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, ui
 		       uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
 		       uint32_t imm);
 
-/** Complete a send descriptor (its region looked up again by handle). */
+/** Complete a send descriptor (its region looked up again by handle);
+ *  @p status includes the VIP_STATUS_OP_* bits. */
 void via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
 			  uint32_t len, uint32_t imm, uint32_t status);
 
@@ -56,8 +57,19 @@ bool via_rel_level(const struct via_vi *vi);
 bool via_rel_room(struct via_vi *vi);
 /** Give frame @p m its sequence number and keep it until acknowledged. */
 void via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_wire_hdr *h);
-/** Reliable Reception: complete this send when its last frame is acknowledged. */
-void via_rel_defer(struct via_vi *vi, const struct via_wqe *w, uint32_t len, uint32_t imm);
+/**
+ * Hold a send-queue completion (it waits for @p wait, or only for its turn);
+ * the caller has checked via_rel_room(). @p status carries the op bits.
+ */
+struct via_sq_pending *via_sq_hold(struct via_vi *vi, const struct via_wqe *w,
+				   enum via_sq_wait wait, uint32_t len, uint32_t imm,
+				   uint32_t status);
+/** Whether completions are held: later ones must queue behind them. */
+bool via_sq_held(const struct via_vi *vi);
+/** Complete the held completions at the head that are ready. */
+void via_sq_drain(struct viad *d, struct via_vi *vi);
+/** The held RDMA Read whose answer is @p msg_id, or NULL. */
+struct via_sq_pending *via_sq_read(struct via_vi *vi, uint32_t msg_id);
 /** Receiver: whether frame @p h is the next in order (else drop it). */
 bool via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h);
 /** Receiver: refuse frame @p h with @p status and break the connection. */

@@ -66,10 +66,10 @@ nic_info_fill(struct viad *d, struct via_nic *nic, const char *name)
 	i->max_cq_entries = c->max_cq_entries;
 	i->max_transfer_size = c->max_transfer_size;
 	i->max_ptags = c->max_ptags;
-	/* what the transport implements; RDMA Read is announced when it lands */
+	/* all three levels; RDMA Read on the reliable ones (VIA §2.5) */
 	i->reliability_support = VIP_SERVICE_UNRELIABLE | VIP_SERVICE_RELIABLE_DELIVERY |
 				 VIP_SERVICE_RELIABLE_RECEPTION;
-	i->rdma_read_support = 0;
+	i->rdma_read_support = 1;
 }
 
 static int

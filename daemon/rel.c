@@ -94,16 +94,76 @@ via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_
 	r->snd_nxt++;
 }
 
-void
-via_rel_defer(struct via_vi *vi, const struct via_wqe *w, uint32_t len, uint32_t imm)
+/* ---- held send-queue completions ------------------------------------------ */
+
+static struct via_sq_pending *
+pend_at(struct via_vi_rel *r, uint32_t i)
+{
+	return &r->pend[i & (r->win_size - 1)];
+}
+
+struct via_sq_pending *
+via_sq_hold(struct via_vi *vi, const struct via_wqe *w, enum via_sq_wait wait, uint32_t len,
+	    uint32_t imm, uint32_t status)
 {
 	struct via_vi_rel *r = &vi->rel;
-	struct via_rel_pending *p = &r->pend[r->pend_tail++ & (r->win_size - 1)];
+	struct via_sq_pending *p = pend_at(r, r->pend_tail++);
 
+	memset(p, 0, sizeof(*p));
 	p->wqe = *w;
-	p->end_seq = r->snd_nxt;
+	p->wait = (uint8_t)wait;
+	p->end_seq = r->snd_nxt;    /* VIA_SQ_ACK: everything sent so far */
 	p->len = len;
 	p->imm = imm;
+	p->status = status;
+	return p;
+}
+
+bool
+via_sq_held(const struct via_vi *vi)
+{
+	return vi->rel.pend_head != vi->rel.pend_tail;
+}
+
+static void
+pend_complete(struct viad *d, struct via_vi *vi, struct via_sq_pending *p, uint32_t status)
+{
+	if (p->wait == VIA_SQ_READ)
+		vi->rel.reads--;
+	free(p->segs);
+	p->segs = NULL;
+	via_dp_complete_send(d, vi, &p->wqe, status & VIP_STATUS_ERROR_MASK ? 0 : p->len, p->imm,
+			     status);
+}
+
+void
+via_sq_drain(struct viad *d, struct via_vi *vi)
+{
+	struct via_vi_rel *r = &vi->rel;
+
+	while (r->pend_head != r->pend_tail) {
+		struct via_sq_pending *p = pend_at(r, r->pend_head);
+
+		if (p->wait != VIA_SQ_READY)
+			break;
+		r->pend_head++;
+		pend_complete(d, vi, p, p->status);
+	}
+}
+
+struct via_sq_pending *
+via_sq_read(struct via_vi *vi, uint32_t msg_id)
+{
+	struct via_vi_rel *r = &vi->rel;
+	uint32_t i;
+
+	for (i = r->pend_head; i != r->pend_tail; i++) {
+		struct via_sq_pending *p = pend_at(r, i);
+
+		if (p->wait == VIA_SQ_READ && p->msg_id == msg_id)
+			return p;
+	}
+	return NULL;
 }
 
 static void
@@ -119,6 +179,7 @@ static void
 acked(struct viad *d, struct via_vi *vi, uint32_t ack)
 {
 	struct via_vi_rel *r = &vi->rel;
+	uint32_t i;
 
 	while (r->snd_una != ack) {
 		struct rte_mbuf **slot = &r->win[r->snd_una & (r->win_size - 1)];
@@ -127,14 +188,13 @@ acked(struct viad *d, struct via_vi *vi, uint32_t ack)
 		*slot = NULL;
 		r->snd_una++;
 	}
-	while (r->pend_head != r->pend_tail) {
-		struct via_rel_pending *p = &r->pend[r->pend_head & (r->win_size - 1)];
+	for (i = r->pend_head; i != r->pend_tail; i++) {
+		struct via_sq_pending *p = pend_at(r, i);
 
-		if ((int32_t)(ack - p->end_seq) < 0)
-			break;
-		r->pend_head++;
-		via_dp_complete_send(d, vi, &p->wqe, p->len, p->imm, 0);
+		if (p->wait == VIA_SQ_ACK && (int32_t)(ack - p->end_seq) >= 0)
+			p->wait = VIA_SQ_READY;
 	}
+	via_sq_drain(d, vi);
 	r->retries = 0;
 	r->dupacks = 0;
 	r->rto_us = d->conf.rel_rto_min_us;
@@ -163,21 +223,41 @@ via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why
 {
 	struct via_vi_rel *r = &vi->rel;
 
+	bool first = true;
+
 	VLOG_INFO("VI %u: connection broken: %s", vi->id, why);
 	via_vi_set_state(vi, VIP_STATE_ERROR, why);
 	/* VIA §2.5.3, Table 1: the first outstanding send carries the error,
-	 * the others were not delivered */
+	 * the others were not delivered; those only held for order did finish */
 	while (r->pend_head != r->pend_tail) {
-		struct via_rel_pending *p = &r->pend[r->pend_head++ & (r->win_size - 1)];
+		struct via_sq_pending *p = pend_at(r, r->pend_head++);
+		uint32_t op = p->status & VIP_STATUS_OP_MASK;
 
-		via_dp_complete_send(d, vi, &p->wqe, 0, 0, status);
-		status = VIP_STATUS_DESC_FLUSHED_ERROR;
+		if (p->wait == VIA_SQ_READY) {
+			pend_complete(d, vi, p, p->status);
+			continue;
+		}
+		pend_complete(d, vi, p, op | (first ? status : VIP_STATUS_DESC_FLUSHED_ERROR));
+		first = false;
 	}
 	/* the peer is told, should it be there to hear it */
 	via_dp_send_ctrl(vi->owner->nic, vi->conn.remote_mac, VIA_OP_DISC, 0, vi->conn.remote_vi,
 			 vi->id, vi->conn.id, NULL, 0);
 	via_dp_flush(d, vi);
 	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);
+}
+
+/* Whether a held completion waits for the peer (not only for its turn). */
+static bool
+pend_waiting(struct via_vi_rel *r)
+{
+	uint32_t i;
+
+	for (i = r->pend_head; i != r->pend_tail; i++) {
+		if (pend_at(r, i)->wait != VIA_SQ_READY)
+			return true;
+	}
+	return false;
 }
 
 bool
@@ -200,7 +280,8 @@ via_rel_nak(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uin
 {
 	send_xport(vi, VIA_OP_NAK, 0, via_wire_seq(h), status);
 	vi->rel.ack_due = false;
-	via_rel_fail(d, vi, status, why);
+	/* here the connection is lost; the cause is the peer's to report */
+	via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, why);
 }
 
 void
@@ -224,12 +305,20 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 	if (r->win == NULL)
 		return;
 	if (h->opcode == VIA_OP_NAK) {
+		uint32_t err = via_wire_imm(h) & VIP_STATUS_ERROR_MASK;
+		uint32_t op = via_wire_imm(h) & VIP_STATUS_OP_MASK;
+
 		/* the receiver could not take frame seq: everything before it
 		 * arrived, that one and what follows did not */
 		if ((int32_t)(ack - r->snd_una) >= 0 && (int32_t)(r->snd_nxt - ack) > 0)
 			acked(d, vi, ack);
-		via_rel_fail(d, vi, VIP_STATUS_REMOTE_DESC_ERROR,
-			     "the receiver reported a descriptor error");
+		/* a Reliable Delivery write completed already: its remote
+		 * protection error can only be reported asynchronously */
+		if (!pend_waiting(r) && op == VIP_STATUS_OP_RDMA_WRITE)
+			via_session_async_error(vi->owner, VIP_ERROR_RDMAW_PROT, vi->cookie,
+						VIP_RESOURCE_VI, op, 0);
+		via_rel_fail(d, vi, err ? err : VIP_STATUS_REMOTE_DESC_ERROR,
+			     "the receiver refused a frame");
 		return;
 	}
 	/* a valid cumulative ACK lies in (snd_una, snd_nxt] */
@@ -290,8 +379,14 @@ via_rel_reset(struct via_vi *vi)
 			*slot = NULL;
 		}
 	}
+	for (; r->pend_head != r->pend_tail; r->pend_head++) {
+		free(pend_at(r, r->pend_head)->segs);
+		pend_at(r, r->pend_head)->segs = NULL;
+	}
 	r->snd_una = r->snd_nxt = r->rcv_nxt = 0;
 	r->pend_head = r->pend_tail = 0;
+	r->reads = 0;
+	r->resp_head = r->resp_tail = 0;
 	r->rto_at = 0;
 	r->retries = r->dupacks = 0;
 	r->ack_due = false;

@@ -400,13 +400,41 @@ struct via_vi_rx {
 
 struct rte_mbuf;
 
-/** A Reliable Reception send waiting for its acknowledgment (VIA §2.5.3). */
-struct via_rel_pending {
+/** What a send-queue completion waits for (struct via_sq_pending). */
+enum via_sq_wait {
+	VIA_SQ_READY,      /**< nothing: it only keeps its place in the queue's order */
+	VIA_SQ_ACK,        /**< Reliable Reception: the ACK of its last frame (§2.5.3) */
+	VIA_SQ_READ,       /**< an RDMA Read: all of its answer placed (§9.6, §10.2) */
+};
+
+/**
+ * A send-queue descriptor whose completion is held back. Completions leave
+ * a queue in order (the library dequeues the head), so once one waits,
+ * every later one waits behind it.
+ */
+struct via_sq_pending {
 	struct via_wqe wqe;
-	uint32_t end_seq;          /**< acknowledged once the peer expects this seq */
+	uint8_t wait;              /**< enum via_sq_wait */
+	uint16_t nb_segs;          /**< VIA_SQ_READ: the scatter list */
+	uint32_t end_seq;          /**< VIA_SQ_ACK: done once the peer expects this seq */
+	uint32_t msg_id;           /**< VIA_SQ_READ: the read's id on the wire */
 	uint32_t len;
 	uint32_t imm;
+	uint32_t status;           /**< VIP_STATUS_* op bits, error bits if any */
+	uint32_t received;         /**< VIA_SQ_READ: bytes placed so far */
+	struct via_dp_seg *segs;   /**< VIA_SQ_READ: owned copy of the data segments */
 };
+
+/** An RDMA Read this VI answers (the target side of §9.6.1, op RDMAREAD). */
+struct via_rdma_resp {
+	uint64_t va;
+	uint32_t handle;
+	uint32_t len;
+	uint32_t msg_id;
+	uint32_t sent;
+};
+
+#define VIA_MAX_READS 16   /**< RDMA Reads outstanding per VI, each direction */
 
 /**
  * The reliable transport of a connected VI (rel.c; docs/wire-format.md):
@@ -426,8 +454,11 @@ struct via_vi_rel {
 	bool probing;              /**< a keepalive probe is unanswered */
 	uint64_t heard_at;         /**< timer cycles: last valid frame from the peer */
 	uint32_t rcv_nxt;          /**< receiver: next frame expected */
-	struct via_rel_pending *pend;  /**< RR sends awaiting ACK, FIFO */
+	struct via_sq_pending *pend;   /**< held send completions, FIFO */
 	uint32_t pend_head, pend_tail; /**< free-running; capacity win_size */
+	uint32_t reads;                /**< RDMA Reads waiting for their answer */
+	struct via_rdma_resp resp[VIA_MAX_READS];  /**< reads to answer, FIFO */
+	uint32_t resp_head, resp_tail;
 };
 
 struct via_vi {

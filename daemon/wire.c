@@ -5,6 +5,7 @@
 #include "wire.h"
 
 #define CONN_PAYLOAD sizeof(struct via_wire_conn)
+#define RDMA_EXT     sizeof(struct via_wire_rdma)
 
 const struct via_wire_op_info via_wire_ops[VIA_OP_COUNT] = {
 	[VIA_OP_CONN_REQ]     = { "conn_req", VIA_OPF_CM, CONN_PAYLOAD, CONN_PAYLOAD },
@@ -16,6 +17,9 @@ const struct via_wire_op_info via_wire_ops[VIA_OP_COUNT] = {
 	[VIA_OP_SEND]         = { "send", VIA_OPF_DATA, 0, UINT16_MAX },
 	[VIA_OP_ACK]          = { "ack", VIA_OPF_XPORT, 0, 0 },
 	[VIA_OP_NAK]          = { "nak", VIA_OPF_XPORT, 0, 0 },
+	[VIA_OP_RDMA_WRITE]   = { "rdma_write", VIA_OPF_DATA, RDMA_EXT, UINT16_MAX, RDMA_EXT },
+	[VIA_OP_RDMA_READ_REQ] = { "rdma_read_req", VIA_OPF_XPORT, RDMA_EXT, RDMA_EXT, RDMA_EXT },
+	[VIA_OP_RDMA_READ_RESP] = { "rdma_read_resp", VIA_OPF_DATA, 0, UINT16_MAX },
 };
 
 int
@@ -35,10 +39,13 @@ via_wire_check(const struct via_wire_hdr *h, uint32_t avail)
 		return -EPROTO;
 	if (op->flags & VIA_OPF_DATA) {
 		uint32_t off = via_wire_offset(h), total = via_wire_msg_len(h);
+		uint32_t data = len - op->ext_len;
 
-		if (off > total || len > total - off)
+		if (off > total || data > total - off)
 			return -EPROTO;
 	}
+	if (op->ext_len > 0 && ((const struct via_wire_rdma *)(h + 1))->reserved != 0)
+		return -EPROTO;
 	if (rte_be_to_cpu_32(h->payload_crc) != rte_hash_crc(h + 1, len, 0xffffffff))
 		return -EBADMSG;
 	return 0;

@@ -35,8 +35,11 @@ enum via_wire_op {
 	VIA_OP_RESET,          /**< a frame arrived for a connection that does not exist */
 	VIA_OP_SEND,           /**< data: one frame of a Send message */
 	VIA_OP_ACK,            /**< reliable levels: seq = next frame expected (cumulative) */
-	VIA_OP_NAK,            /**< reliable levels: the receiver failed frame seq; imm =
-				*   VIP_STATUS_* bits of its descriptor; the connection breaks */
+	VIA_OP_NAK,            /**< the receiver failed frame seq; imm = VIP_STATUS_* error
+				*   and op bits; on a reliable level the connection breaks */
+	VIA_OP_RDMA_WRITE,     /**< data: one frame of an RDMA Write, placed at rdma.va + offset */
+	VIA_OP_RDMA_READ_REQ,  /**< reliable levels: read msg_len bytes at rdma.va; msg_id names it */
+	VIA_OP_RDMA_READ_RESP, /**< data: one frame of the answer to READ_REQ msg_id */
 	VIA_OP_COUNT,
 };
 
@@ -55,6 +58,8 @@ struct via_wire_op_info {
 	uint16_t flags;          /**< VIA_OPF_* */
 	uint16_t payload_min;    /**< bytes of payload a valid frame carries at least */
 	uint16_t payload_max;    /**< ... and at most (UINT16_MAX: up to the MTU) */
+	uint16_t ext_len;        /**< an extension header at the start of the payload
+				  *   (struct via_wire_rdma), before the data */
 };
 
 /** The table, indexed by opcode; NULL name for unused entries. */
@@ -143,6 +148,39 @@ via_wire_seal(struct via_wire_hdr *h, const void *payload, uint16_t len)
  *         -EBADMSG (a CRC does not match: corrupt)
  */
 int via_wire_check(const struct via_wire_hdr *h, uint32_t avail);
+
+/**
+ * The RDMA extension: the first 16 bytes of the payload of RDMA_WRITE and
+ * RDMA_READ_REQ frames, from the descriptor's address segment (VIA §10.3).
+ * Every frame carries it, so each frame is placed on its own.
+ */
+struct via_wire_rdma {
+	rte_be64_t va;            /**< remote virtual address of the message's byte 0 */
+	rte_be32_t handle;        /**< remote memory handle */
+	rte_be32_t reserved;      /**< zero */
+} __rte_packed;
+_Static_assert(sizeof(struct via_wire_rdma) == 16, "via_wire_rdma is wire format");
+
+/** The RDMA extension's remote address of frame @p h (RDMA opcodes only). */
+static inline uint64_t
+via_wire_rdma_va(const struct via_wire_hdr *h)
+{
+	return rte_be_to_cpu_64(((const struct via_wire_rdma *)(h + 1))->va);
+}
+
+/** The RDMA extension's remote memory handle of frame @p h. */
+static inline uint32_t
+via_wire_rdma_handle(const struct via_wire_hdr *h)
+{
+	return rte_be_to_cpu_32(((const struct via_wire_rdma *)(h + 1))->handle);
+}
+
+/** Data bytes in frame @p h: its payload less the opcode's extension. */
+static inline uint32_t
+via_wire_data_len(const struct via_wire_hdr *h)
+{
+	return via_wire_payload_len(h) - via_wire_ops[h->opcode].ext_len;
+}
 
 /**
  * CM payload (CONN_REQ, CONN_ACCEPT): who is connecting to whom and with

@@ -439,7 +439,10 @@ test_format(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 		s->CS.Control = bad[i].control;
 		s->CS.Reserved = bad[i].reserved;
 		CHECK_RET(VipPostSend(a, s, m->mh), VIP_SUCCESS, "post send with %s", bad[i].what);
-		expect_done(a, false, s, VIP_STATUS_DONE | VIP_STATUS_FORMAT_ERROR | VIP_STATUS_OP_SEND,
+		/* the completed operation is the descriptor's own (§10.2) */
+		expect_done(a, false, s, VIP_STATUS_DONE | VIP_STATUS_FORMAT_ERROR |
+			    ((bad[i].control & VIP_CONTROL_OP_MASK) == VIP_CONTROL_OP_RDMAREAD
+				     ? VIP_STATUS_OP_RDMA_READ : VIP_STATUS_OP_SEND),
 			    bad[i].what);
 	}
 	CHECK(vi_state(a) == VIP_STATE_CONNECTED && vi_state(b) == VIP_STATE_CONNECTED,
