@@ -10,6 +10,8 @@
 
 #include <rte_mbuf.h>
 
+#include <vipl.h>
+
 #include "viad.h"
 #include "wire.h"
 
@@ -52,7 +54,11 @@ void via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wq
 /* ---- rel.c: the reliable levels (VIA §2.5.2, §2.5.3) ------------------- */
 
 /** Whether @p vi is Reliable Delivery or Reliable Reception. */
-bool via_rel_level(const struct via_vi *vi);
+static inline bool
+via_rel_level(const struct via_vi *vi)
+{
+	return vi->attr.reliability != VIP_SERVICE_UNRELIABLE;
+}
 /** Whether one more message of the largest size fits the send window. */
 bool via_rel_room(struct via_vi *vi);
 /** Give frame @p m its sequence number and keep it until acknowledged. */

@@ -37,12 +37,6 @@ us_to_cycles(uint32_t us)
 	return rte_get_timer_hz() / 1000000 * us;
 }
 
-bool
-via_rel_level(const struct via_vi *vi)
-{
-	return vi->attr.reliability != VIP_SERVICE_UNRELIABLE;
-}
-
 /* Frames of one message of the largest size the VI may send. */
 static uint32_t
 frames_per_message(const struct via_vi *vi)
