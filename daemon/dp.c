@@ -45,6 +45,7 @@
 #define CONTROL_KNOWN   (VIP_CONTROL_OP_MASK | VIP_CONTROL_IMMEDIATE | VIP_CONTROL_QFENCE)
 
 _Static_assert(offsetof(VIP_CONTROL_SEGMENT, Length) == IMM_OFF + 4, "Imm then Length");
+_Static_assert(sizeof(struct via_wire_hdr) == VIA_WIRE_HDR_LEN, "viad.h knows its size");
 
 static struct via_poll_stats *dp_stats(void);
 
@@ -562,7 +563,11 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 
 	mr = desc_fetch(d, vi, VIA_WQ_SEND, w, &cs, &raddr, segs, &nb_segs, &total, &status);
 	if (mr == NULL) {
-		complete(d, vi, VIA_WQ_SEND, w, NULL, 0, 0, 0);
+		/* counted in order, like every completion of the queue */
+		if (via_sq_held(vi))
+			via_sq_hold(vi, w, VIA_SQ_READY, 0, 0, 0)->no_desc = true;
+		else
+			complete(d, vi, VIA_WQ_SEND, w, NULL, 0, 0, 0);
 		return;
 	}
 	op = cs.Control & VIP_CONTROL_OP_MASK;
@@ -622,10 +627,11 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 }
 
 void
-via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w, uint32_t len,
-		     uint32_t imm, uint32_t status)
+via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w, bool has_desc,
+		     uint32_t len, uint32_t imm, uint32_t status)
 {
-	complete(d, vi, VIA_WQ_SEND, w, desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_COMP_PROT),
+	complete(d, vi, VIA_WQ_SEND, w,
+		 has_desc ? desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_COMP_PROT) : NULL,
 		 len, imm, status);
 }
 
@@ -644,8 +650,12 @@ tx_room(const struct via_vi *vi)
 	uint32_t need = vi->attr.max_transfer / chunk + 1;
 	bool self = !nic->self_via_port &&
 		    memcmp(vi->conn.remote_mac, via_port_mac(nic->port)->addr_bytes, 6) == 0;
+	struct rte_ring *r = self ? nic->self : nic->backlog;
 
-	return rte_ring_free_count(self ? nic->self : nic->backlog) >= need;
+	/* a message larger than the ring goes when the ring is empty, or it
+	 * would never go (Unreliable may then lose its tail, a reliable level
+	 * sends it again) */
+	return rte_ring_free_count(r) >= RTE_MIN(need, rte_ring_get_capacity(r));
 }
 
 static bool
@@ -1104,6 +1114,8 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 {
 	enum via_wq_kind q;
 
+	/* the oldest first: what the send queue holds back precedes its ring */
+	via_sq_flush(d, vi, VIP_STATUS_DESC_FLUSHED_ERROR);
 	if (vi->rx.have_desc)
 		recv_complete(d, vi, 0, 0, VIP_STATUS_DESC_FLUSHED_ERROR);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {

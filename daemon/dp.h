@@ -46,10 +46,11 @@ void via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, ui
 		       uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
 		       uint32_t imm);
 
-/** Complete a send descriptor (its region looked up again by handle);
+/** Complete a send descriptor (its region looked up again by handle; with
+ *  @p has_desc false it is only counted: it was unusable, POST_DESC said so);
  *  @p status includes the VIP_STATUS_OP_* bits. */
 void via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
-			  uint32_t len, uint32_t imm, uint32_t status);
+			  bool has_desc, uint32_t len, uint32_t imm, uint32_t status);
 
 /* ---- rel.c: the reliable levels (VIA §2.5.2, §2.5.3) ------------------- */
 
@@ -74,6 +75,12 @@ struct via_sq_pending *via_sq_hold(struct via_vi *vi, const struct via_wqe *w,
 bool via_sq_held(const struct via_vi *vi);
 /** Complete the held completions at the head that are ready. */
 void via_sq_drain(struct viad *d, struct via_vi *vi);
+/**
+ * Complete every held completion now: those only waiting for their turn as
+ * they are, the first one waiting for the peer with @p status, the rest
+ * DESC_FLUSHED (VIA §2.5.3, §4.2).
+ */
+void via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status);
 /** The held RDMA Read whose answer is @p msg_id, or NULL. */
 struct via_sq_pending *via_sq_read(struct via_vi *vi, uint32_t msg_id);
 /** Receiver: whether frame @p h is the next in order (else drop it). */

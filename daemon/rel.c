@@ -126,8 +126,8 @@ pend_complete(struct viad *d, struct via_vi *vi, struct via_sq_pending *p, uint3
 		vi->rel.reads--;
 	free(p->segs);
 	p->segs = NULL;
-	via_dp_complete_send(d, vi, &p->wqe, status & VIP_STATUS_ERROR_MASK ? 0 : p->len, p->imm,
-			     status);
+	via_dp_complete_send(d, vi, &p->wqe, !p->no_desc,
+			     status & VIP_STATUS_ERROR_MASK ? 0 : p->len, p->imm, status);
 }
 
 void
@@ -142,6 +142,27 @@ via_sq_drain(struct viad *d, struct via_vi *vi)
 			break;
 		r->pend_head++;
 		pend_complete(d, vi, p, p->status);
+	}
+}
+
+void
+via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status)
+{
+	struct via_vi_rel *r = &vi->rel;
+	bool first = true;
+
+	/* VIA §2.5.3, Table 1: the first outstanding send carries the error,
+	 * the others were not delivered; those only held for order did finish */
+	while (r->pend_head != r->pend_tail) {
+		struct via_sq_pending *p = pend_at(r, r->pend_head++);
+		uint32_t op = p->status & VIP_STATUS_OP_MASK;
+
+		if (p->wait == VIA_SQ_READY) {
+			pend_complete(d, vi, p, p->status);
+			continue;
+		}
+		pend_complete(d, vi, p, op | (first ? status : VIP_STATUS_DESC_FLUSHED_ERROR));
+		first = false;
 	}
 }
 
@@ -215,25 +236,9 @@ retransmit(struct via_vi *vi, struct via_poll_stats *st)
 void
 via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why)
 {
-	struct via_vi_rel *r = &vi->rel;
-
-	bool first = true;
-
 	VLOG_INFO("VI %u: connection broken: %s", vi->id, why);
 	via_vi_set_state(vi, VIP_STATE_ERROR, why);
-	/* VIA §2.5.3, Table 1: the first outstanding send carries the error,
-	 * the others were not delivered; those only held for order did finish */
-	while (r->pend_head != r->pend_tail) {
-		struct via_sq_pending *p = pend_at(r, r->pend_head++);
-		uint32_t op = p->status & VIP_STATUS_OP_MASK;
-
-		if (p->wait == VIA_SQ_READY) {
-			pend_complete(d, vi, p, p->status);
-			continue;
-		}
-		pend_complete(d, vi, p, op | (first ? status : VIP_STATUS_DESC_FLUSHED_ERROR));
-		first = false;
-	}
+	via_sq_flush(d, vi, status);
 	/* the peer is told, should it be there to hear it */
 	via_dp_send_ctrl(vi->owner->nic, vi->conn.remote_mac, VIA_OP_DISC, 0, vi->conn.remote_vi,
 			 vi->id, vi->conn.id, NULL, 0);

@@ -24,6 +24,11 @@ vi_attr_check(struct viad *d, struct via_session *s, const struct via_ctl_vi_att
 		return -EPROTONOSUPPORT;
 	if (a->max_transfer == 0 || a->max_transfer > nic->max_transfer_size)
 		return -EMSGSIZE;
+	/* the reliable levels keep every frame of a message until it is
+	 * acknowledged: a message may not outgrow their window (rel.c) */
+	if (a->reliability != VIP_SERVICE_UNRELIABLE && nic->mtu > VIA_WIRE_HDR_LEN &&
+	    a->max_transfer / (nic->mtu - VIA_WIRE_HDR_LEN) + 1 > VIA_REL_MAX_FRAMES)
+		return -EMSGSIZE;
 	/* one class of service: best effort */
 	if (a->qos != 0)
 		return -EDOM;

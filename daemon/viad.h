@@ -415,6 +415,7 @@ enum via_sq_wait {
 struct via_sq_pending {
 	struct via_wqe wqe;
 	uint8_t wait;              /**< enum via_sq_wait */
+	bool no_desc;              /**< the descriptor was unusable (POST_DESC) */
 	uint16_t nb_segs;          /**< VIA_SQ_READ: the scatter list */
 	uint32_t end_seq;          /**< VIA_SQ_ACK: done once the peer expects this seq */
 	uint32_t msg_id;           /**< VIA_SQ_READ: the read's id on the wire */
@@ -435,6 +436,8 @@ struct via_rdma_resp {
 };
 
 #define VIA_MAX_READS 16   /**< RDMA Reads outstanding per VI, each direction */
+#define VIA_REL_MAX_FRAMES 2048  /**< frames of one message on a reliable level */
+#define VIA_WIRE_HDR_LEN 48      /**< sizeof(struct via_wire_hdr), for DPDK-free code */
 
 /**
  * The reliable transport of a connected VI (rel.c; docs/wire-format.md):
