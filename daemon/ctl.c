@@ -194,6 +194,17 @@ h_cq_create(struct viad *d, struct via_session *s, const void *req, void *rep, i
 	return 0;
 }
 
+/* VipResizeCQ: under the data-path lock, like every handler (via_ctl_run) */
+static int
+h_cq_resize(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_cq_resize_req *q = req;
+	struct via_ctl_cq_resize_rep *r = rep;
+
+	(void)fd_out;
+	return via_cq_resize(d, s, q->id, q->entries, q->cons, &r->slots_off, &r->capacity);
+}
+
 static int
 h_cq_destroy(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
 {
@@ -430,6 +441,7 @@ static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_PEER_REQUEST] = h_peer_request,
 	[VIA_CTL_PEER_DONE] = h_peer_done,
 	[VIA_CTL_PEER_WAIT] = h_peer_wait,
+	[VIA_CTL_CQ_RESIZE] = h_cq_resize,
 };
 
 _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one handler per op");

@@ -270,13 +270,23 @@ complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via
 	/* counted even when the descriptor could not be written, so the
 	 * library can tell a completed head from a pending one */
 	via_shm_wait_bump(&vi->sh->wq[q].done);
+	/* a VipSendNotify/VipRecvNotify pending on the queue (or VipCQNotify on
+	 * its CQ): ring the session's notify doorbell. The flag is a seq_cst
+	 * load after the seq_cst bump, against the library's store of the flag
+	 * and load of the count (via_abi.h, "Notify doorbell"); it is the
+	 * client's word, only a hint */
+	bool bell = __atomic_load_n(&vi->sh->wq[q].notify, __ATOMIC_SEQ_CST) != 0;
+
 	if (cq != NULL) {
 		struct via_cqe e = { .vi_cookie = vi->cookie, .flags = q == VIA_WQ_RECV ? VIA_CQE_RECV : 0 };
 
 		if (via_ring_enqueue(&cq->ring, &e) != 0)
 			dp_stats()->cq_overruns++;
 		via_shm_wait_bump(&cq->sh->wait);
+		bell |= __atomic_load_n(&cq->sh->notify, __ATOMIC_SEQ_CST) != 0;
 	}
+	if (bell)
+		via_shm_wait_bump(&((struct via_shm_header *)vi->owner->seg.va)->notify);
 }
 
 static void
@@ -568,6 +578,9 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 			via_sq_hold(vi, w, VIA_SQ_READY, 0, 0, 0)->no_desc = true;
 		else
 			complete(d, vi, VIA_WQ_SEND, w, NULL, 0, 0, 0);
+		/* an error, and on a reliable level every error breaks (§2.5) */
+		if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED)
+			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "unusable descriptor");
 		return;
 	}
 	op = cs.Control & VIP_CONTROL_OP_MASK;
@@ -605,9 +618,18 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 						    : VIP_STATUS_PROTECTION_ERROR;
 		}
 	}
-	if (via_rel_level(vi) && (status & VIP_STATUS_TRANSPORT_ERROR)) {
-		complete(d, vi, VIA_WQ_SEND, w, mr, 0, 0, status);
-		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "out of frame buffers");
+	if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED &&
+	    (status & VIP_STATUS_ERROR_MASK)) {
+		/* VIA §2.5.2, §2.5.3, Table 1: on a reliable level any error
+		 * breaks the connection; this descriptor carries its own cause,
+		 * behind the completions held before it */
+		if (via_sq_held(vi))
+			via_sq_hold(vi, w, VIA_SQ_READY, 0, 0, status);
+		else
+			complete(d, vi, VIA_WQ_SEND, w, mr, 0, 0, status);
+		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
+			     status & VIP_STATUS_TRANSPORT_ERROR ? "out of frame buffers"
+								 : "local descriptor error");
 		return;
 	}
 	/* VIA §2.5.3: Reliable Reception completes once the data is placed;

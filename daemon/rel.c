@@ -212,6 +212,7 @@ acked(struct viad *d, struct via_vi *vi, uint32_t ack)
 	via_sq_drain(d, vi);
 	r->retries = 0;
 	r->dupacks = 0;
+	r->recovering = false;
 	r->rto_us = d->conf.rel_rto_min_us;
 	r->rto_at = r->snd_una == r->snd_nxt ? 0
 		    : rte_get_timer_cycles() + us_to_cycles(r->rto_us);
@@ -267,8 +268,13 @@ via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h)
 	/* in order or not at all; either way the sender hears where we are */
 	r->ack_due = true;
 	r->heard_at = rte_get_timer_cycles();
-	if (via_wire_seq(h) != r->rcv_nxt)
+	if (via_wire_seq(h) != r->rcv_nxt) {
+		/* a gap: say so at once, not once per iteration, so that the
+		 * sender's duplicate ACKs add up before its timer does */
+		if ((int32_t)(via_wire_seq(h) - r->rcv_nxt) > 0)
+			send_xport(vi, VIA_OP_ACK, 0, r->rcv_nxt, 0);
 		return false;
+	}
 	r->rcv_nxt++;
 	return true;
 }
@@ -323,10 +329,12 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 	/* a valid cumulative ACK lies in (snd_una, snd_nxt] */
 	if ((int32_t)(ack - r->snd_una) > 0 && (int32_t)(r->snd_nxt - ack) >= 0) {
 		acked(d, vi, ack);
-	} else if (ack == r->snd_una && r->snd_una != r->snd_nxt &&
+	} else if (ack == r->snd_una && r->snd_una != r->snd_nxt && !r->recovering &&
 		   ++r->dupacks == REL_DUPACKS) {
-		/* the receiver misses snd_una: no need to wait for the timer */
+		/* the receiver misses snd_una: no need to wait for the timer;
+		 * once per loss, the next duplicates are of the same gap */
 		r->dupacks = 0;
+		r->recovering = true;
 		retransmit(vi, st);
 	}
 }
@@ -357,6 +365,7 @@ via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_st
 		return;
 	}
 	st->rto_expiries++;
+	r->recovering = false;
 	if (r->snd_una == r->snd_nxt)
 		send_xport(vi, VIA_OP_ACK, VIA_WF_PROBE, r->rcv_nxt, 0);
 	else
@@ -388,6 +397,7 @@ via_rel_reset(struct via_vi *vi)
 	r->resp_head = r->resp_tail = 0;
 	r->rto_at = 0;
 	r->retries = r->dupacks = 0;
+	r->recovering = false;
 	r->ack_due = false;
 	r->probing = false;
 	r->heard_at = rte_get_timer_cycles();

@@ -349,6 +349,15 @@ struct via_cq {
 
 /** @return 0; -EINVAL (0 entries); -ENOSPC (max_cq, max_cq_entries or segment full) */
 int via_cq_create(struct viad *d, struct via_session *s, uint32_t entries, struct via_cq **out);
+/**
+ * VipResizeCQ (VIA §9.7.3): move the entries the client has not consumed
+ * (from @p cons, its consumer index) into a new slot array of @p entries.
+ * @return 0 and the new array's offset and capacity; -EINVAL (0 entries,
+ *         or @p cons not within what viad produced); -ENOENT; -ENOSPC (more
+ *         than max_cq_entries, fewer than the entries queued, segment full)
+ */
+int via_cq_resize(struct viad *d, struct via_session *s, uint32_t id, uint32_t entries,
+		  uint32_t cons, uint64_t *slots_off, uint32_t *capacity);
 /** @return 0, -ENOENT, -EBUSY (work queues attached) */
 int via_cq_destroy(struct viad *d, struct via_session *s, uint32_t id);
 struct via_cq *via_cq_get(struct viad *d, struct via_session *s, uint32_t id);
@@ -453,6 +462,7 @@ struct via_vi_rel {
 	uint32_t rto_us;
 	uint8_t retries;
 	uint8_t dupacks;
+	bool recovering;           /**< a fast retransmission of snd_una is out */
 	bool ack_due;              /**< receiver: acknowledge in this iteration */
 	bool probing;              /**< a keepalive probe is unanswered */
 	uint64_t heard_at;         /**< timer cycles: last valid frame from the peer */

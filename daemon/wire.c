@@ -7,20 +7,26 @@
 #define CONN_PAYLOAD sizeof(struct via_wire_conn)
 #define RDMA_EXT     sizeof(struct via_wire_rdma)
 
+#define OP(name_, flags_, min_, max_, ext_)                                     \
+	{ .name = name_, .flags = flags_, .payload_min = min_, .payload_max = max_,   \
+	  .ext_len = ext_ }
+
 const struct via_wire_op_info via_wire_ops[VIA_OP_COUNT] = {
-	[VIA_OP_CONN_REQ]     = { "conn_req", VIA_OPF_CM, CONN_PAYLOAD, CONN_PAYLOAD },
-	[VIA_OP_CONN_ACCEPT]  = { "conn_accept", VIA_OPF_CM, CONN_PAYLOAD, CONN_PAYLOAD },
-	[VIA_OP_CONN_REJECT]  = { "conn_reject", VIA_OPF_CM, 0, 0 },
-	[VIA_OP_CONN_NOMATCH] = { "conn_nomatch", VIA_OPF_CM, 0, 0 },
-	[VIA_OP_DISC]         = { "disc", VIA_OPF_CM, 0, 0 },
-	[VIA_OP_RESET]        = { "reset", VIA_OPF_CM, 0, 0 },
-	[VIA_OP_SEND]         = { "send", VIA_OPF_DATA, 0, UINT16_MAX },
-	[VIA_OP_ACK]          = { "ack", VIA_OPF_XPORT, 0, 0 },
-	[VIA_OP_NAK]          = { "nak", VIA_OPF_XPORT, 0, 0 },
-	[VIA_OP_RDMA_WRITE]   = { "rdma_write", VIA_OPF_DATA, RDMA_EXT, UINT16_MAX, RDMA_EXT },
-	[VIA_OP_RDMA_READ_REQ] = { "rdma_read_req", VIA_OPF_XPORT, RDMA_EXT, RDMA_EXT, RDMA_EXT },
-	[VIA_OP_RDMA_READ_RESP] = { "rdma_read_resp", VIA_OPF_DATA, 0, UINT16_MAX },
+	[VIA_OP_CONN_REQ]       = OP("conn_req", VIA_OPF_CM, CONN_PAYLOAD, CONN_PAYLOAD, 0),
+	[VIA_OP_CONN_ACCEPT]    = OP("conn_accept", VIA_OPF_CM, CONN_PAYLOAD, CONN_PAYLOAD, 0),
+	[VIA_OP_CONN_REJECT]    = OP("conn_reject", VIA_OPF_CM, 0, 0, 0),
+	[VIA_OP_CONN_NOMATCH]   = OP("conn_nomatch", VIA_OPF_CM, 0, 0, 0),
+	[VIA_OP_DISC]           = OP("disc", VIA_OPF_CM, 0, 0, 0),
+	[VIA_OP_RESET]          = OP("reset", VIA_OPF_CM, 0, 0, 0),
+	[VIA_OP_SEND]           = OP("send", VIA_OPF_DATA, 0, UINT16_MAX, 0),
+	[VIA_OP_ACK]            = OP("ack", VIA_OPF_XPORT, 0, 0, 0),
+	[VIA_OP_NAK]            = OP("nak", VIA_OPF_XPORT, 0, 0, 0),
+	[VIA_OP_RDMA_WRITE]     = OP("rdma_write", VIA_OPF_DATA, RDMA_EXT, UINT16_MAX, RDMA_EXT),
+	[VIA_OP_RDMA_READ_REQ]  = OP("rdma_read_req", VIA_OPF_XPORT, RDMA_EXT, RDMA_EXT, RDMA_EXT),
+	[VIA_OP_RDMA_READ_RESP] = OP("rdma_read_resp", VIA_OPF_DATA, 0, UINT16_MAX, 0),
 };
+
+#undef OP
 
 int
 via_wire_check(const struct via_wire_hdr *h, uint32_t avail)

@@ -865,18 +865,44 @@ VIP_RETURN VipCQWait(IN VIP_CQ_HANDLE CQHandle,
  * @brief Have a handler called for the next completed send Descriptor
  *        (VIA 1.0 §9.6.9).
  *
- * If the head of the send queue is complete it is dequeued and Handler is
- * called with it; otherwise Handler is called, from a provider thread, when
- * the next Descriptor completes.  One call arms one invocation.  Destroying
- * the VI cancels a pending invocation.
+ * If the Descriptor at the head of the send queue is complete, it is
+ * dequeued (as by VipSendDone) and Handler is called with it before
+ * VipSendNotify returns, in the calling thread.  Otherwise Handler is called
+ * once, on the NIC's notify thread (a thread of the library, started by the
+ * first notification that has to wait), with the next Descriptor dequeued
+ * there after it completes.  The notify thread sleeps until viad reports a
+ * completion on a queue with a pending notification (no polling: it wakes
+ * once a second at most otherwise).
+ *
+ * - One call arms one invocation (§9.6.9: "In order for the Handler to be
+ *   invoked multiple times, the function must be called multiple times").
+ *   A call while earlier ones are pending on the same queue is not an error:
+ *   the registrations wait in order and each takes the next completed
+ *   Descriptor; a complete head is then handed on by the notify thread,
+ *   in order, rather than in the calling thread.
+ * - A call from within a handler (to arm the next one, say) never runs the
+ *   new handler in the calling thread: it runs next on the notify thread,
+ *   so a queue of completed Descriptors does not recurse.
+ * - A Descriptor that another thread dequeues first (VipSendDone,
+ *   VipSendWait) is not handed to the handler, which waits for the next.
+ * - The notify thread runs one handler at a time; a handler that blocks
+ *   holds up the other notifications of the NIC (not its error handler,
+ *   which runs on a thread of its own).  A handler may call any VIPL
+ *   function but VipCloseNic of its NIC.
+ * - VipDestroyVi cancels the pending invocations of the VI: they never
+ *   run.  If a handler of the VI is running on the notify thread,
+ *   VipDestroyVi returns only once it has returned (a handler may destroy
+ *   its own VI).  VipCloseNic cancels every pending invocation of the NIC.
  *
  * @param ViHandle The VI.
  * @param Context  Passed to Handler unchanged.
- * @param Handler  Function to call with the completed Descriptor.
+ * @param Handler  Function to call with the NIC, the VI and the completed
+ *                 (dequeued) Descriptor.
  * @return One of the following codes.
  * @retval VIP_SUCCESS           The handler was called or armed.
  * @retval VIP_INVALID_PARAMETER Invalid VI handle or NULL Handler.
- * @retval VIP_ERROR_RESOURCE    The send queue is associated with a CQ, or viad is gone.
+ * @retval VIP_ERROR_RESOURCE    The send queue is associated with a CQ (use VipCQNotify), no
+ *                               memory or thread for the notification, or viad is gone.
  */
 VIP_RETURN VipSendNotify(IN VIP_VI_HANDLE ViHandle,
                          IN VIP_PVOID Context,
@@ -887,15 +913,18 @@ VIP_RETURN VipSendNotify(IN VIP_VI_HANDLE ViHandle,
 
 /**
  * @brief Have a handler called for the next completed receive Descriptor
- *        (VIA 1.0 §9.6.10).  See VipSendNotify.
+ *        (VIA 1.0 §9.6.10).  Everything VipSendNotify says holds for the
+ *        receive queue (VipRecvDone, VipRecvWait).
  *
  * @param ViHandle The VI.
  * @param Context  Passed to Handler unchanged.
- * @param Handler  Function to call with the completed Descriptor.
+ * @param Handler  Function to call with the NIC, the VI and the completed
+ *                 (dequeued) Descriptor.
  * @return One of the following codes.
  * @retval VIP_SUCCESS           The handler was called or armed.
  * @retval VIP_INVALID_PARAMETER Invalid VI handle or NULL Handler.
- * @retval VIP_ERROR_RESOURCE    The receive queue is associated with a CQ, or viad is gone.
+ * @retval VIP_ERROR_RESOURCE    The receive queue is associated with a CQ (use VipCQNotify),
+ *                               no memory or thread for the notification, or viad is gone.
  */
 VIP_RETURN VipRecvNotify(IN VIP_VI_HANDLE ViHandle,
                          IN VIP_PVOID Context,
@@ -908,18 +937,29 @@ VIP_RETURN VipRecvNotify(IN VIP_VI_HANDLE ViHandle,
  * @brief Have a handler called for the next completion entry of a
  *        completion queue (VIA 1.0 §9.6.11).
  *
- * If an entry is present it is dequeued and Handler is called; otherwise
- * Handler is called, from a provider thread, when the next entry arrives.
- * One call arms one invocation.  Destroying the CQ cancels it.  The
- * Descriptor is then dequeued with VipSendDone / VipRecvDone.
+ * If the CQ holds an entry, it is dequeued (as by VipCQDone) and Handler is
+ * called with its VI and queue before VipCQNotify returns, in the calling
+ * thread.  Otherwise Handler is called once, on the NIC's notify thread,
+ * with the next entry dequeued there after it arrives.  The Descriptor
+ * itself is then dequeued with VipSendDone / VipRecvDone.  Registrations,
+ * calls from handlers and entries taken by other threads (VipCQDone,
+ * VipCQWait) behave as VipSendNotify describes.
+ *
+ * VipDestroyCQ cancels the pending invocations of the CQ: they never run.
+ * If a handler of the CQ is running on the notify thread, VipDestroyCQ
+ * waits until it has returned (before it asks viad, so also when it then
+ * fails because VIs are still associated with the CQ; a handler may
+ * destroy its own CQ).  Destroying a VI does not cancel the CQ's
+ * notifications; entries of a destroyed VI are skipped.
  *
  * @param CQHandle The completion queue.
  * @param Context  Passed to Handler unchanged.
- * @param Handler  Function to call with the VI and queue of the completion.
+ * @param Handler  Function to call with the NIC, the VI and the queue of the completion
+ *                 (RecvQueue VIP_TRUE for the receive queue).
  * @return One of the following codes.
  * @retval VIP_SUCCESS           The handler was called or armed.
  * @retval VIP_INVALID_PARAMETER Invalid CQ handle or NULL Handler.
- * @retval VIP_ERROR_RESOURCE    viad is gone.
+ * @retval VIP_ERROR_RESOURCE    No memory or thread for the notification, or viad is gone.
  */
 VIP_RETURN VipCQNotify(IN VIP_CQ_HANDLE CQHandle,
                        IN VIP_PVOID Context,
@@ -932,6 +972,17 @@ VIP_RETURN VipCQNotify(IN VIP_CQ_HANDLE CQHandle,
 
 /**
  * @brief Create a completion queue (VIA 1.0 §9.7.1).
+ *
+ * The queue holds at least EntryCount entries (viad rounds up to a power of
+ * two).  Sizing it is the consumer's job (VIA §6.4.1: "The VI Consumer is
+ * responsible for ensuring that a Completion Queue is large enough to hold a
+ * Completion Queue entry for each Descriptor that may complete at any given
+ * time"): a completion that finds the CQ full loses its entry, with no error
+ * reported (§6.4.1 allows it).  The Descriptor itself still completes on its
+ * work queue, so VipSendDone / VipRecvDone still dequeue it; only the CQ
+ * does not name it.  viad counts lost entries in VIP_DPDK_COUNTERS::CqOverruns
+ * (VipQuerySystemManagementInfo, InfoType VIP_DPDK_SMI_COUNTERS).  VipResizeCQ
+ * grows a CQ without losing an entry.
  *
  * @param NicHandle  The NIC.
  * @param EntryCount Number of completion entries the queue must hold (1..MaxCQEntries).
@@ -960,7 +1011,16 @@ VIP_RETURN VipDestroyCQ(IN VIP_CQ_HANDLE CQHandle);
 
 /**
  * @brief Change the number of entries of a completion queue
- *        (VIA 1.0 §9.7.3).
+ *        (VIA 1.0 §9.7.3, §11.3.14).
+ *
+ * The CQ may be in use meanwhile, with completions arriving and other
+ * threads in VipCQDone, VipCQWait or with a VipCQNotify pending: no entry is
+ * lost and none is delivered twice.  viad moves the entries not yet dequeued
+ * into the new queue and places every later completion there; the
+ * consumers of the CQ wait for the length of the call (one request to
+ * viad).  Growing is always possible up to MaxCQEntries while the session's
+ * memory lasts; shrinking below the entries the queue holds now fails, and
+ * the CQ is then unchanged.  Overruns: see VipCreateCQ.
  *
  * @param CQHandle   The completion queue.
  * @param EntryCount New number of entries (1..MaxCQEntries, and not below the
@@ -969,7 +1029,8 @@ VIP_RETURN VipDestroyCQ(IN VIP_CQ_HANDLE CQHandle);
  * @retval VIP_SUCCESS           The CQ was resized.
  * @retval VIP_INVALID_PARAMETER Invalid CQ handle or EntryCount 0.
  * @retval VIP_ERROR_RESOURCE    Insufficient resources (EntryCount above MaxCQEntries or below
- *                               the entries now queued, no memory), or viad is gone.
+ *                               the entries now queued, no memory in the session's segment),
+ *                               or viad is gone.
  */
 VIP_RETURN VipResizeCQ(IN VIP_CQ_HANDLE CQHandle, IN VIP_ULONG EntryCount);
 

@@ -22,7 +22,7 @@
 #include "via_ring.h"
 
 /** Bumped on any change of this file or of via_ctl.h. */
-#define VIA_ABI_VERSION 2u
+#define VIA_ABI_VERSION 3u
 
 /** "VIADSHM1": first 8 bytes of every session segment. */
 #define VIA_SHM_COOKIE 0x314d485344414956ull
@@ -38,9 +38,25 @@ enum via_daemon_state {
 };
 
 /**
+ * Wake-up word of a queue a client may block on. viad bumps @c seq (seq_cst
+ * add) after producing completions, then loads @c sleepers (seq_cst) and
+ * calls FUTEX_WAKE only if it is non-zero; a waiter increments @c sleepers
+ * (seq_cst), re-checks its queue, then FUTEX_WAITs on the @c seq it read
+ * before the re-check. All four accesses being seq_cst, either viad sees the
+ * sleeper or the sleeper sees the new completion (Dekker): no lost wake-up,
+ * and no syscall on viad's side unless somebody sleeps (NEED_WAKEUP).
+ */
+struct via_shm_wait {
+	uint32_t seq;
+	uint32_t sleepers;
+};
+_Static_assert(sizeof(struct via_shm_wait) == 8, "via_shm_wait is ABI");
+
+/**
  * Offset 0 of a session segment. Written by viad before the segment's fd is
  * passed to the client, then only daemon_state changes (store-release by
- * viad followed by FUTEX_WAKE on it; the client loads it with acquire).
+ * viad followed by FUTEX_WAKE on it; the client loads it with acquire),
+ * and the notify doorbell ticks.
  */
 struct via_shm_header {
 	uint64_t cookie;         /**< VIA_SHM_COOKIE */
@@ -51,7 +67,14 @@ struct via_shm_header {
 	uint32_t daemon_state;   /**< enum via_daemon_state; futex word */
 	uint64_t errq_off;       /**< offset of the session's via_shm_errq */
 	uint32_t errq_capacity;  /**< its ring slots */
-	uint8_t  reserved[20];
+	/**
+	 * The notify doorbell (VipSendNotify, VipRecvNotify, VipCQNotify):
+	 * viad bumps it after a completion on any queue whose @c notify word
+	 * is set (via_shm_wq, via_shm_cq); the library's notify thread sleeps
+	 * on it. See "Notify doorbell" below.
+	 */
+	struct via_shm_wait notify;
+	uint8_t  reserved[12];
 };
 _Static_assert(sizeof(struct via_shm_header) == 64, "via_shm_header is ABI");
 
@@ -82,28 +105,46 @@ _Static_assert(sizeof(struct via_cqe) == 8, "via_cqe is ABI");
 #define VIA_CQE_RECV 0x1u
 
 /**
- * Wake-up word of a queue a client may block on. viad bumps @c seq (seq_cst
- * add) after producing completions, then loads @c sleepers (seq_cst) and
- * calls FUTEX_WAKE only if it is non-zero; a waiter increments @c sleepers
- * (seq_cst), re-checks its queue, then FUTEX_WAITs on the @c seq it read
- * before the re-check. All four accesses being seq_cst, either viad sees the
- * sleeper or the sleeper sees the new completion (Dekker): no lost wake-up,
- * and no syscall on viad's side unless somebody sleeps (NEED_WAKEUP).
+ * Notify doorbell (VIA §9.6.9-9.6.11: the hardware "enables interrupts" on
+ * a queue). A work queue or CQ with a pending VipSendNotify / VipRecvNotify /
+ * VipCQNotify has its @c notify word set by the library; after a completion
+ * on such a queue viad rings the session's doorbell, via_shm_header::notify,
+ * so the library's one notify thread per NIC sleeps on one futex word
+ * whatever the number of queues it watches. A queue without a pending
+ * notification costs viad one load per completion and nothing else.
+ *
+ * No lost wake-up (Dekker, all four accesses seq_cst):
+ *
+ *   library (arming a queue)              viad (complete())
+ *     store(notify, 1)                       write Status (release)
+ *     load(done.seq or cq wait.seq)          fetch_add(done.seq or cq wait.seq)
+ *     dequeue if complete, else sleep        load(notify): if set, ring doorbell
+ *
+ * Either viad's load sees the flag and rings, or the library's load sees
+ * the bumped count (and, since the bump is a release RMW after Status and
+ * the CQ entry, the completion itself). The doorbell then works as any
+ * via_shm_wait: the notify thread reads notify.seq before it scans its
+ * queues and FUTEX_WAITs on that value with notify.sleepers raised.
+ *
+ * The word is the client's, so to viad it is only a hint: a client that
+ * sets it needlessly gets useless wake-ups of its own thread, one that
+ * clears it misses its own notifications.
  */
-struct via_shm_wait {
-	uint32_t seq;
-	uint32_t sleepers;
-};
-_Static_assert(sizeof(struct via_shm_wait) == 8, "via_shm_wait is ABI");
+#define VIA_NOTIFY_ARMED 1u
 
 /**
  * A completion queue in the segment; its slot array (struct via_cqe[cap])
- * follows at the next VIA_SHM_ALIGN boundary.
+ * follows at the next VIA_SHM_ALIGN boundary when the CQ is created. A
+ * resize (VIA_CTL_CQ_RESIZE) moves only the slot array: this block, and
+ * with it the ring indices, the wait word and the notify word, stays where
+ * it is for the CQ's life, so a thread asleep on the wait word is never
+ * left on memory that was freed.
  */
 struct via_shm_cq {
 	struct via_ring_shared ring;   /**< viad produces, client consumes */
 	struct via_shm_wait wait;
-	uint8_t reserved[VIA_SHM_ALIGN - sizeof(struct via_shm_wait)];
+	uint32_t notify;               /**< VIA_NOTIFY_ARMED: VipCQNotify pending */
+	uint8_t reserved[VIA_SHM_ALIGN - sizeof(struct via_shm_wait) - sizeof(uint32_t)];
 };
 _Static_assert(sizeof(struct via_shm_cq) == 192, "via_shm_cq is ABI");
 
@@ -139,7 +180,8 @@ enum via_wq_kind {
 struct via_shm_wq {
 	struct via_ring_shared ring;   /**< client produces via_wqe, viad consumes */
 	struct via_shm_wait done;      /**< bumped when a descriptor completes */
-	uint8_t reserved[VIA_SHM_ALIGN - sizeof(struct via_shm_wait)];
+	uint32_t notify;               /**< VIA_NOTIFY_ARMED: Send/RecvNotify pending */
+	uint8_t reserved[VIA_SHM_ALIGN - sizeof(struct via_shm_wait) - sizeof(uint32_t)];
 };
 _Static_assert(sizeof(struct via_shm_wq) == 192, "via_shm_wq is ABI");
 
@@ -191,12 +233,18 @@ via_shm_errq_size(uint32_t cap)
 	       VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_async_error), VIA_SHM_ALIGN);
 }
 
-/** Bytes a CQ takes in the segment for @p cap entries. */
+/** Bytes of a CQ's slot array of @p cap entries (VIA_SHM_ALIGN multiple). */
+static inline uint64_t
+via_shm_cq_slots_size(uint32_t cap)
+{
+	return VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_cqe), VIA_SHM_ALIGN);
+}
+
+/** Bytes a CQ takes in the segment for @p cap entries, when created. */
 static inline uint64_t
 via_shm_cq_size(uint32_t cap)
 {
-	return sizeof(struct via_shm_cq) +
-	       VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_cqe), VIA_SHM_ALIGN);
+	return sizeof(struct via_shm_cq) + via_shm_cq_slots_size(cap);
 }
 
 #endif /* VIA_ABI_H */

@@ -62,6 +62,8 @@ static const struct via_ctl_op_desc via_ctl_ops[VIA_CTL_OP_COUNT] = {
 	   sizeof(struct via_ctl_vi_attr), 0),
 	OP(VIA_CTL_PEER_WAIT, "peer_wait", sizeof(struct via_ctl_id),
 	   sizeof(struct via_ctl_vi_attr), 0),
+	OP(VIA_CTL_CQ_RESIZE, "cq_resize", sizeof(struct via_ctl_cq_resize_req),
+	   sizeof(struct via_ctl_cq_resize_rep), 0),
 };
 
 #undef OP

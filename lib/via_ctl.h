@@ -57,6 +57,7 @@ enum via_ctl_op {
 	VIA_CTL_PEER_REQUEST, /**< VipConnectPeerRequest: returns at once */
 	VIA_CTL_PEER_DONE,    /**< -EAGAIN while pending */
 	VIA_CTL_PEER_WAIT,    /**< deferred until connected or timeout */
+	VIA_CTL_CQ_RESIZE,    /**< VipResizeCQ: a new slot array, entries moved */
 	VIA_CTL_OP_COUNT,
 };
 
@@ -191,6 +192,40 @@ struct via_ctl_cq_create_rep {
 	uint32_t capacity;       /**< ring slots (entries rounded up to 2^n) */
 };
 _Static_assert(sizeof(struct via_ctl_cq_create_rep) == 16, "ABI");
+
+/**
+ * CQ_RESIZE (VipResizeCQ, VIA §9.7.3, §11.3.14). viad allocates a slot
+ * array of the new capacity, copies into it the entries not consumed yet,
+ * [cons, prod) by its own prod and the @c cons of this request, switches
+ * its producer to it and frees the old array; all under the data-path lock,
+ * so no completion is produced meanwhile and none is lost. The via_shm_cq
+ * block itself (indices, wait and notify words) does not move.
+ *
+ * The client must not consume between reading @c cons and switching its
+ * consumer view to the reply (the library holds the CQ's consumer lock for
+ * the whole call): what it consumed before is not copied, what it did not
+ * is, and it resumes at @c cons in the new array, so an entry is delivered
+ * once. viad checks @c cons against its own prod (at most the old capacity
+ * behind it, never ahead): anything else is -EINVAL.
+ *
+ * Errors: -ENOENT (no such CQ), -EINVAL (entries 0, or an impossible cons),
+ * -ENOSPC (entries above max_cq_entries or below the entries queued now, or
+ * the segment is full: the CQ is then unchanged).
+ */
+struct via_ctl_cq_resize_req {
+	uint32_t id;
+	uint32_t entries;        /**< VipResizeCQ's EntryCount */
+	uint32_t cons;           /**< the client's consumer index, see above */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_cq_resize_req) == 16, "ABI");
+
+struct via_ctl_cq_resize_rep {
+	uint64_t slots_off;      /**< offset of the new struct via_cqe[capacity] */
+	uint32_t capacity;       /**< ring slots (entries rounded up to 2^n) */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_cq_resize_rep) == 16, "ABI");
 
 struct via_ctl_vi_create_req {
 	struct via_ctl_vi_attr attr;

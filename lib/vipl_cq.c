@@ -75,10 +75,17 @@ VipDestroyCQ(VIP_CQ_HANDLE CQHandle)
 	if (cq == NULL)
 		return VIP_INVALID_PARAMETER;
 	req.id = cq->id;
+	/* VIA §9.6.11: destruction cancels pending VipCQNotify handlers. The
+	 * notify thread stops looking at the ring, whose memory goes with
+	 * viad's answer, and a handler of this CQ it runs is waited for */
+	vipl_notify_suspend(&cq->nq);
 	/* viad refuses while work queues are attached (VIA §9.7.2) */
 	rc = vipl_ctl_call(cq->nic, VIA_CTL_CQ_DESTROY, &req, NULL, NULL);
-	if (rc != 0)
+	if (rc != 0) {
+		vipl_notify_resume(&cq->nq);
 		return vipl_return(rc);
+	}
+	vipl_notify_cancel(&cq->nq);
 	vipl_handle_free(&cq->obj);
 	pthread_mutex_lock(&cq->nic->lock);
 	LIST_REMOVE(cq, link);
@@ -103,21 +110,69 @@ vipl_cq_close_all(struct vipl_nic *nic)
 	pthread_mutex_unlock(&nic->lock);
 }
 
+/*
+ * VIA §9.7.3, §11.3.14. viad moves the entries not consumed yet into a new
+ * slot array and switches to it (CQ_RESIZE, via_ctl.h); the block with the
+ * indices and the wait and notify words stays. The consumer lock is held
+ * from reading the consumer index reported to viad until the consumer view
+ * is on the new array: no VipCQDone/CQWait/CQNotify consumes in between,
+ * so an entry is neither lost (viad copied everything from that index on,
+ * and produced nothing meanwhile: it holds its data-path lock) nor seen
+ * twice (nothing before that index was copied, and this side goes on at
+ * that index). Consumers wait for the lock the length of one control call.
+ */
 VIPL_EXPORT VIP_RETURN
 VipResizeCQ(VIP_CQ_HANDLE CQHandle, VIP_ULONG EntryCount)
 {
-	if (vipl_cq_get(CQHandle) == NULL || EntryCount == 0)
+	struct vipl_cq *cq = vipl_cq_get(CQHandle);
+	struct via_ctl_cq_resize_req req = { 0 };
+	struct via_ctl_cq_resize_rep rep;
+	struct vipl_nic *nic;
+	uint32_t cons;
+	int rc;
+
+	if (cq == NULL || EntryCount == 0)
 		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipResizeCQ", "resizing a completion queue");
+	nic = cq->nic;
+	if (EntryCount > nic->info.max_cq_entries)
+		return VIP_ERROR_RESOURCE;
+	pthread_mutex_lock(&cq->lock);
+	cons = cq->ring.local;
+	req.id = cq->id;
+	req.entries = (uint32_t)EntryCount;
+	req.cons = cons;
+	rc = vipl_ctl_call(nic, VIA_CTL_CQ_RESIZE, &req, &rep, NULL);
+	if (rc == 0) {
+		uint64_t len = via_shm_cq_slots_size(rep.capacity);
+
+		/* viad's offsets are checked against the segment we mapped */
+		if (rep.slots_off % VIA_SHM_ALIGN != 0 || rep.slots_off > nic->shm_size ||
+		    len > nic->shm_size - rep.slots_off ||
+		    via_ring_attach(&cq->ring, &cq->sh->ring, (uint8_t *)nic->shm + rep.slots_off,
+				    rep.capacity, sizeof(struct via_cqe), false) != 0) {
+			/* viad produces where we cannot follow: nothing more
+			 * is consumed from this CQ */
+			cq->ring.corrupt = true;
+			rc = -ENOMEM;
+		} else {
+			/* our index, not the segment's */
+			cq->ring.local = cons;
+			cq->ring.cached_peer = cons;
+		}
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return vipl_return(rc);
 }
 
+/* VIA §9.6.11; the protocol is in vipl_error.c */
 VIPL_EXPORT VIP_RETURN
 VipCQNotify(VIP_CQ_HANDLE CQHandle, VIP_PVOID Context,
 	    void (*Handler)(VIP_PVOID Context, VIP_NIC_HANDLE NicHandle, VIP_VI_HANDLE ViHandle,
 			    VIP_BOOLEAN RecvQueue))
 {
-	(void)Context;
-	if (vipl_cq_get(CQHandle) == NULL || Handler == NULL)
+	struct vipl_cq *cq = vipl_cq_get(CQHandle);
+
+	if (cq == NULL || Handler == NULL)
 		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipCQNotify", "completion notification");
+	return vipl_notify_cq(cq, Context, Handler);
 }

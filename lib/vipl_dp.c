@@ -88,6 +88,9 @@ vipl_wq_init(struct vipl_wq *q, struct via_shm_wq *sh, void *slots, uint32_t cap
 void
 vipl_wq_fini(struct vipl_wq *q)
 {
+	/* the VI is destroyed: its pending notifications never run */
+	if (q->nq.nic != NULL)
+		vipl_notify_cancel(&q->nq);
 	if (q->posted == NULL)
 		return;
 	pthread_mutex_destroy(&q->lock);
@@ -174,6 +177,12 @@ static VIP_RETURN
 try_done(void *arg, void *out)
 {
 	return done(arg, out);
+}
+
+VIP_RETURN
+vipl_wq_take(struct vipl_wq *q, VIP_DESCRIPTOR **out)
+{
+	return done(q, out);
 }
 
 static VIP_RETURN
@@ -271,6 +280,14 @@ cq_done(void *arg, void *out)
 	}
 	pthread_mutex_unlock(&cq->lock);
 	return VIP_NOT_DONE;
+}
+
+VIP_RETURN
+vipl_cq_take(struct vipl_cq *cq, VIP_VI_HANDLE *vi, VIP_BOOLEAN *recv)
+{
+	struct cq_out o = { vi, recv };
+
+	return cq_done(cq, &o);
 }
 
 VIPL_EXPORT VIP_RETURN

@@ -82,9 +82,17 @@ void *
 vipl_handle_by_id(uint32_t id, enum vipl_obj_type type)
 {
 	struct vipl_obj *obj;
+	void *h = NULL;
 
 	if (!__atomic_load_n(&handles_ready, __ATOMIC_ACQUIRE))
 		return NULL;
+	/* the library asks this for ids it did not get from the application
+	 * (CQ entries, error reports), whose object another thread may be
+	 * destroying: the lock keeps the object until its fields are read */
+	pthread_mutex_lock(&handles_lock);
 	obj = via_idtab_lookup(&handles, id);
-	return obj != NULL && obj->type == type ? vipl_handle_of(obj) : NULL;
+	if (obj != NULL && obj->type == type)
+		h = vipl_handle_of(obj);
+	pthread_mutex_unlock(&handles_lock);
+	return h;
 }

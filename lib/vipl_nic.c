@@ -35,27 +35,6 @@ vipl_log(const char *fmt, ...)
 }
 
 VIP_RETURN
-vipl_unimplemented(const char *call, const char *what)
-{
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static const char *logged[64];
-	static unsigned nb_logged;
-	bool seen = false;
-	unsigned i;
-
-	pthread_mutex_lock(&lock);
-	for (i = 0; i < nb_logged; i++)
-		seen |= logged[i] == call;
-	if (!seen && nb_logged < 64)
-		logged[nb_logged++] = call;
-	pthread_mutex_unlock(&lock);
-	if (!seen)
-		vipl_log("%s: %s is not implemented by this version of the provider; "
-			 "returning VIP_ERROR_RESOURCE", call, what);
-	return VIP_ERROR_RESOURCE;
-}
-
-VIP_RETURN
 vipl_return(int err)
 {
 	switch (err) {

@@ -62,6 +62,9 @@ LIST_HEAD(vipl_vi_list, vipl_vi);
 struct vipl_call;
 LIST_HEAD(vipl_call_list, vipl_call);
 
+struct vipl_notify_q;
+TAILQ_HEAD(vipl_notify_list, vipl_notify_q);
+
 #define VIPL_LOCAL_ERRORS 16
 
 struct vipl_nic {
@@ -100,6 +103,20 @@ struct vipl_nic {
 	void (*error_handler)(VIP_PVOID, VIP_ERROR_DESCRIPTOR *);
 	VIP_PVOID error_context;
 	bool ns_open;
+
+	/*
+	 * Completion notification (vipl_error.c): the notify thread, started
+	 * at the first registration that has to wait, runs the handlers of
+	 * VipSendNotify, VipRecvNotify and VipCQNotify.
+	 */
+	pthread_mutex_t notify_lock; /**< everything below, every vipl_notify_q */
+	pthread_cond_t notify_cond;  /**< signalled when a handler returns */
+	struct vipl_notify_list notify_armed; /**< queues with registrations */
+	pthread_t notifier;
+	bool notifier_started;
+	bool notify_closing;         /**< the notify thread is to exit */
+	bool notify_closed;          /**< VipCloseNic cancelled everything */
+	const void *notify_running;  /**< the VI or CQ whose handler runs now */
 };
 
 /**
@@ -118,11 +135,6 @@ VIP_RETURN vipl_return(int err);
 /** Log a line on stderr: "libvipl-dpdk: ...". */
 void vipl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/**
- * A call whose semantics land with a later part of the provider: log why
- * (once per call name) and fail cleanly.
- */
-VIP_RETURN vipl_unimplemented(const char *call, const char *what);
 
 /* ---- vipl_mem.c --------------------------------------------------------- */
 
@@ -131,16 +143,69 @@ uint32_t vipl_ptag_id(VIP_PROTECTION_HANDLE ptag);
 /** Free the library side of regions and allocations at VipCloseNic. */
 void vipl_mem_close(struct vipl_nic *nic);
 
+/* ---- completion notification (vipl_error.c) ------------------------------ */
+
+struct vipl_notify;                  /* one registration */
+
+enum vipl_notify_kind {
+	VIPL_NOTIFY_SEND = VIA_WQ_SEND,  /**< VipSendNotify */
+	VIPL_NOTIFY_RECV = VIA_WQ_RECV,  /**< VipRecvNotify */
+	VIPL_NOTIFY_CQ,                  /**< VipCQNotify */
+};
+
+/**
+ * The notification side of a work queue or CQ: its registrations, oldest
+ * first, each served by one completion. Zeroed (calloc) means "never armed";
+ * everything is under nic->notify_lock.
+ */
+struct vipl_notify_q {
+	TAILQ_ENTRY(vipl_notify_q) link; /**< on nic->notify_armed while head != NULL */
+	struct vipl_notify *head;
+	struct vipl_notify **tailp;
+	struct vipl_nic *nic;        /**< NULL until the first registration */
+	void *owner;                 /**< the vipl_vi or vipl_cq */
+	uint32_t *flag;              /**< its notify word in the segment (via_abi.h) */
+	uint8_t kind;                /**< enum vipl_notify_kind */
+	bool suspended;              /**< VipDestroyCQ in progress: not served */
+};
+
+/**
+ * Send/RecvNotify (@p kind VIA_WQ_SEND/RECV) of @p vi: hand the head to
+ * @p fn now if it is complete, else at the next completion.
+ * @return VIP_SUCCESS, VIP_ERROR_RESOURCE (no memory, no thread, viad gone)
+ */
+VIP_RETURN vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx,
+			  VIP_VI_CALLBACK fn);
+/** CQNotify of @p cq; as vipl_notify_vi. */
+VIP_RETURN vipl_notify_cq(struct vipl_cq *cq, VIP_PVOID ctx, VIP_CQ_CALLBACK fn);
+/**
+ * The owner of @p nq is destroyed: its registrations go without running,
+ * and a handler of the owner running on the notify thread is waited for
+ * (unless the caller is that handler). Its notify word is not touched: viad
+ * has freed it.
+ */
+void vipl_notify_cancel(struct vipl_notify_q *nq);
+/** Stop serving @p nq and wait for a running handler of its owner (VipDestroyCQ). */
+void vipl_notify_suspend(struct vipl_notify_q *nq);
+/** Serve @p nq again (the destroy failed). */
+void vipl_notify_resume(struct vipl_notify_q *nq);
+
 /* ---- vipl_cq.c, vipl_vi.c ----------------------------------------------- */
 
 struct vipl_cq {
 	struct vipl_obj obj;
 	LIST_ENTRY(vipl_cq) link;
-	pthread_mutex_t lock;        /**< consumers of the ring */
+	/**
+	 * Consumers of the ring; VipResizeCQ holds it across its control call
+	 * so that nobody consumes between the index it reports to viad and
+	 * its switch to the new slots (via_ctl.h, CQ_RESIZE).
+	 */
+	pthread_mutex_t lock;
 	struct vipl_nic *nic;
 	uint32_t id;                 /**< viad's CQ id */
-	struct via_shm_cq *sh;
+	struct via_shm_cq *sh;       /**< never moves, even on resize */
 	struct via_ring ring;        /**< consumer view */
+	struct vipl_notify_q nq;     /**< VipCQNotify */
 };
 
 /**
@@ -156,6 +221,7 @@ struct vipl_wq {
 	uint32_t cap;
 	uint32_t head, tail;         /**< free-running: tail - head posted */
 	uint32_t reaped;             /**< completions dequeued == done->seq seen */
+	struct vipl_notify_q nq;     /**< VipSendNotify / VipRecvNotify */
 };
 
 struct vipl_vi {
@@ -173,6 +239,10 @@ int vipl_wq_init(struct vipl_wq *q, struct via_shm_wq *sh, void *slots, uint32_t
 void vipl_wq_fini(struct vipl_wq *q);
 /** No descriptor posted and not yet dequeued (VIA §9.3.2, §9.8.3). */
 bool vipl_wq_empty(struct vipl_wq *q);
+/** Dequeue the head if complete, as VipSendDone / VipRecvDone (vipl_dp.c). */
+VIP_RETURN vipl_wq_take(struct vipl_wq *q, VIP_DESCRIPTOR **out);
+/** Dequeue a completion entry, as VipCQDone (vipl_dp.c). */
+VIP_RETURN vipl_cq_take(struct vipl_cq *cq, VIP_VI_HANDLE *vi, VIP_BOOLEAN *recv);
 
 /** A pending connection request (VipConnectWait's ConnHandle). */
 struct vipl_conn {
@@ -200,7 +270,10 @@ bool vipl_nic_alive(struct vipl_nic *nic);
 void vipl_async_error(struct vipl_nic *nic, VIP_ERROR_CODE code, uint32_t vi_cookie,
 		      VIP_RESOURCE_CODE resource, VIP_DESCRIPTOR *desc, uint32_t op);
 
-/** Start and stop the provider thread that runs error handlers. */
+/**
+ * Start the provider thread that runs error handlers; stop it and the
+ * notify thread, cancelling every pending notification (VipCloseNic).
+ */
 int vipl_provider_start(struct vipl_nic *nic);
 void vipl_provider_stop(struct vipl_nic *nic);
 

@@ -214,15 +214,26 @@ VipSetViAttributes(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *Attributes)
 	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_VI_SET_ATTR, &req, NULL, NULL));
 }
 
+/* VIA §9.6.9-9.6.10; the protocol is in vipl_error.c */
+static VIP_RETURN
+queue_notify(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_CALLBACK fn)
+{
+	struct vipl_vi *vi = vi_get(h);
+
+	if (vi == NULL || fn == NULL)
+		return VIP_INVALID_PARAMETER;
+	/* a queue tied to a CQ is notified through it (VipCQNotify) */
+	if (vi->cq[kind] != NULL)
+		return VIP_ERROR_RESOURCE;
+	return vipl_notify_vi(vi, kind, ctx, fn);
+}
+
 VIPL_EXPORT VIP_RETURN
 VipSendNotify(VIP_VI_HANDLE ViHandle, VIP_PVOID Context,
 	      void (*Handler)(VIP_PVOID Context, VIP_NIC_HANDLE NicHandle, VIP_VI_HANDLE ViHandle,
 			      VIP_DESCRIPTOR *Descriptor))
 {
-	(void)Context;
-	if (vi_get(ViHandle) == NULL || Handler == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipSendNotify", "completion notification");
+	return queue_notify(ViHandle, VIA_WQ_SEND, Context, Handler);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -230,8 +241,5 @@ VipRecvNotify(VIP_VI_HANDLE ViHandle, VIP_PVOID Context,
 	      void (*Handler)(VIP_PVOID Context, VIP_NIC_HANDLE NicHandle, VIP_VI_HANDLE ViHandle,
 			      VIP_DESCRIPTOR *Descriptor))
 {
-	(void)Context;
-	if (vi_get(ViHandle) == NULL || Handler == NULL)
-		return VIP_INVALID_PARAMETER;
-	return vipl_unimplemented("VipRecvNotify", "completion notification");
+	return queue_notify(ViHandle, VIA_WQ_RECV, Context, Handler);
 }

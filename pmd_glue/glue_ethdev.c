@@ -30,6 +30,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -224,6 +228,40 @@ ethdev_release(uint16_t pid, struct rte_device *dev)
 		GLUE_LOG(WARNING, "rte_dev_remove: %s", rte_strerror(-rc));
 }
 
+/*
+ * A memif server whose process was killed leaves its socket file behind,
+ * and the next server on that path fails with EADDRINUSE: remove the file if
+ * it is a socket nobody listens on (a live server's is left alone).
+ */
+static void
+memif_stale_socket(const char *name, const char *devargs)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *p = strstr(devargs, "socket=");
+	struct stat st;
+	size_t n;
+	int fd;
+
+	if (strncmp(devargs, "net_memif", 9) != 0 || strstr(devargs, "role=client") != NULL ||
+	    strstr(devargs, "socket-abstract=no") == NULL || p == NULL)
+		return;
+	p += strlen("socket=");
+	n = strcspn(p, ",");
+	if (n == 0 || n >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, p, n);
+	if (stat(sa.sun_path, &st) != 0 || !S_ISSOCK(st.st_mode))
+		return;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno == ECONNREFUSED) {
+		GLUE_LOG(INFO, "%s: removing stale memif socket %s", name, sa.sun_path);
+		unlink(sa.sun_path);
+	}
+	close(fd);
+}
+
 /**
  * probe slot.  Errors: -EINVAL (no devargs, no mempool, invalid MAC
  * override, too many queues, MTU out of range), -EBUSY (port already used
@@ -260,6 +298,7 @@ ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	}
 	hotplugged = rc != 0;
 	if (hotplugged) {
+		memif_stale_socket(port->name, conf->devargs);
 		rc = rte_dev_probe(conf->devargs);
 		if (rc < 0 && rc != -EEXIST) {
 			GLUE_LOG(ERR, "%s: rte_dev_probe(\"%s\"): %s",
