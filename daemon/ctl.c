@@ -228,6 +228,7 @@ h_vi_create(struct viad *d, struct via_session *s, const void *req, void *rep, i
 	r->id = vi->id;
 	r->wq_capacity = vi->wq_capacity;
 	r->shm_off = vi->shm_off;
+	r->bell = vi->bell;
 	return 0;
 }
 

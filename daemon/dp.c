@@ -729,6 +729,14 @@ fenced(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 	       (cs.Control & VIP_CONTROL_QFENCE);
 }
 
+/* Ring @p vi's doorbell from viad's side: it has work left for later. */
+static void
+ring_again(struct via_vi *vi)
+{
+	__atomic_fetch_or(&vi->owner->bells[vi->bell / 64], 1ull << (vi->bell % 64),
+			  __ATOMIC_RELAXED);
+}
+
 static unsigned
 vi_send(struct viad *d, struct via_vi *vi)
 {
@@ -749,6 +757,22 @@ vi_send(struct viad *d, struct via_vi *vi)
 		send_one(d, vi, &w);
 		work++;
 	}
+	return work;
+}
+
+/* A VI whose doorbell rang: its send queue, and what else waits for it. */
+static unsigned
+vi_visit(struct viad *d, struct via_vi *vi)
+{
+	unsigned work;
+
+	/* VIA §5.4: whatever is posted to a VI in Error completes in error,
+	 * receives included */
+	if (vi->state == VIP_STATE_ERROR && via_ring_avail(&vi->wq[VIA_WQ_RECV]) > 0)
+		via_dp_flush(d, vi);
+	work = vi_send(d, vi);
+	if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0 || vi->rel.resp_head != vi->rel.resp_tail)
+		ring_again(vi);
 	return work;
 }
 
@@ -880,6 +904,7 @@ read_request(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
 		return;
 	}
 	a = &r->resp[r->resp_tail++ % VIA_MAX_READS];
+	ring_again(vi);      /* answered from the send side */
 	a->va = via_wire_rdma_va(h);
 	a->handle = via_wire_rdma_handle(h);
 	a->len = via_wire_msg_len(h);
@@ -1215,18 +1240,31 @@ via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st)
 	}
 	if (q != 0)
 		return work;
-	/* VIA §11.2.2.1: every VI with work gets a bounded burst in turn */
+	/* VIA §11.2.2.1: the VIs whose doorbell rang get a bounded burst each,
+	 * in turn, so idle VIs cost nothing; connected reliable VIs also run
+	 * their timers and acknowledgments every iteration */
 	now = rte_get_timer_cycles();
 	TAILQ_FOREACH(s, &d->session_list, link) {
-		TAILQ_FOREACH(vi, &s->vis, link) {
-			if (vi->state == VIP_STATE_CONNECTED && via_rel_level(vi))
-				via_rel_poll(d, vi, now, st);
-			/* VIA §5.4: whatever is posted to a VI in Error
-			 * completes in error, receives included */
-			if (vi->state == VIP_STATE_ERROR &&
-			    via_ring_avail(&vi->wq[VIA_WQ_RECV]) > 0)
-				via_dp_flush(d, vi);
-			work += vi_send(d, vi);
+		struct via_vi *next;
+
+		if (!s->opened)
+			continue;
+		TAILQ_FOREACH_SAFE(vi, &s->rel_vis, rel_link, next)
+			via_rel_poll(d, vi, now, st);
+		for (i = 0; i < s->bell_words; i++) {
+			uint64_t w;
+
+			if (__atomic_load_n(&s->bells[i], __ATOMIC_RELAXED) == 0)
+				continue;
+			w = __atomic_exchange_n(&s->bells[i], 0, __ATOMIC_ACQUIRE);
+			while (w != 0) {
+				unsigned b = (unsigned)__builtin_ctzll(w);
+
+				w &= w - 1;
+				vi = s->by_bell[i * 64 + b];
+				if (vi != NULL)
+					work += vi_visit(d, vi);
+			}
 		}
 	}
 	return work;

@@ -68,6 +68,7 @@ via_session_new(struct viad *d, int sock, struct via_session **out)
 	TAILQ_INIT(&s->mrs);
 	TAILQ_INIT(&s->cqs);
 	TAILQ_INIT(&s->vis);
+	TAILQ_INIT(&s->rel_vis);
 	TAILQ_INIT(&s->pmems);
 	TAILQ_INSERT_TAIL(&d->session_list, s, link);
 	*out = s;
@@ -105,6 +106,7 @@ int
 via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 {
 	struct via_shm_header *h;
+	uint64_t bell_off;
 	char name[32];
 	int rc;
 
@@ -130,6 +132,20 @@ via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 		return -ENOMEM;
 	}
 	h->errq_capacity = ERRQ_SLOTS;
+	/* one doorbell bit per VI the session may have */
+	s->bell_words = (d->conf.max_vi + 63) / 64;
+	s->by_bell = calloc((size_t)s->bell_words * 64, sizeof(*s->by_bell));
+	if (s->by_bell == NULL ||
+	    via_arena_alloc(&s->arena, (uint64_t)s->bell_words * 8, &bell_off) != 0) {
+		free(s->by_bell);
+		s->by_bell = NULL;
+		via_arena_fini(&s->arena);
+		via_shm_destroy(&s->seg);
+		return -ENOMEM;
+	}
+	h->bell_off = (uint32_t)bell_off;
+	h->bell_words = s->bell_words;
+	s->bells = (uint64_t *)(s->seg.va + bell_off);
 	s->errq_sh = (struct via_shm_errq *)(s->seg.va + h->errq_off);
 	via_ring_attach(&s->errq, &s->errq_sh->ring, s->errq_sh + 1, ERRQ_SLOTS,
 			sizeof(struct via_async_error), true);
@@ -177,6 +193,7 @@ via_session_close(struct viad *d, struct via_session *s)
 		c->reclaimed_ptags++;
 	}
 	if (s->opened) {
+		free(s->by_bell);
 		via_arena_fini(&s->arena);
 		via_shm_destroy(&s->seg);
 		c->sessions--;

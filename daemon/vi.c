@@ -61,6 +61,13 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 	vi = calloc(1, sizeof(*vi));
 	if (vi == NULL)
 		return -ENOMEM;
+	for (vi->bell = 0; vi->bell < s->bell_words * 64 && s->by_bell[vi->bell] != NULL;
+	     vi->bell++)
+		;
+	if (vi->bell == s->bell_words * 64) {
+		free(vi);
+		return -ENOSPC;
+	}
 	vi->attr = req->attr;
 	vi->cookie = req->cookie;
 	vi->state = VIP_STATE_IDLE;
@@ -87,6 +94,7 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 		return rc;
 	}
 	vi->owner = s;
+	s->by_bell[vi->bell] = vi;
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		vi->cq[q] = cq[q];
 		if (cq[q] != NULL)
@@ -122,6 +130,9 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 	unsigned q;
 
 	TAILQ_REMOVE(&s->vis, vi, link);
+	if (vi->rel_listed)
+		TAILQ_REMOVE(&s->rel_vis, vi, rel_link);
+	s->by_bell[vi->bell] = NULL;
 	via_idtab_free(&d->vis, vi->id);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		if (vi->cq[q] != NULL)
@@ -210,5 +221,15 @@ via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why)
 	VLOG_DBG("VI %u: %s -> %s: %s", vi->id, via_vi_state_name(vi->state),
 		 via_vi_state_name(state), why);
 	vi->state = state;
+	/* the poll lcore visits connected reliable VIs every iteration (their
+	 * timers and acknowledgments), all others only when a doorbell rings */
+	if (state == VIP_STATE_CONNECTED && vi->attr.reliability != VIP_SERVICE_UNRELIABLE &&
+	    !vi->rel_listed) {
+		TAILQ_INSERT_TAIL(&vi->owner->rel_vis, vi, rel_link);
+		vi->rel_listed = true;
+	} else if (state != VIP_STATE_CONNECTED && vi->rel_listed) {
+		TAILQ_REMOVE(&vi->owner->rel_vis, vi, rel_link);
+		vi->rel_listed = false;
+	}
 	return 0;
 }

@@ -216,6 +216,10 @@ struct via_session {
 	struct via_shm seg;
 	struct via_arena arena;
 	struct via_ctl_inbuf in;
+	uint64_t *bells;            /**< doorbell words in the segment (untrusted) */
+	uint32_t bell_words;
+	struct via_vi **by_bell;    /**< VI of each doorbell bit (viad's own) */
+	struct via_vi_list rel_vis; /**< connected reliable VIs: timers, ACKs */
 	struct via_ring errq;       /**< async errors: viad's producer view */
 	bool errq_overflowed;       /**< logged that errors were lost */
 	struct via_shm_errq *errq_sh;
@@ -476,6 +480,9 @@ struct via_vi_rel {
 
 struct via_vi {
 	TAILQ_ENTRY(via_vi) link;
+	TAILQ_ENTRY(via_vi) rel_link;   /**< in owner->rel_vis while listed */
+	bool rel_listed;
+	uint32_t bell;                  /**< doorbell bit in the owner's segment */
 	struct via_session *owner;
 	uint32_t id;
 	uint32_t cookie;                /**< the client's, for CQ entries and errors */

@@ -22,7 +22,7 @@
 #include "via_ring.h"
 
 /** Bumped on any change of this file or of via_ctl.h. */
-#define VIA_ABI_VERSION 3u
+#define VIA_ABI_VERSION 4u
 
 /** "VIADSHM1": first 8 bytes of every session segment. */
 #define VIA_SHM_COOKIE 0x314d485344414956ull
@@ -74,7 +74,21 @@ struct via_shm_header {
 	 * on it. See "Notify doorbell" below.
 	 */
 	struct via_shm_wait notify;
-	uint8_t  reserved[12];
+	/**
+	 * The doorbells of the session's VIs (VIA §11.2.1.2): bit n of the
+	 * uint64_t array at @c bell_off is VI slot n (VI_CREATE's reply).
+	 * After publishing a post (release store of the ring's producer
+	 * index) the library sets the bit with a release OR, unless it is
+	 * set already; viad takes a word with an acquire exchange to 0 before
+	 * it looks at those VIs' rings. A post that lands after viad's exchange
+	 * sets the bit again, so none is missed; a bit set without a post costs
+	 * one look. viad reads only its own bell_words words and checks every
+	 * slot against its own table: a client scribbling here only makes viad
+	 * look at its own VIs.
+	 */
+	uint32_t bell_off;
+	uint32_t bell_words;
+	uint8_t  reserved[4];
 };
 _Static_assert(sizeof(struct via_shm_header) == 64, "via_shm_header is ABI");
 

@@ -240,8 +240,10 @@ struct via_ctl_vi_create_rep {
 	uint64_t shm_off;        /**< offset of the via_shm_vi in the segment */
 	uint32_t id;
 	uint32_t wq_capacity;    /**< slots per work queue ring */
+	uint32_t bell;           /**< the VI's doorbell bit (via_shm_header) */
+	uint32_t reserved;
 };
-_Static_assert(sizeof(struct via_ctl_vi_create_rep) == 16, "ABI");
+_Static_assert(sizeof(struct via_ctl_vi_create_rep) == 24, "ABI");
 
 struct via_ctl_vi_query_rep {
 	struct via_ctl_vi_attr attr;

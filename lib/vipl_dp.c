@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The data path of the library (VIA §6, §9.6): posting is a 16-byte store
- * into the work queue's ring and the release of its producer index - the
- * doorbell of VIA §11.2.1.2; no system call, no lock shared with viad.
+ * into the work queue's ring, the release of its producer index and an
+ * atomic OR of the VI's bit in the session's doorbell words - the doorbell
+ * of VIA §11.2.1.2, which lets viad look only at VIs that have work; no
+ * system call, no lock shared with viad.
  * Completion is read from the descriptor itself (VIA §6.4.2: "examining the
  * status of the Descriptor at the head of the queue"), which viad writes
  * Status last. A thread waits on the queue's wait word, and viad makes the
@@ -133,6 +135,9 @@ post(struct vipl_vi *vi, enum via_wq_kind kind, VIP_DESCRIPTOR *desc, VIP_MEM_HA
 	slot->desc_handle = mh;
 	slot->reserved = 0;
 	via_ring_produce(&q->ring, 1);
+	/* the doorbell: viad looks at this VI's rings only when its bit is
+	 * set (via_abi.h); the OR orders after the producer index store */
+	__atomic_fetch_or(vi->bell_word, vi->bell_bit, __ATOMIC_RELEASE);
 	q->posted[q->tail++ & (q->cap - 1)] = desc;
 	pthread_mutex_unlock(&q->lock);
 	return VIP_SUCCESS;

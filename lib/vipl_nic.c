@@ -300,10 +300,13 @@ nic_open(const char *name, struct vipl_nic **out)
 	}
 	nic->info = rep.nic;
 	nic->error_handler = default_error_handler;
-	if (nic->shm->errq_off + via_shm_errq_size(nic->shm->errq_capacity) > nic->shm_size) {
+	if (nic->shm->errq_off + via_shm_errq_size(nic->shm->errq_capacity) > nic->shm_size ||
+	    (uint64_t)nic->shm->bell_off + (uint64_t)nic->shm->bell_words * 8 > nic->shm_size ||
+	    nic->shm->bell_off % 8 != 0) {
 		rc = -EPROTO;
 		goto fail;
 	}
+	nic->bells = (uint64_t *)((uint8_t *)nic->shm + nic->shm->bell_off);
 	nic->errq_sh = (struct via_shm_errq *)((uint8_t *)nic->shm + nic->shm->errq_off);
 	rc = via_ring_attach(&nic->errq, &nic->errq_sh->ring, nic->errq_sh + 1,
 			     nic->shm->errq_capacity, sizeof(struct via_async_error), false);

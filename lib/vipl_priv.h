@@ -93,6 +93,7 @@ struct vipl_nic {
 	struct via_shm_errq *errq_sh;
 
 	struct via_shm_header *shm;  /**< the session segment */
+	uint64_t *bells;             /**< the VIs' doorbell bits (via_abi.h) */
 	uint64_t shm_size;
 	struct via_ctl_nic_info info;
 
@@ -232,6 +233,8 @@ struct vipl_vi {
 	struct vipl_cq *cq[VIA_WQ_COUNT];
 	struct via_shm_vi *sh;
 	struct vipl_wq wq[VIA_WQ_COUNT];
+	uint64_t *bell_word;         /**< this VI's doorbell: bell_word, bell_bit */
+	uint64_t bell_bit;
 };
 
 /** Attach a queue to its ring in the segment. @return 0, -EINVAL, -ENOMEM */

@@ -60,8 +60,10 @@ vi_map(struct vipl_vi *vi, const struct via_ctl_vi_create_rep *rep)
 	int rc;
 
 	if (rep->shm_off + via_shm_vi_size(rep->wq_capacity) > nic->shm_size ||
-	    rep->shm_off % VIA_SHM_ALIGN != 0)
+	    rep->shm_off % VIA_SHM_ALIGN != 0 || rep->bell / 64 >= nic->shm->bell_words)
 		return -EPROTO;
+	vi->bell_word = &nic->bells[rep->bell / 64];
+	vi->bell_bit = 1ull << (rep->bell % 64);
 	vi->sh = (struct via_shm_vi *)((uint8_t *)nic->shm + rep->shm_off);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		rc = vipl_wq_init(&vi->wq[q], &vi->sh->wq[q],
