@@ -48,6 +48,7 @@ _Static_assert(offsetof(VIP_CONTROL_SEGMENT, Length) == IMM_OFF + 4, "Imm then L
 _Static_assert(sizeof(struct via_wire_hdr) == VIA_WIRE_HDR_LEN, "viad.h knows its size");
 
 static struct via_poll_stats *dp_stats(void);
+static unsigned read_answers(struct viad *d, struct via_vi *vi);
 
 /* Segment scratch of the send side: one descriptor at a time per lcore. */
 static RTE_DEFINE_PER_LCORE(struct via_dp_seg *, tx_segs);
@@ -705,7 +706,16 @@ read_answers(struct viad *d, struct via_vi *vi)
 		/* checked again: the region may have gone since the request */
 		src.mr = via_mr_check(d, vi->owner, a->handle, a->va, a->len, vi->attr.ptag,
 				      VIA_MR_REMOTE_READ, &err);
-		if ((a->len > 0 && src.mr == NULL) || !send_frames(d, vi, &fs, &src, 1, a->len)) {
+		if (a->len > 0 && src.mr == NULL) {
+			/* VIA §3.2.1: deregistered since the request; a protection
+			 * error at the source, which the initiator must learn */
+			via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, VIA_OP_NAK, 0,
+					  vi->conn.remote_vi, vi->id, vi->conn.id, r->rcv_nxt,
+					  VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ);
+			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
+			return n;
+		}
+		if (!send_frames(d, vi, &fs, &src, 1, a->len)) {
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
 				     "an RDMA Read source vanished");
 			return n;
@@ -745,7 +755,8 @@ vi_send(struct viad *d, struct via_vi *vi)
 
 	if (vi->state == VIP_STATE_CONNECTED && via_rel_level(vi))
 		work += read_answers(d, vi);
-	for (i = 0; i < n; i++) {
+	/* the ring may have been flushed meanwhile (a broken connection) */
+	for (i = 0; i < n && via_ring_avail(r) > 0; i++) {
 		/* copied out before use: the client may rewrite the slot */
 		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
 
@@ -927,6 +938,7 @@ read_answer(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, con
 		p->status |= VIP_STATUS_PROTECTION_ERROR;  /* local scatter list gone */
 	p->received += len;
 	if (p->received >= via_wire_msg_len(h)) {
+		vi->rel.reads--;
 		p->wait = VIA_SQ_READY;
 		via_sq_drain(d, vi);
 	}
@@ -981,6 +993,18 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		return;
 	}
 	rx = &vi->rx;
+	/* VIA §6.3.1.1: on Reliable Reception a write or send behind an RDMA
+	 * Read has no remote effect before the read is answered (its data
+	 * taken); no room to answer now: the frame is not taken, it comes again */
+	if (vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION &&
+	    vi->rel.resp_head != vi->rel.resp_tail) {
+		read_answers(d, vi);
+		if (vi->state != VIP_STATE_CONNECTED || vi->rel.resp_head != vi->rel.resp_tail) {
+			vi->rel.ack_due = true;
+			st->frames_dropped++;
+			return;
+		}
+	}
 	if (via_rel_level(vi) && !via_rel_accept(vi, h)) {
 		st->frames_dropped++;                /* out of order: go back N */
 		return;
