@@ -68,6 +68,7 @@ static const char *const log_levels[] = {
 static const char *const poll_modes[] = {
 	[VIA_POLL_BUSY] = "busy",
 	[VIA_POLL_BACKOFF] = "backoff",
+	[VIA_POLL_ADAPTIVE] = "adaptive",
 	NULL
 };
 
@@ -99,6 +100,9 @@ static const struct conf_key conf_keys[] = {
 	/* A zero sleep would be busy polling under another name. */
 	{ SECT_VIAD, "idle_sleep_us", CT_UINT, 0, G(idle_sleep_us),
 	  1, 1000000, NULL },
+	/* Frames from a port wait at most this long for a sleeping poller. */
+	{ SECT_VIAD, "adaptive_timeout_us", CT_UINT, 0, G(adaptive_timeout_us),
+	  10, 10000000, NULL },
 	/* The reliable levels' timers: they bound how long a lost peer goes
 	 * unnoticed (about keepalive + the sum of the backed-off timeouts). */
 	{ SECT_VIAD, "rel_rto_min_us", CT_UINT, 0, G(rel_rto_min_us), 10, 1000000, NULL },
@@ -181,6 +185,7 @@ static const struct via_conf conf_defaults = {
 	.poll_mode = VIA_POLL_BACKOFF,
 	.idle_spin_us = 200,
 	.idle_sleep_us = 100,
+	.adaptive_timeout_us = 10000,
 	.rel_rto_min_us = 1000,
 	.rel_rto_max_us = 100000,
 	.rel_max_retries = 10,

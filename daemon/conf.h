@@ -30,6 +30,8 @@
 enum via_poll_mode {
 	VIA_POLL_BUSY,		/**< spin forever: lowest latency, one full core */
 	VIA_POLL_BACKOFF,	/**< spin idle_spin_us, then sleep idle_sleep_us */
+	VIA_POLL_ADAPTIVE,	/**< spin idle_spin_us, then sleep until a client
+				 *   posts (NEED_WAKEUP) or adaptive_timeout_us */
 };
 
 /**
@@ -91,6 +93,7 @@ struct via_conf {
 	enum via_poll_mode poll_mode;
 	uint32_t idle_spin_us;	/**< backoff: spin this long before sleeping */
 	uint32_t idle_sleep_us;	/**< backoff: sleep per idle iteration */
+	uint32_t adaptive_timeout_us;	/**< adaptive: longest sleep (port frames wait) */
 	uint32_t rel_rto_min_us;	/**< reliable levels: first retransmission timeout */
 	uint32_t rel_rto_max_us;	/**< ... doubling up to this */
 	uint32_t rel_max_retries;	/**< expiries in a row that break a connection */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -413,6 +414,18 @@ h_peer_wait(struct viad *d, struct via_session *s, const void *req, void *rep, i
 	return via_cm_peer_done(d, s, q->id, s->in.hdr.seq, rep);
 }
 
+/* The poller's eventfd, for clients to wake it when it sleeps (adaptive). */
+static int
+h_wake_fd(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	(void)s;
+	(void)req;
+	(void)rep;
+	/* a copy: dispatch closes what it sent */
+	*fd_out = fcntl(d->wake_fd, F_DUPFD_CLOEXEC, 0);
+	return *fd_out < 0 ? -errno : 0;
+}
+
 static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_OPEN] = h_open,
 	[VIA_CTL_PTAG_CREATE] = h_ptag_create,
@@ -443,6 +456,7 @@ static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_PEER_DONE] = h_peer_done,
 	[VIA_CTL_PEER_WAIT] = h_peer_wait,
 	[VIA_CTL_CQ_RESIZE] = h_cq_resize,
+	[VIA_CTL_WAKE_FD] = h_wake_fd,
 };
 
 _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one handler per op");
@@ -741,6 +755,10 @@ via_ctl_run(struct viad *d, int lfd)
 			}
 		}
 		via_dp_unlock(&d->dp_lock);
+		/* what was just done (a new session, frames queued to the self
+		 * ring) may be work for a poller asleep in adaptive mode */
+		if (n > 0 && __atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST))
+			eventfd_write(d->wake_fd, 1);
 	}
 	via_dp_lock(&d->dp_lock);
 	announce_stop(d);

@@ -1204,6 +1204,53 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 	via_dp_vi_reset(vi);
 }
 
+static void
+set_asleep(struct viad *d, uint32_t asleep)
+{
+	struct via_session *s;
+
+	__atomic_store_n(&d->poller_asleep, asleep, __ATOMIC_SEQ_CST);
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		if (s->opened)
+			__atomic_store_n(&((struct via_shm_header *)s->seg.va)->poller_asleep,
+					 asleep, __ATOMIC_SEQ_CST);
+	}
+}
+
+uint32_t
+via_dp_prepare_sleep(struct viad *d)
+{
+	uint32_t us = d->conf.adaptive_timeout_us;
+	struct via_session *s;
+	unsigned i;
+
+	/* the flag first, then the last look (seq_cst both): a client that
+	 * rang after our look sees the flag and writes the eventfd */
+	set_asleep(d, 1);
+	for (i = 0; i < d->nb_nics; i++) {
+		if (!rte_ring_empty(d->nics[i].self) || !rte_ring_empty(d->nics[i].backlog))
+			return 0;
+	}
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		if (!s->opened)
+			continue;
+		for (i = 0; i < s->bell_words; i++) {
+			if (__atomic_load_n(&s->bells[i], __ATOMIC_SEQ_CST) != 0)
+				return 0;
+		}
+		/* reliable connections keep timers: wake up in time for them */
+		if (!TAILQ_EMPTY(&s->rel_vis))
+			us = RTE_MIN(us, d->conf.rel_rto_min_us);
+	}
+	return us;
+}
+
+void
+via_dp_end_sleep(struct viad *d)
+{
+	set_asleep(d, 0);
+}
+
 /* Counters of whoever holds the data-path lock: the poll lcore's, or the
  * control thread's own while it flushes or sends CM frames. */
 static struct via_poll_stats ctl_stats;

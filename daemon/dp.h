@@ -38,6 +38,16 @@ void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uin
 /** Payload bytes one frame of @p nic carries: its MTU less the VIA header. */
 uint32_t via_dp_frame_payload(const struct via_nic *nic);
 
+/**
+ * Adaptive polling (NEED_WAKEUP): tell every client the poller is about to
+ * sleep, then look at the doorbells and rings one last time.
+ * @return how long the poller may sleep in microseconds, 0 if there is work
+ *         (the sleep then does not happen; via_dp_end_sleep() all the same)
+ */
+uint32_t via_dp_prepare_sleep(struct viad *d);
+/** The poller is awake again: clients need not wake it. */
+void via_dp_end_sleep(struct viad *d);
+
 /** Transmit frames (the NIC's own address: delivered locally); consumes them. */
 void via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n);
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <limits.h>
+#include <sys/eventfd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -321,7 +322,8 @@ main(int argc, char **argv)
 	}
 	if (via_nics_open(&d) != 0)
 		goto out_tables;
-	if (via_dp_init(&d) != 0 || via_cm_init(&d) != 0) {
+	d.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d.wake_fd < 0 || via_dp_init(&d) != 0 || via_cm_init(&d) != 0) {
 		VLOG_ERR("out of memory for the data path");
 		goto out_nics;
 	}
@@ -341,6 +343,8 @@ main(int argc, char **argv)
 	rte_delay_ms(SHUTDOWN_DRAIN_MS);
 	VLOG_INFO("stopped: %llu sessions served", (unsigned long long)d.counters.sessions_closed);
 out_nics:
+	if (d.wake_fd >= 0)
+		close(d.wake_fd);
 	via_cm_fini(&d);
 	via_dp_fini(&d);
 	via_nics_close(&d);

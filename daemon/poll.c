@@ -8,6 +8,9 @@
  * idle_spin_us after the last work, then sleeps idle_sleep_us per empty
  * iteration, so several viads can share a small machine.
  */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -17,6 +20,35 @@
 #include "dp.h"
 
 static struct via_poll_stats poll_stats[RTE_MAX_LCORE];
+
+/* Nothing to do for a while: sleep as poll_mode says. */
+static void
+idle(struct viad *d)
+{
+	struct pollfd p = { .fd = d->wake_fd, .events = POLLIN };
+	struct timespec ts;
+	uint32_t us;
+	uint64_t n;
+
+	if (d->conf.poll_mode == VIA_POLL_BACKOFF) {
+		usleep(d->conf.idle_sleep_us);
+		return;
+	}
+	via_dp_lock(&d->dp_lock);
+	us = via_dp_prepare_sleep(d);
+	via_dp_unlock(&d->dp_lock);
+	if (us > 0) {
+		/* until a client rings (it writes the eventfd only because it
+		 * saw poller_asleep) or the timeout: port frames, timers */
+		ts.tv_sec = us / 1000000;
+		ts.tv_nsec = (long)(us % 1000000) * 1000;
+		if (ppoll(&p, 1, &ts, NULL) > 0 && read(d->wake_fd, &n, sizeof(n)) < 0)
+			n = 0;
+	}
+	via_dp_lock(&d->dp_lock);
+	via_dp_end_sleep(d);
+	via_dp_unlock(&d->dp_lock);
+}
 
 int
 via_poll_main(void *arg)
@@ -29,7 +61,8 @@ via_poll_main(void *arg)
 	uint64_t last_work = rte_get_timer_cycles();
 
 	VLOG_INFO("poll lcore %u: rx queue %u, %s", rte_lcore_id(), q,
-		  d->conf.poll_mode == VIA_POLL_BUSY ? "busy" : "backoff");
+		  d->conf.poll_mode == VIA_POLL_BUSY ? "busy" :
+		  d->conf.poll_mode == VIA_POLL_BACKOFF ? "backoff" : "adaptive");
 	while (!__atomic_load_n(&d->stopping, __ATOMIC_RELAXED)) {
 		unsigned work;
 
@@ -40,9 +73,8 @@ via_poll_main(void *arg)
 			last_work = rte_get_timer_cycles();
 			continue;
 		}
-		if (d->conf.poll_mode == VIA_POLL_BACKOFF &&
-		    rte_get_timer_cycles() - last_work > spin)
-			usleep(d->conf.idle_sleep_us);
+		if (d->conf.poll_mode != VIA_POLL_BUSY && rte_get_timer_cycles() - last_work > spin)
+			idle(d);
 		else
 			rte_pause();
 	}

@@ -183,6 +183,8 @@ struct viad {
 	struct via_session_list session_list;
 	struct via_ctl_counters counters;   /**< control-thread counters */
 	struct via_dp_lock dp_lock;         /**< see struct via_dp_lock */
+	int wake_fd;                        /**< eventfd a sleeping poller waits on */
+	uint32_t poller_asleep;             /**< the poller sleeps (adaptive mode) */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
 	uint32_t conn_nonce;                /**< next connection identifier */
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */

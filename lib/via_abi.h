@@ -22,7 +22,7 @@
 #include "via_ring.h"
 
 /** Bumped on any change of this file or of via_ctl.h. */
-#define VIA_ABI_VERSION 4u
+#define VIA_ABI_VERSION 5u
 
 /** "VIADSHM1": first 8 bytes of every session segment. */
 #define VIA_SHM_COOKIE 0x314d485344414956ull
@@ -88,7 +88,13 @@ struct via_shm_header {
 	 */
 	uint32_t bell_off;
 	uint32_t bell_words;
-	uint8_t  reserved[4];
+	/**
+	 * NEED_WAKEUP (adaptive poll mode): viad sets it (seq_cst) before it
+	 * checks the doorbells one last time and sleeps; a client that rang a
+	 * doorbell (seq_cst OR) and then reads it set writes the eventfd of
+	 * WAKE_FD. Either viad sees the bell or the client sees the flag.
+	 */
+	uint32_t poller_asleep;
 };
 _Static_assert(sizeof(struct via_shm_header) == 64, "via_shm_header is ABI");
 

@@ -64,6 +64,7 @@ static const struct via_ctl_op_desc via_ctl_ops[VIA_CTL_OP_COUNT] = {
 	   sizeof(struct via_ctl_vi_attr), 0),
 	OP(VIA_CTL_CQ_RESIZE, "cq_resize", sizeof(struct via_ctl_cq_resize_req),
 	   sizeof(struct via_ctl_cq_resize_rep), 0),
+	OP(VIA_CTL_WAKE_FD, "wake_fd", 0, 0, 1),
 };
 
 #undef OP

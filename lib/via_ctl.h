@@ -57,7 +57,8 @@ enum via_ctl_op {
 	VIA_CTL_PEER_REQUEST, /**< VipConnectPeerRequest: returns at once */
 	VIA_CTL_PEER_DONE,    /**< -EAGAIN while pending */
 	VIA_CTL_PEER_WAIT,    /**< deferred until connected or timeout */
-	VIA_CTL_CQ_RESIZE,    /**< VipResizeCQ: a new slot array, entries moved */
+	VIA_CTL_CQ_RESIZE,
+	VIA_CTL_WAKE_FD,      /**< the eventfd that wakes a sleeping poller */    /**< VipResizeCQ: a new slot array, entries moved */
 	VIA_CTL_OP_COUNT,
 };
 

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <time.h>
 
 #include "vipl_priv.h"
@@ -136,8 +137,12 @@ post(struct vipl_vi *vi, enum via_wq_kind kind, VIP_DESCRIPTOR *desc, VIP_MEM_HA
 	slot->reserved = 0;
 	via_ring_produce(&q->ring, 1);
 	/* the doorbell: viad looks at this VI's rings only when its bit is
-	 * set (via_abi.h); the OR orders after the producer index store */
-	__atomic_fetch_or(vi->bell_word, vi->bell_bit, __ATOMIC_RELEASE);
+	 * set (via_abi.h); the OR orders after the producer index store. Then
+	 * NEED_WAKEUP: a system call only if viad said it sleeps, read after
+	 * the OR (both seq_cst: viad sets the flag, then looks at the bells) */
+	__atomic_fetch_or(vi->bell_word, vi->bell_bit, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&vi->nic->shm->poller_asleep, __ATOMIC_SEQ_CST))
+		eventfd_write(vi->nic->wake_fd, 1);
 	q->posted[q->tail++ & (q->cap - 1)] = desc;
 	pthread_mutex_unlock(&q->lock);
 	return VIP_SUCCESS;

@@ -247,6 +247,8 @@ nic_free(struct vipl_nic *nic)
 		munmap(nic->shm, nic->shm_size);
 	if (nic->sock >= 0)
 		close(nic->sock);
+	if (nic->wake_fd >= 0)
+		close(nic->wake_fd);
 	pthread_mutex_destroy(&nic->ctl_lock);
 	pthread_cond_destroy(&nic->ctl_cond);
 	pthread_mutex_destroy(&nic->lock);
@@ -268,6 +270,7 @@ nic_open(const char *name, struct vipl_nic **out)
 	nic = calloc(1, sizeof(*nic));
 	if (nic == NULL)
 		return -ENOMEM;
+	nic->wake_fd = -1;
 	pthread_mutex_init(&nic->ctl_lock, NULL);
 	pthread_cond_init(&nic->ctl_cond, NULL);
 	LIST_INIT(&nic->calls);
@@ -307,6 +310,9 @@ nic_open(const char *name, struct vipl_nic **out)
 		goto fail;
 	}
 	nic->bells = (uint64_t *)((uint8_t *)nic->shm + nic->shm->bell_off);
+	rc = vipl_ctl_call(nic, VIA_CTL_WAKE_FD, NULL, NULL, &nic->wake_fd);
+	if (rc != 0)
+		goto fail;
 	nic->errq_sh = (struct via_shm_errq *)((uint8_t *)nic->shm + nic->shm->errq_off);
 	rc = via_ring_attach(&nic->errq, &nic->errq_sh->ring, nic->errq_sh + 1,
 			     nic->shm->errq_capacity, sizeof(struct via_async_error), false);

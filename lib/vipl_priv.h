@@ -94,6 +94,7 @@ struct vipl_nic {
 
 	struct via_shm_header *shm;  /**< the session segment */
 	uint64_t *bells;             /**< the VIs' doorbell bits (via_abi.h) */
+	int wake_fd;                 /**< wakes viad's poller when it sleeps */
 	uint64_t shm_size;
 	struct via_ctl_nic_info info;
 

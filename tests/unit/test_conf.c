@@ -97,6 +97,7 @@ conf_equal(const struct via_conf *a, const struct via_conf *b)
 	    a->poll_mode != b->poll_mode ||
 	    a->idle_spin_us != b->idle_spin_us ||
 	    a->idle_sleep_us != b->idle_sleep_us ||
+	    a->adaptive_timeout_us != b->adaptive_timeout_us ||
 	    a->rel_rto_min_us != b->rel_rto_min_us ||
 	    a->rel_rto_max_us != b->rel_rto_max_us ||
 	    a->rel_max_retries != b->rel_max_retries ||
@@ -609,6 +610,9 @@ test_set(void)
 	CHECK_STR(c.socket_path, "/x");
 	CHECK_INT(via_conf_set(&c, "viad", "poll_mode", "busy", NULL, 0), 0);
 	CHECK_INT(c.poll_mode, VIA_POLL_BUSY);
+	CHECK_INT(via_conf_set(&c, "viad", "poll_mode", "adaptive", NULL, 0), 0);
+	CHECK_INT(c.poll_mode, VIA_POLL_ADAPTIVE);
+	CHECK_INT(via_conf_set(&c, "viad", "poll_mode", "busy", NULL, 0), 0);
 	CHECK_INT(via_conf_set(&c, "limits", "max_register_bytes", "3G",
 			       NULL, 0), 0);
 	CHECK(c.max_register_bytes == 3ULL << 30);
