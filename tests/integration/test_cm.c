@@ -24,7 +24,7 @@
 #include "harness.h"
 
 /* slack allowed past a timeout on a shared 2-core machine */
-#define CM_SLACK_MS 250
+#define CM_SLACK_MS 1000   /* a late timer on a loaded 2-core machine; never early */
 
 /* A VIP_NET_ADDRESS with room for a MAC and a long discriminator. */
 union net_addr {

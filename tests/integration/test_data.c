@@ -26,7 +26,7 @@
 #include "harness.h"
 
 /* slack allowed past a wait's timeout on a shared 2-core machine */
-#define WAIT_SLACK_MS 150
+#define WAIT_SLACK_MS 600  /* a late wake-up on a loaded 2-core machine; never early */
 #define CANARY        0xEE
 
 union net_addr {
