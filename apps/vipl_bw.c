@@ -6,19 +6,25 @@
  * the count after each size.  On the reliable levels (or with --credits)
  * credit-based flow control (vipl_common.h) keeps the server's receive queue
  * from running empty, which would break the connection (VIA §2.5.2).
- * See -h.
+ * --op write / write-imm / read stream RDMA operations into or out of the
+ * server's target region instead.  See -h.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vipl_common.h"
 
 #define BW_DRAIN_MS 1000 /* receiver idle time that ends a size */
-#define BW_REPORT_WORDS 5 /* magic, phase, messages received, receive-queue-empty drops,
-			   * receives re-posted so far (credit count) */
+#define BW_REPORT_WORDS 6 /* magic, phase, messages received, receive-queue-empty drops,
+			   * receives re-posted so far (credit count), write-imm
+			   * payloads found overwritten (Unreliable) */
 #define BW_COLUMNS \
 	"    size      sent      recv   lost%       MB/s    Gbit/s       msg/s"
+#define BW_RDMA_COLUMNS \
+	"    size      sent      done   lost%       MB/s    Gbit/s       ops/s"
+#define BW_TARGET_MEM (256u << 20) /* cap on the server's RDMA target region */
 
 static const uint32_t bw_sizes[] = { 64, 1024, 4096, 16384, 65536 };
 
@@ -35,12 +41,22 @@ static const struct vc_app bw_app = {
 		"also needs a credit per message: the server announces R and returns credits\n"
 		"in small messages every R/4 reposts.  After each size the server tells the\n"
 		"client how many messages arrived, once it has them all or after 1 s without\n"
-		"any: on an Unreliable VI messages may be dropped (e.g. when the server's\n"
-		"receive queue runs empty), so the table shows sent, received and lost.\n"
+		"any (-t on rd and rr): on an Unreliable VI messages may be dropped (e.g.\n"
+		"when the server's receive queue runs empty), so the table shows sent,\n"
+		"received and lost.\n"
 		"MB/s (1e6 bytes/s), Gbit/s and msg/s count the received messages over the\n"
 		"client's sending time (first post to last send completion).  With --loopback\n"
 		"the server side runs in a second thread of this process (two threads: --wait\n"
-		"poll then wants two free cores besides viad's).",
+		"poll then wants two free cores besides viad's).\n"
+		"--op write / read: the client keeps --window RDMA Writes (Reads) outstanding\n"
+		"into (from) the server's target region, one slot per outstanding operation;\n"
+		"the server only says when it is ready and, after each size's final Send of\n"
+		"the client, checks the slots (write) and reports.  MB/s and ops/s count the\n"
+		"operations over the client's time (first post to last completion).\n"
+		"--op write-imm: RDMA Writes with immediate data, each consuming a server\n"
+		"receive like a Send, its data in a slot per credit; credit flow control is\n"
+		"always on for it (Unreliable: a slot reused early after credits were\n"
+		"written off is counted as overwritten, not a payload error).",
 	.sizes = bw_sizes,
 	.nsizes = sizeof(bw_sizes) / sizeof(bw_sizes[0]),
 	.iters = 100000,
@@ -49,75 +65,180 @@ static const struct vc_app bw_app = {
 	.window = true,
 };
 
+/* --op read: the Read that completed send descriptor idx got slot seq's data */
+static void
+read_check(struct vc_ep *e, uint64_t idx, uint64_t base, uint32_t size)
+{
+	vc_verify(e, e->sbuf + (size_t)(idx % e->nsend) * e->sslot, size,
+		  (idx - base) % e->peer.slots);
+}
+
 /*
- * Send k messages of size bytes, window = the send descriptors, each with a
- * credit when flow control is on; ns taken.
+ * Post k operations of size bytes (--op), window = the send descriptors,
+ * each with a credit when flow control is on (send, write-imm); operation
+ * seq (from 0) uses the server's target slot seq % slots; ns taken.
  */
 static uint64_t
 bw_send(struct vc_ep *e, uint32_t size, uint32_t k, bool check)
 {
-	uint64_t base = e->sposted, t0 = vc_now_ns();
+	uint64_t base = e->sposted, t0 = vc_now_ns(), seq, idx;
+	enum vc_op op = e->o->op;
 	uint8_t *buf;
 
 	while (e->sdone - base < k) {
 		while (e->sposted - base < k && e->sposted - e->sdone < e->nsend) {
 			buf = vc_sbuf(e);
-			if (check)
-				vc_fill(buf, size, e->sposted - base);
-			vc_credit_take(e);
-			vc_post_send(e, buf, size);
+			seq = e->sposted - base;
+			if (op == VC_OP_READ) {
+				if (check)
+					memset(buf, 0xa5, size); /* a Read that moved nothing shows */
+			} else if (check) {
+				vc_fill(buf, size, seq);
+			}
+			if (op == VC_OP_SEND || op == VC_OP_WRITE_IMM)
+				vc_credit_take(e);
+			vc_post_op(e, buf, size, seq, (uint32_t)seq);
 		}
-		vc_send_reap(e, true);
-		while (vc_send_reap(e, false))
-			;
+		idx = e->sdone;
+		if (vc_send_reap(e, true) && op == VC_OP_READ && check)
+			read_check(e, idx, base, size);
+		while ((idx = e->sdone, vc_send_reap(e, false)))
+			if (op == VC_OP_READ && check)
+				read_check(e, idx, base, size);
 	}
 	return vc_now_ns() - t0;
 }
 
-/* Receive up to k messages; stop after BW_DRAIN_MS without one. */
-static uint32_t
-bw_recv(struct vc_ep *e, uint32_t size, uint32_t k, bool check)
+/*
+ * With the check on and a reliable level: message seq must not arrive twice
+ * (Unreliable: numbers are not tracked).
+ */
+static void
+once(const struct vc_ep *e, uint8_t *seen, uint64_t seq, const char *what)
 {
+	if (seen == NULL)
+		return;
+	if (seen[seq / 8] & (1u << (seq % 8)))
+		vc_die("%s: %s number %llu arrived twice", e->role, what, (unsigned long long)seq);
+	seen[seq / 8] |= (uint8_t)(1u << (seq % 8));
+}
+
+/*
+ * Receive up to k messages; stop after BW_DRAIN_MS without one (Unreliable:
+ * the rest was lost), on a reliable level after -t (nothing is lost there
+ * without breaking the connection, but retransmissions may pause it).
+ */
+static uint32_t
+bw_recv(struct vc_ep *e, uint32_t size, uint32_t k, bool check, uint32_t *overwritten)
+{
+	VIP_ULONG drain = e->o->rel == VIP_SERVICE_UNRELIABLE ? BW_DRAIN_MS : e->o->timeout_ms;
+	uint8_t *seen = NULL;
 	VIP_DESCRIPTOR *d;
 	uint32_t count = 0;
 	uint64_t seq;
 
+	if (check && e->o->rel != VIP_SERVICE_UNRELIABLE &&
+	    (seen = calloc((size_t)k / 8 + 1, 1)) == NULL)
+		vc_die("out of memory");
 	while (count < k) {
-		d = vc_recv(e, count > 0 ? BW_DRAIN_MS : e->o->timeout_ms);
+		d = vc_recv(e, count > 0 ? drain : e->o->timeout_ms);
 		if (d == NULL) {
 			if (count == 0)
 				vc_die("server: no message of %u bytes within %lu ms", size,
 				       e->o->timeout_ms);
 			break;
 		}
-		vc_expect_len(e, d, size);
-		if (check && size >= 8) { /* order is not guaranteed: seq from the data */
+		if (e->o->op == VC_OP_WRITE_IMM) {
+			/* the immediate data numbers the write; its data is in the slot */
+			vc_expect_imm(e, d, d->CS.ImmediateData);
+			seq = d->CS.ImmediateData;
+			if (check && seq >= k)
+				vc_die("server: RDMA Write number %llu out of range (%u sent)",
+				       (unsigned long long)seq, k);
+			if (check && e->o->rel == VIP_SERVICE_UNRELIABLE) {
+				/* after credits written off (lost messages), the
+				 * client may reuse a slot before it was checked */
+				if (!vc_matches(vc_tslot(e, seq), size, seq))
+					(*overwritten)++;
+			} else if (check) {
+				once(e, seen, seq, "RDMA Write");
+				vc_verify(e, vc_tslot(e, seq), size, seq);
+			}
+		} else {
+			vc_expect_len(e, d, size);
+		}
+		if (e->o->op == VC_OP_SEND && check && size >= 8) {
+			/* order is not guaranteed: seq from the data */
 			seq = vc_seq_of(vc_data(d), size);
 			if (seq >= k)
 				vc_die("server: message number %llu out of range (%u sent)",
 				       (unsigned long long)seq, k);
+			once(e, seen, seq, "message");
 			vc_verify(e, vc_data(d), size, seq);
 		}
 		count++;
 		vc_post_recv(e, d);
 		vc_credit_return(e);
 	}
+	free(seen);
 	return count;
+}
+
+/*
+ * --op write / read, server side of one phase of k operations: the Reads'
+ * data goes into the slots first; say "ready", wait for the client's "done"
+ * (a Send behind its last operation: on every level it lands after them),
+ * then check what the Writes left: slot j holds the last write numbered j
+ * modulo the slot count.  Returns k.
+ */
+static uint32_t
+bw_one_sided(struct vc_ep *e, uint32_t size, uint32_t k, uint32_t phase, bool check)
+{
+	/* a reliable connection that breaks ends the wait; Unreliable: -t */
+	VIP_ULONG ms = e->o->rel == VIP_SERVICE_UNRELIABLE ? e->o->timeout_ms : VIP_INFINITE;
+	uint32_t j, n = k < e->tslots ? k : e->tslots;
+
+	if (e->o->op == VC_OP_READ && check)
+		for (j = 0; j < n; j++)
+			vc_fill(vc_tslot(e, j), size, j);
+	vc_send_tag(e, VC_READY_TAG, phase);
+	vc_recv_tag(e, VC_DONE_TAG, phase, ms, true, "end of the client's RDMA operations");
+	if (e->o->op == VC_OP_WRITE && check)
+		for (j = 0; j < n; j++)
+			vc_verify(e, vc_tslot(e, j), size, j + (k - 1 - j) / e->tslots * e->tslots);
+	return k;
 }
 
 /* Per size: a warm-up phase, then the measured one; each ends with a report. */
 static void
 bw_server(struct vc_ep *e)
 {
-	uint32_t rep[BW_REPORT_WORDS] = { VC_MAGIC }, i, ph, k;
+	uint32_t rep[BW_REPORT_WORDS] = { VC_MAGIC }, i, ph, k, slots, max;
+	enum vc_op op;
 	unsigned long drops;
 	uint64_t total = 0;
 	struct vc_sched s;
 	uint32_t credits;
 
 	vc_recv_hello(e, &s);
+	op = e->o->op;
+	if (VC_OP_RDMA(op)) {
+		/* a slot per outstanding operation; per credit for write-imm,
+		 * whose slots are checked before the credit returns */
+		max = vc_max_size(&s);
+		slots = s.window;
+		if (op == VC_OP_WRITE_IMM && slots < e->nrecv)
+			slots = e->nrecv;
+		if ((uint64_t)slots * (max ? max : 1) > BW_TARGET_MEM)
+			slots = BW_TARGET_MEM / (max ? max : 1);
+		vc_target_open(e, slots, max);
+	}
 	/* all receives are posted again: the client may fill them all */
-	credits = (s.credits || e->o->credits) ? e->nrecv : 0;
+	credits = (op == VC_OP_SEND || op == VC_OP_WRITE_IMM) && (s.credits || e->o->credits)
+			  ? e->nrecv
+			  : 0;
+	if (op == VC_OP_WRITE_IMM && credits > e->tslots)
+		credits = e->tslots;
 	vc_send_hello_reply(e, credits);
 	vc_credit_start(e, credits);
 	for (i = 0; i < s.nsizes; i++)
@@ -127,15 +248,19 @@ bw_server(struct vc_ep *e)
 				continue;
 			drops = atomic_load(&e->nic->rq_drops);
 			rep[1] = 2 * i + ph;
-			rep[2] = bw_recv(e, s.size[i], k, s.check);
+			rep[5] = 0;
+			rep[2] = op == VC_OP_WRITE || op == VC_OP_READ
+					 ? bw_one_sided(e, s.size[i], k, rep[1], s.check)
+					 : bw_recv(e, s.size[i], k, s.check, &rep[5]);
 			rep[3] = (uint32_t)(atomic_load(&e->nic->rq_drops) - drops);
 			rep[4] = e->cr.reposted;
 			total += rep[2];
 			vc_send_ctl(e, rep, BW_REPORT_WORDS);
 		}
 	if (e->o->role == VC_SERVER)
-		fprintf(stderr, "vipl_bw: received %llu messages in %u sizes\n",
-			(unsigned long long)total, s.nsizes);
+		fprintf(stderr, "vipl_bw: %s %llu %s in %u sizes\n",
+			op == VC_OP_SEND ? "received" : "served", (unsigned long long)total,
+			op == VC_OP_SEND ? "messages" : "RDMA operations", s.nsizes);
 }
 
 static void
@@ -155,10 +280,10 @@ bw_row(const struct vc_ep *e, uint32_t size, uint32_t sent, const uint32_t *rep,
 	printf("{\"test\":\"%s\",\"size\":%u,\"iters\":%u,\"sent\":%u,\"received\":%u,"
 	       "\"lost_pct\":%.3f,\"recvq_empty_drops\":%u,\"window\":%u,\"credits\":%u,"
 	       "\"credit_waits\":%llu,\"seconds\":%.6f,\"MBps\":%.3f,\"Gbps\":%.4f,"
-	       "\"msg_per_s\":%.1f,",
+	       "\"msg_per_s\":%.1f,\"ops_per_s\":%.1f,\"overwritten\":%u,",
 	       o->app->test, size, sent, sent, rep[2], lost, rep[3], o->window, e->cr.limit,
 	       (unsigned long long)waits, sec, bytes / sec / 1e6, bytes * 8 / sec / 1e9,
-	       rep[2] / sec);
+	       rep[2] / sec, rep[2] / sec, rep[5]);
 	vc_json_common(o);
 }
 
@@ -167,28 +292,41 @@ bw_client(struct vc_ep *e)
 {
 	const struct vc_opts *o = e->o;
 	const struct vc_sched *s = &o->sched;
+	bool one_sided = o->op == VC_OP_WRITE || o->op == VC_OP_READ;
 	uint32_t rep[BW_REPORT_WORDS], i, ph, k;
-	uint64_t ns, waits;
+	uint64_t ns, waits, overwritten = 0;
 
 	vc_send_hello(e, s);
 	vc_credit_start(e, vc_recv_hello_reply(e));
-	vc_banner(e, BW_COLUMNS);
+	if (VC_OP_RDMA(o->op))
+		vc_peer_check(e, vc_max_size(s));
+	vc_banner(e, one_sided ? BW_RDMA_COLUMNS : BW_COLUMNS);
 	for (i = 0; i < s->nsizes; i++)
 		for (ph = 0; ph < 2; ph++) {
 			k = ph ? s->iters[i] : s->warmup[i];
 			if (k == 0)
 				continue;
 			waits = e->cr.waits;
+			if (one_sided)
+				vc_recv_tag(e, VC_READY_TAG, 2 * i + ph, o->timeout_ms, false,
+					    "server's go for the RDMA operations");
 			ns = bw_send(e, s->size[i], k, s->check);
+			if (one_sided)
+				vc_send_tag(e, VC_DONE_TAG, 2 * i + ph);
 			vc_recv_ctl(e, rep, BW_REPORT_WORDS, BW_DRAIN_MS + o->timeout_ms,
 				    "message count from the server");
 			if (rep[1] != 2 * i + ph || rep[2] > k)
 				vc_die("client: bad report from the server (phase %u, %u messages)",
 				       rep[1], rep[2]);
 			vc_credit_sync(e, rep[4]);
+			overwritten += rep[5];
 			if (ph)
 				bw_row(e, s->size[i], k, rep, ns, e->cr.waits - waits);
 		}
+	if (overwritten > 0)
+		fprintf(stderr, "vipl_bw: %llu RDMA Write(s) with immediate data found their slot "
+			"overwritten by a later one (Unreliable: after credits were written off "
+			"the client reused slots early)\n", (unsigned long long)overwritten);
 	if (e->cr.writeoffs > 0)
 		fprintf(stderr, "vipl_bw: %llu time(s) no credit came back within %u ms: the "
 			"outstanding messages were deemed lost\n",

@@ -17,8 +17,14 @@
 #include <unistd.h>
 
 #define VC_RECV_MEM (256ul << 20) /* cap on a receiver's buffer memory */
-#define VC_HELLO_WORDS (5 + 3 * VC_MAX_SIZES)
-#define VC_REPLY_WORDS 3  /* magic, test, credits (0: no flow control) */
+/* hello: magic, test, nsizes, check, credits, op, window, then the client's
+ * RDMA target (address low, high, handle, slots, stride; 0 slots: none), then
+ * the sizes, iterations and warm-ups */
+#define VC_HELLO_FIXED 12
+#define VC_HELLO_WORDS (VC_HELLO_FIXED + 3 * VC_MAX_SIZES)
+/* reply: magic, test, credits (0: no flow control), the server's RDMA target */
+#define VC_REPLY_WORDS 8
+#define VC_TAG_WORDS 3    /* magic, tag, number */
 #define VC_CREDIT_WORDS 3 /* magic, VC_CREDIT_TAG, re-post count */
 
 static const char *prog = "vipl";
@@ -103,18 +109,26 @@ usage(const struct vc_app *app)
 		       "                   sends only while fewer than R messages wait for their\n"
 		       "                   receive to be re-posted; the server returns credits every\n"
 		       "                   R/4 re-posts\n");
-	printf("  --wait MODE      poll: spin on VipSendDone / VipRecvDone (default);\n"
+	printf("  --op OP          send: Send/Receive (default); write: RDMA Write; write-imm:\n"
+	       "                   RDMA Write with immediate data (consumes a receive); read:\n"
+	       "                   RDMA Read (rd or rr only: on an Unreliable VI a Read is a\n"
+	       "                   format error).  The remote buffer is a region of the peer\n"
+	       "                   registered with RDMA enabled; its address and memory handle\n"
+	       "                   come with the hello exchange.\n"
+	       "  --wait MODE      poll: spin on VipSendDone / VipRecvDone (default);\n"
 	       "                   block: VipSendWait / VipRecvWait\n"
 	       "  --cq             receive completions through a completion queue\n"
 	       "                   (VipCQDone, or VipCQWait with --wait block, then VipRecvDone)\n"
-	       "  --mem KIND       provider: buffers from VipDpdkAllocMem (default, zero copy);\n"
-	       "                   heap: malloc'ed buffers\n"
+	       "  --mem KIND       provider: buffers from VipDpdkAllocMem (default; viad moves\n"
+	       "                   the data in place); heap: malloc'ed buffers (viad copies\n"
+	       "                   with process_vm_readv/writev); also the RDMA target region\n"
 	       "  -t MS            connection timeout, and the longest wait for any expected\n"
 	       "                   message (default 10000; 'inf' waits for ever)\n"
 	       "  --no-check       do not fill and verify the payload pattern\n"
 	       "  --json           one JSON object per size instead of the table\n"
 	       "  -h, --help       this text\n\n"
-	       "The server takes sizes, iterations, warm-up and --no-check from the client.\n"
+	       "The server takes sizes, iterations, warm-up, --op and --no-check from the\n"
+	       "client.\n"
 	       "viad is reached at $VIAD_SOCKET (default /run/viad/viad.sock).\n");
 	exit(0);
 }
@@ -187,6 +201,14 @@ parse_sweep(struct vc_opts *o, const char *arg)
 			add_size(o, s);
 }
 
+static const char *const op_names[] = { "send", "write", "write-imm", "read" };
+
+const char *
+vc_op_name(enum vc_op op)
+{
+	return (unsigned)op < sizeof(op_names) / sizeof(op_names[0]) ? op_names[op] : "?";
+}
+
 static const char *const rel_names[] = { "unreliable", "rd", "rr" };
 
 const char *
@@ -198,7 +220,7 @@ vc_rel_name(VIP_RELIABILITY_LEVEL rel)
 }
 
 enum { OPT_SIZE = 256, OPT_SWEEP, OPT_WAIT, OPT_JSON, OPT_CQ, OPT_MEM, OPT_NOCHECK, OPT_WINDOW,
-       OPT_CREDITS };
+       OPT_CREDITS, OPT_OP };
 
 void
 vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
@@ -214,10 +236,11 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		{ "no-check", no_argument, NULL, OPT_NOCHECK },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "credits", no_argument, NULL, OPT_CREDITS },
+		{ "op", required_argument, NULL, OPT_OP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned roles = 0;
+	unsigned roles = 0, k;
 	int c;
 
 	prog = app->name;
@@ -294,6 +317,14 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 				usage_error("--credits is an option of vipl_bw");
 			o->credits = true;
 			break;
+		case OPT_OP:
+			for (k = 0; k < sizeof(op_names) / sizeof(op_names[0]); k++)
+				if (strcmp(optarg, op_names[k]) == 0)
+					break;
+			if (k == sizeof(op_names) / sizeof(op_names[0]))
+				usage_error("bad operation '%s' (send, write, write-imm, read)", optarg);
+			o->op = (enum vc_op)k;
+			break;
 		case 'h': usage(app);
 		default: usage_error("bad option");
 		}
@@ -302,10 +333,19 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (roles != 1)
 		usage_error("give exactly one of -s, -c PEER and --loopback");
+	if (o->op == VC_OP_READ && o->rel == VIP_SERVICE_UNRELIABLE && o->role != VC_SERVER)
+		usage_error("--op read needs a reliable level (-r rd or rr): an RDMA Read on an "
+			    "Unreliable VI completes with a format error");
 	/* VIA §2.5.2: a reliable VI breaks on a Send to an empty receive queue */
 	if (app->window && o->rel != VIP_SERVICE_UNRELIABLE)
 		o->credits = true;
+	/* write-imm consumes receives like send; its data goes to one target slot
+	 * per credit, checked before the credit returns: always flow controlled */
+	if (app->window && o->op == VC_OP_WRITE_IMM)
+		o->credits = true;
 	o->sched.credits = o->credits;
+	o->sched.op = o->op;
+	o->sched.window = app->window ? o->window : 1;
 }
 
 /* ------------------------------------------------------------ NIC, memory */
@@ -344,15 +384,23 @@ schedule(struct vc_opts *o, uint32_t mts)
 	uint32_t i, sz;
 	double v;
 
+	/* pingpong --op write polls the last byte of the buffer: no 0 bytes */
+	bool no_zero = app->id == VC_TEST_PINGPONG && o->op == VC_OP_WRITE;
+
 	if (!o->sizes_set)
 		for (i = 0, s->nsizes = 0; i < app->nsizes; i++) {
 			sz = app->sizes[i] < mts ? app->sizes[i] : mts;
+			if (sz == 0 && no_zero)
+				continue;
 			if (s->nsizes == 0 || s->size[s->nsizes - 1] != sz)
 				s->size[s->nsizes++] = sz;
 		}
 	for (i = 0; i < s->nsizes; i++) {
 		if (s->size[i] > mts)
 			usage_error("size %u exceeds the NIC's MaxTransferSize %u", s->size[i], mts);
+		if (s->size[i] == 0 && no_zero)
+			usage_error("--op write needs sizes of at least 1 byte: the receiver polls "
+				    "the last byte of its buffer");
 		v = app->scale_bytes / (s->size[i] ? s->size[i] : 1);
 		s->iters[i] = o->iters_set ? o->iters
 			      : v >= app->iters ? app->iters
@@ -383,6 +431,8 @@ vc_nic_open(struct vc_nic *n, struct vc_opts *o)
 	memcpy(n->mac, n->attr.LocalNicAddress, sizeof(n->mac));
 	if (!(n->attr.ReliabilityLevelSupport & o->rel))
 		vc_die("%s does not support reliability level %s", o->nic, vc_rel_name(o->rel));
+	if (o->op == VC_OP_READ && !n->attr.RDMAReadSupport)
+		vc_die("%s does not support RDMA Read (RDMAReadSupport is FALSE)", o->nic);
 	if (strlen(o->disc) > n->attr.MaxDiscriminatorLen)
 		vc_die("discriminator longer than the NIC's MaxDiscriminatorLen %u",
 		       n->attr.MaxDiscriminatorLen);
@@ -504,6 +554,10 @@ vc_ep_open(struct vc_ep *e, struct vc_nic *n, const char *role, uint32_t nsend, 
 	va.ReliabilityLevel = e->o->rel;
 	va.MaxTransferSize = n->attr.MaxTransferSize;
 	va.Ptag = n->ptag;
+	/* the peer may RDMA into this side's target region (vc_target_open);
+	 * a server learns the operation only with the hello */
+	va.EnableRdmaWrite = VIP_TRUE;
+	va.EnableRdmaRead = n->attr.RDMAReadSupport ? VIP_TRUE : VIP_FALSE;
 	VC_OK(VipCreateVi, n->h, &va, NULL, e->cq, &e->vi);
 	for (i = 0; i < nrecv; i++)
 		vc_post_recv(e, &e->rd[i]);
@@ -545,12 +599,74 @@ vc_ep_close(struct vc_ep *e)
 	VC_OK(VipDestroyVi, e->vi);
 	if (e->cq != NULL)
 		VC_OK(VipDestroyCQ, e->cq);
+	if (e->tmem != NULL) {
+		VC_OK(VipDeregisterMem, e->nic->h, e->tmem, e->t_mh);
+		if (e->o->heap)
+			free(e->tmem);
+		else
+			VC_OK(VipDpdkFreeMem, e->nic->h, e->tmem);
+	}
 	VC_OK(VipDeregisterMem, e->nic->h, e->sbuf, e->buf_mh);
 	VC_OK(VipDeregisterMem, e->nic->h, e->mem, e->desc_mh);
 	if (e->o->heap)
 		free(e->mem);
 	else
 		VC_OK(VipDpdkFreeMem, e->nic->h, e->mem);
+}
+
+/*
+ * The RDMA target region: slots of size bytes (stride rounded up to 64),
+ * from --mem's allocator, registered with RDMA Write enabled and RDMA Read
+ * where the NIC supports it (the region's and the VI's enables
+ * both count); zeroed.
+ */
+void
+vc_target_open(struct vc_ep *e, uint32_t slots, uint32_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	VIP_MEM_ATTRIBUTES ma = { .Ptag = e->nic->ptag };
+
+	e->tslots = slots ? slots : 1;
+	e->tstride = (uint32_t)round_up(size ? size : 1, VIP_DESCRIPTOR_ALIGNMENT);
+	e->tmem_len = round_up((size_t)e->tslots * e->tstride, page);
+	if (e->o->heap) {
+		if (posix_memalign(&e->tmem, page, e->tmem_len) != 0)
+			vc_die("out of memory (%zu bytes)", e->tmem_len);
+	} else {
+		VC_OK(VipDpdkAllocMem, e->nic->h, e->tmem_len, &e->tmem);
+	}
+	memset(e->tmem, 0, e->tmem_len);
+	e->tbuf = e->tmem;
+	ma.EnableRdmaWrite = VIP_TRUE;
+	ma.EnableRdmaRead = e->nic->attr.RDMAReadSupport ? VIP_TRUE : VIP_FALSE;
+	VC_OK(VipRegisterMem, e->nic->h, e->tmem, e->tmem_len, &ma, &e->t_mh);
+}
+
+uint8_t *
+vc_tslot(const struct vc_ep *e, uint64_t i)
+{
+	return e->tbuf + (size_t)(i % e->tslots) * e->tstride;
+}
+
+/* --loopback: e's peer target is target's region (no hello in between). */
+void
+vc_peer_of(struct vc_ep *e, const struct vc_ep *target)
+{
+	e->peer.addr = (uint64_t)(uintptr_t)target->tbuf;
+	e->peer.handle = target->t_mh;
+	e->peer.slots = target->tbuf != NULL ? target->tslots : 0;
+	e->peer.stride = target->tstride;
+}
+
+/* The peer announced a target region with slots of at least size bytes. */
+void
+vc_peer_check(const struct vc_ep *e, uint32_t size)
+{
+	if (e->peer.slots == 0)
+		vc_die("%s: the peer announced no RDMA target buffer", e->role);
+	if (e->peer.stride < size)
+		vc_die("%s: the peer's RDMA target slots hold %u bytes, %u needed", e->role,
+		       e->peer.stride, size);
 }
 
 /* -------------------------------------------------------------- connection */
@@ -728,6 +844,50 @@ vc_post_send(struct vc_ep *e, const void *buf, uint32_t len)
 }
 
 /*
+ * An RDMA descriptor (VIA §10.2-10.4): the address segment names slot
+ * (modulo its slot count) of the peer's target region, then one data
+ * segment of len bytes at buf (in the buffer region, or the target region).
+ */
+void
+vc_post_rdma(struct vc_ep *e, uint16_t control, const void *buf, uint32_t len, uint64_t slot,
+	     uint32_t imm)
+{
+	VIP_DESCRIPTOR *d = &e->sd[e->sposted % e->nsend];
+	const uint8_t *p = buf;
+
+	if (e->sposted - e->sdone >= e->nsend)
+		vc_die("%s: send queue overrun (internal error)", e->role);
+	memset(d, 0, sizeof(*d));
+	d->CS.Control = control;
+	d->CS.ImmediateData = (control & VIP_CONTROL_IMMEDIATE) ? imm : 0;
+	d->CS.SegCount = 2;
+	d->CS.Length = len;
+	d->DS[0].Remote.Data.AddressBits =
+		e->peer.addr + (uint64_t)(slot % e->peer.slots) * e->peer.stride;
+	d->DS[0].Remote.Handle = e->peer.handle;
+	d->DS[1].Local.Data.Address = (VIP_PVOID)buf;
+	d->DS[1].Local.Handle =
+		e->tbuf != NULL && p >= e->tbuf && p < e->tbuf + e->tmem_len ? e->t_mh : e->buf_mh;
+	d->DS[1].Local.Length = len;
+	VC_OK(VipPostSend, e->vi, d, e->desc_mh);
+	e->sposted++;
+}
+
+/* The operation of --op: a Send of buf, or an RDMA one with the peer's slot. */
+void
+vc_post_op(struct vc_ep *e, const void *buf, uint32_t len, uint64_t slot, uint32_t imm)
+{
+	switch (e->o->op) {
+	case VC_OP_SEND: vc_post_send(e, buf, len); break;
+	case VC_OP_WRITE: vc_post_rdma(e, VIP_CONTROL_OP_RDMAWRITE, buf, len, slot, 0); break;
+	case VC_OP_WRITE_IMM:
+		vc_post_rdma(e, VIP_CONTROL_OP_RDMAWRITE | VIP_CONTROL_IMMEDIATE, buf, len, slot, imm);
+		break;
+	case VC_OP_READ: vc_post_rdma(e, VIP_CONTROL_OP_RDMAREAD, buf, len, slot, 0); break;
+	}
+}
+
+/*
  * Dequeue the send queue's head: wait for it (poll, or VipSendWait with
  * --wait block) if wait, else only if it is complete.  Returns whether one
  * was dequeued.
@@ -782,6 +942,13 @@ vc_post_recv(struct vc_ep *e, VIP_DESCRIPTOR *d)
 VIP_DESCRIPTOR *
 vc_recv(struct vc_ep *e, VIP_ULONG timeout_ms)
 {
+	return vc_recv_wait(e, timeout_ms, e->o->block);
+}
+
+/* vc_recv, blocking (VipRecvWait, VipCQWait) if block, else polling. */
+VIP_DESCRIPTOR *
+vc_recv_wait(struct vc_ep *e, VIP_ULONG timeout_ms, bool block)
+{
 	VIP_DESCRIPTOR *d = NULL;
 	VIP_BOOLEAN is_recv;
 	struct deadline dl;
@@ -789,7 +956,7 @@ vc_recv(struct vc_ep *e, VIP_ULONG timeout_ms)
 	VIP_RETURN rc;
 
 	if (e->cq != NULL) {
-		if (e->o->block) {
+		if (block) {
 			rc = VipCQWait(e->cq, timeout_ms, &vi, &is_recv);
 		} else {
 			dl_start(&dl, timeout_ms);
@@ -799,14 +966,14 @@ vc_recv(struct vc_ep *e, VIP_ULONG timeout_ms)
 		}
 		if (rc == VIP_TIMEOUT)
 			return NULL;
-		vc_ok(e->o->block ? "VipCQWait" : "VipCQDone", rc);
+		vc_ok(block ? "VipCQWait" : "VipCQDone", rc);
 		if (vi != e->vi || !is_recv)
 			vc_die("%s: completion queue entry for another queue", e->role);
 		rc = VipRecvDone(e->vi, &d);
 		if (rc == VIP_NOT_DONE)
 			vc_die("%s: CQ entry but no completed receive descriptor", e->role);
 		vc_ok("VipRecvDone", rc);
-	} else if (e->o->block) {
+	} else if (block) {
 		rc = VipRecvWait(e->vi, timeout_ms, &d);
 		if (rc == VIP_TIMEOUT)
 			return NULL;
@@ -835,6 +1002,37 @@ vc_expect_len(const struct vc_ep *e, const VIP_DESCRIPTOR *d, uint32_t len)
 {
 	if (d->CS.Length != len)
 		vc_die("%s: received %u bytes, expected %u", e->role, d->CS.Length, len);
+}
+
+/* A receive consumed by an RDMA Write with immediate data imm. */
+void
+vc_expect_imm(const struct vc_ep *e, const VIP_DESCRIPTOR *d, uint32_t imm)
+{
+	uint32_t st = d->CS.Status;
+
+	if ((st & VIP_STATUS_OP_MASK) != VIP_STATUS_OP_REMOTE_RDMA_WRITE ||
+	    !(st & VIP_STATUS_IMMEDIATE))
+		vc_die("%s: a receive completed with status 0x%08x, not by an RDMA Write with "
+		       "immediate data", e->role, st);
+	if (d->CS.ImmediateData != imm)
+		vc_die("%s: immediate data 0x%08x, expected 0x%08x", e->role, d->CS.ImmediateData,
+		       imm);
+	if (d->CS.Length != 0)
+		vc_die("%s: an RDMA Write with immediate data completed a receive with Length %u",
+		       e->role, d->CS.Length);
+}
+
+/* Spin until the byte at p (written by viad) is v; false after timeout_ms. */
+bool
+vc_wait_byte(const uint8_t *p, uint8_t v, VIP_ULONG timeout_ms)
+{
+	struct deadline dl;
+
+	dl_start(&dl, timeout_ms);
+	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v)
+		if (dl_expired(&dl))
+			return false;
+	return true;
 }
 
 /* -------------------------------------------------------- control messages */
@@ -868,6 +1066,9 @@ vc_send_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words)
 	while (vc_send_reap(e, true))
 		;
 }
+
+static void recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms,
+		     const char *what, bool block);
 
 static uint32_t
 word(const VIP_DESCRIPTOR *d, uint32_t i)
@@ -908,10 +1109,17 @@ credit_msg(struct vc_ep *e, VIP_DESCRIPTOR *d)
 void
 vc_recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms, const char *what)
 {
+	recv_ctl(e, msg, words, timeout_ms, what, e->o->block);
+}
+
+static void
+recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms, const char *what,
+	 bool block)
+{
 	VIP_DESCRIPTOR *d;
 	uint32_t i;
 
-	while ((d = vc_recv(e, timeout_ms)) != NULL && credit_msg(e, d))
+	while ((d = vc_recv_wait(e, timeout_ms, block)) != NULL && credit_msg(e, d))
 		;
 	if (d == NULL)
 		vc_die("%s: no %s within %lu ms (lost?)", e->role, what, timeout_ms);
@@ -925,14 +1133,66 @@ vc_recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms
 		vc_die("%s: bad %s (is the peer %s?)", e->role, what, prog);
 }
 
+/* A 3-word control message (VC_MAGIC, tag, n), e.g. a phase's start or end. */
+void
+vc_send_tag(struct vc_ep *e, uint32_t tag, uint32_t n)
+{
+	uint32_t m[VC_TAG_WORDS] = { VC_MAGIC, tag, n };
+
+	vc_send_ctl(e, m, VC_TAG_WORDS);
+}
+
+/*
+ * Receive a tag message; idle: this side has nothing else to do until it
+ * comes (the end of a phase of one-sided operations), so block in
+ * VipRecvWait (or VipCQWait) whatever --wait says, leaving the CPU to the
+ * peer and viad.
+ */
+void
+vc_recv_tag(struct vc_ep *e, uint32_t tag, uint32_t n, VIP_ULONG timeout_ms, bool idle,
+	    const char *what)
+{
+	uint32_t m[VC_TAG_WORDS];
+
+	recv_ctl(e, m, VC_TAG_WORDS, timeout_ms, what, idle || e->o->block);
+	if (m[1] != tag || m[2] != n)
+		vc_die("%s: bad %s (0x%08x %u, expected 0x%08x %u)", e->role, what, m[1], m[2], tag,
+		       n);
+}
+
+/* e's target region into 5 words: address (low, high), handle, slots, stride */
+static void
+target_words(const struct vc_ep *e, uint32_t *w)
+{
+	uint64_t a = (uint64_t)(uintptr_t)e->tbuf;
+
+	w[0] = (uint32_t)a;
+	w[1] = (uint32_t)(a >> 32);
+	w[2] = e->tbuf != NULL ? (uint32_t)e->t_mh : 0;
+	w[3] = e->tbuf != NULL ? e->tslots : 0;
+	w[4] = e->tbuf != NULL ? e->tstride : 0;
+}
+
+static void
+peer_words(struct vc_ep *e, const uint32_t *w)
+{
+	e->peer.addr = (uint64_t)w[0] | (uint64_t)w[1] << 32;
+	e->peer.handle = (VIP_MEM_HANDLE)w[2];
+	e->peer.slots = w[3];
+	e->peer.stride = w[4];
+}
+
+/* Client: the schedule, and its own RDMA target region if it has one. */
 void
 vc_send_hello(struct vc_ep *e, const struct vc_sched *s)
 {
-	uint32_t m[VC_HELLO_WORDS] = { VC_MAGIC, e->o->app->id, s->nsizes, s->check, s->credits };
+	uint32_t m[VC_HELLO_WORDS] = { VC_MAGIC, e->o->app->id, s->nsizes, s->check, s->credits,
+				       s->op, s->window };
 
-	memcpy(m + 5, s->size, sizeof(s->size));
-	memcpy(m + 5 + VC_MAX_SIZES, s->iters, sizeof(s->iters));
-	memcpy(m + 5 + 2 * VC_MAX_SIZES, s->warmup, sizeof(s->warmup));
+	target_words(e, m + 7);
+	memcpy(m + VC_HELLO_FIXED, s->size, sizeof(s->size));
+	memcpy(m + VC_HELLO_FIXED + VC_MAX_SIZES, s->iters, sizeof(s->iters));
+	memcpy(m + VC_HELLO_FIXED + 2 * VC_MAX_SIZES, s->warmup, sizeof(s->warmup));
 	vc_send_ctl(e, m, VC_HELLO_WORDS);
 }
 
@@ -946,28 +1206,42 @@ vc_recv_hello(struct vc_ep *e, struct vc_sched *s)
 		vc_die("the client runs another test program (not %s)", prog);
 	if (m[2] == 0 || m[2] > VC_MAX_SIZES)
 		vc_die("bad size count %u from the client", m[2]);
+	if (m[5] > VC_OP_READ)
+		vc_die("bad operation %u from the client", m[5]);
 	s->nsizes = m[2];
 	s->check = m[3];
 	s->credits = m[4];
-	memcpy(s->size, m + 5, sizeof(s->size));
-	memcpy(s->iters, m + 5 + VC_MAX_SIZES, sizeof(s->iters));
-	memcpy(s->warmup, m + 5 + 2 * VC_MAX_SIZES, sizeof(s->warmup));
+	s->op = m[5];
+	s->window = m[6] ? m[6] : 1;
+	peer_words(e, m + 7);
+	memcpy(s->size, m + VC_HELLO_FIXED, sizeof(s->size));
+	memcpy(s->iters, m + VC_HELLO_FIXED + VC_MAX_SIZES, sizeof(s->iters));
+	memcpy(s->warmup, m + VC_HELLO_FIXED + 2 * VC_MAX_SIZES, sizeof(s->warmup));
+	/* from here on this side runs the client's operation (the options are
+	 * the server's own, or in --loopback the client's with the same op) */
+	if (e->o->op != (enum vc_op)s->op)
+		((struct vc_opts *)e->o)->op = (enum vc_op)s->op;
 	for (i = 0; i < s->nsizes; i++)
 		if (s->size[i] > e->rslot)
 			vc_die("the client's size %u exceeds this side's buffers (%u bytes)", s->size[i],
 			       e->rslot);
 }
 
-/* Server: answer the hello; credits: the receives it keeps posted, 0: no flow control. */
+/*
+ * Server: answer the hello; credits: the receives it keeps posted, 0: no
+ * flow control; with its RDMA target region (address and memory handle)
+ * if it has one.
+ */
 void
 vc_send_hello_reply(struct vc_ep *e, uint32_t credits)
 {
 	uint32_t m[VC_REPLY_WORDS] = { VC_MAGIC, e->o->app->id, credits };
 
+	target_words(e, m + 3);
 	vc_send_ctl(e, m, VC_REPLY_WORDS);
 }
 
-/* Client: the server's credits (0: no flow control). */
+/* Client: the server's credits (0: no flow control); its target into e->peer. */
 uint32_t
 vc_recv_hello_reply(struct vc_ep *e)
 {
@@ -978,6 +1252,7 @@ vc_recv_hello_reply(struct vc_ep *e)
 		vc_die("the server runs another test program (not %s)", prog);
 	if (m[2] > (1u << 24)) /* above any queue; keeps the counts well apart */
 		vc_die("bad credit count %u from the server", m[2]);
+	peer_words(e, m + 3);
 	return m[2];
 }
 
@@ -1086,8 +1361,9 @@ vc_fill(void *buf, uint32_t len, uint64_t seq)
 	}
 }
 
-void
-vc_verify(const struct vc_ep *e, const void *buf, uint32_t len, uint64_t seq)
+/* The first byte that differs from the pattern, or len; *want: its expected value. */
+static uint32_t
+mismatch(const void *buf, uint32_t len, uint64_t seq, uint8_t *want)
 {
 	const uint8_t *p = buf, *q;
 	uint32_t k, m, i;
@@ -1100,10 +1376,71 @@ vc_verify(const struct vc_ep *e, const void *buf, uint32_t len, uint64_t seq)
 			continue;
 		for (i = 0, q = (const uint8_t *)&w; p[8 * k + i] == q[i]; i++)
 			;
-		vc_die("%s: payload mismatch in message %llu of %u bytes at byte %u: 0x%02x, "
-		       "expected 0x%02x",
-		       e->role, (unsigned long long)seq, len, 8 * k + i, p[8 * k + i], q[i]);
+		*want = q[i];
+		return 8 * k + i;
 	}
+	return len;
+}
+
+static _Noreturn void
+mismatch_die(const struct vc_ep *e, const uint8_t *p, uint32_t len, uint64_t seq, uint32_t at,
+	     uint8_t want)
+{
+	vc_die("%s: payload mismatch in message %llu of %u bytes at byte %u: 0x%02x, "
+	       "expected 0x%02x",
+	       e->role, (unsigned long long)seq, len, at, p[at], want);
+}
+
+/* Whether buf holds the pattern of message seq (vc_verify without dying). */
+bool
+vc_matches(const void *buf, uint32_t len, uint64_t seq)
+{
+	uint8_t want;
+
+	return mismatch(buf, len, seq, &want) == len;
+}
+
+void
+vc_verify(const struct vc_ep *e, const void *buf, uint32_t len, uint64_t seq)
+{
+	uint32_t at;
+	uint8_t want;
+
+	if ((at = mismatch(buf, len, seq, &want)) < len)
+		mismatch_die(e, buf, len, seq, at, want);
+}
+
+/*
+ * vc_verify of a buffer that viad may still be writing: an RDMA Write
+ * without immediate data is seen by its last byte, and viad's copy of a
+ * frame may store that byte before others (memcpy gives no order); so the
+ * check is repeated until it passes or timeout_ms has passed.
+ */
+void
+vc_verify_wait(const struct vc_ep *e, const void *buf, uint32_t len, uint64_t seq,
+	       VIP_ULONG timeout_ms)
+{
+	struct deadline dl;
+	uint32_t at;
+	uint8_t want;
+
+	dl_start(&dl, timeout_ms);
+	while ((at = mismatch(buf, len, seq, &want)) < len) {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (dl_expired(&dl))
+			mismatch_die(e, buf, len, seq, at, want);
+	}
+}
+
+/* --op write: pattern (if wanted) over len - 1 bytes, vc_tag(seq) in the last. */
+void
+vc_fill_tagged(void *buf, uint32_t len, uint64_t seq, bool pat)
+{
+	if (len == 0)
+		return;
+	if (pat)
+		vc_fill(buf, len - 1, seq);
+	((uint8_t *)buf)[len - 1] = vc_tag(seq);
 }
 
 uint64_t
@@ -1172,9 +1509,9 @@ vc_banner(const struct vc_ep *e, const char *columns)
 	if (o->json)
 		return;
 	mac_str(n->mac, mac);
-	printf("# %s: %s %s, %s%s, %s, %s, %s, %s memory, check %s", prog, o->nic, mac,
+	printf("# %s: %s %s, %s%s, op %s, %s, %s, %s, %s memory, check %s", prog, o->nic, mac,
 	       o->role == VC_LOOPBACK ? "loopback" : "client of ",
-	       o->role == VC_LOOPBACK ? "" : o->peer, vc_rel_name(o->rel),
+	       o->role == VC_LOOPBACK ? "" : o->peer, vc_op_name(o->op), vc_rel_name(o->rel),
 	       o->block ? "block" : "poll", o->cq ? "CQ" : "work queue",
 	       o->heap ? "heap" : "provider", o->sched.check ? "on" : "off");
 	if (o->app->window)
@@ -1213,9 +1550,10 @@ vc_json_common(const struct vc_opts *o)
 	for (s = o->nic; *s; s++)
 		printf((unsigned char)*s < 0x20 || *s == '"' || *s == '\\' ? "\\u%04x" : "%c",
 		       (unsigned char)*s);
-	printf("\",\"mode\":\"%s\",\"wait\":\"%s\",\"reliability\":\"%s\",\"cq\":%s,"
-	       "\"mem\":\"%s\",\"check\":%s}\n",
-	       o->role == VC_LOOPBACK ? "loopback" : "client", o->block ? "block" : "poll",
+	printf("\",\"op\":\"%s\",\"mode\":\"%s\",\"wait\":\"%s\",\"reliability\":\"%s\","
+	       "\"cq\":%s,\"mem\":\"%s\",\"check\":%s}\n",
+	       vc_op_name(o->op), o->role == VC_LOOPBACK ? "loopback" : "client",
+	       o->block ? "block" : "poll",
 	       vc_rel_name(o->rel), o->cq ? "true" : "false", o->heap ? "heap" : "provider",
 	       o->sched.check ? "true" : "false");
 	fflush(stdout);

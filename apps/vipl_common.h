@@ -35,12 +35,17 @@
 
 enum vc_role { VC_CLIENT, VC_SERVER, VC_LOOPBACK };
 enum vc_test { VC_TEST_PINGPONG = 1, VC_TEST_BW = 2 };
+/* --op: the data transfer operation measured */
+enum vc_op { VC_OP_SEND, VC_OP_WRITE, VC_OP_WRITE_IMM, VC_OP_READ };
+#define VC_OP_RDMA(op) ((op) != VC_OP_SEND)
 
 /* What the client runs, per size; the server receives it in the hello. */
 struct vc_sched {
 	uint32_t nsizes;
 	uint32_t check;                 /* payload pattern filled and verified */
 	uint32_t credits;               /* credit-based flow control wanted */
+	uint32_t op;                    /* enum vc_op */
+	uint32_t window;                /* client's outstanding operations (vipl_bw) */
 	uint32_t size[VC_MAX_SIZES];
 	uint32_t iters[VC_MAX_SIZES];   /* measured iterations / messages */
 	uint32_t warmup[VC_MAX_SIZES];  /* unmeasured ones before them */
@@ -66,6 +71,7 @@ struct vc_opts {
 	const char *nic, *peer, *disc;
 	VIP_RELIABILITY_LEVEL rel;
 	bool block, json, cq, heap;
+	enum vc_op op;
 	bool credits;              /* flow control: --credits, or a reliable level */
 	VIP_ULONG timeout_ms;      /* connect, and any expected message */
 	uint32_t window;
@@ -98,6 +104,18 @@ struct vc_ep {
 	uint32_t nsend, nrecv, sslot, rslot;
 	uint64_t sposted, sdone;   /* send queue is FIFO: descriptor = count % nsend */
 	VIP_VI_ATTRIBUTES remote;  /* the peer VI's attributes, once connected */
+	/* RDMA target region (vc_target_open): tslots slots of tstride bytes,
+	 * registered with RDMA Write (and Read, where supported) enabled */
+	void *tmem;
+	size_t tmem_len;
+	uint8_t *tbuf;
+	VIP_MEM_HANDLE t_mh;
+	uint32_t tslots, tstride;
+	struct vc_remote {         /* the peer's target region, from the hello */
+		uint64_t addr;
+		VIP_MEM_HANDLE handle;
+		uint32_t slots, stride;
+	} peer;
 	struct vc_credit {         /* flow control, once vc_credit_start'ed */
 		uint32_t limit;    /* R: receives the receiver keeps posted; 0: off */
 		uint32_t batch;    /* receiver: credits returned per credit message */
@@ -118,6 +136,7 @@ void vc_ok(const char *call, VIP_RETURN rc);
 /* ---- options ---- */
 void vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv);
 const char *vc_rel_name(VIP_RELIABILITY_LEVEL rel);
+const char *vc_op_name(enum vc_op op);
 
 /* ---- NIC and endpoints ---- */
 void vc_nic_open(struct vc_nic *n, struct vc_opts *o);
@@ -128,6 +147,10 @@ void vc_ep_open(struct vc_ep *e, struct vc_nic *n, const char *role, uint32_t ns
 void vc_ep_close(struct vc_ep *e);
 uint32_t vc_recv_depth(const struct vc_nic *n, uint32_t want, uint32_t slot);
 uint32_t vc_max_size(const struct vc_sched *s);
+void vc_target_open(struct vc_ep *e, uint32_t slots, uint32_t size);
+uint8_t *vc_tslot(const struct vc_ep *e, uint64_t i);
+void vc_peer_of(struct vc_ep *e, const struct vc_ep *target);
+void vc_peer_check(const struct vc_ep *e, uint32_t size);
 
 /* ---- connection ---- */
 void vc_accept(struct vc_ep *e);
@@ -138,15 +161,26 @@ void vc_connect_pair(struct vc_ep *server, struct vc_ep *client);
 uint8_t *vc_sbuf(const struct vc_ep *e);
 void vc_post_send(struct vc_ep *e, const void *buf, uint32_t len);
 bool vc_send_reap(struct vc_ep *e, bool wait);
+void vc_post_rdma(struct vc_ep *e, uint16_t control, const void *buf, uint32_t len,
+		  uint64_t slot, uint32_t imm);
+void vc_post_op(struct vc_ep *e, const void *buf, uint32_t len, uint64_t slot, uint32_t imm);
 void vc_post_recv(struct vc_ep *e, VIP_DESCRIPTOR *d);
 VIP_DESCRIPTOR *vc_recv(struct vc_ep *e, VIP_ULONG timeout_ms);
+VIP_DESCRIPTOR *vc_recv_wait(struct vc_ep *e, VIP_ULONG timeout_ms, bool block);
 uint8_t *vc_data(const VIP_DESCRIPTOR *d);
 void vc_expect_len(const struct vc_ep *e, const VIP_DESCRIPTOR *d, uint32_t len);
+void vc_expect_imm(const struct vc_ep *e, const VIP_DESCRIPTOR *d, uint32_t imm);
+bool vc_wait_byte(const uint8_t *p, uint8_t v, VIP_ULONG timeout_ms);
 
 /* ---- control messages (arrays of little-endian uint32) ---- */
 void vc_post_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words);
 void vc_send_ctl(struct vc_ep *e, const uint32_t *msg, uint32_t words);
 void vc_recv_ctl(struct vc_ep *e, uint32_t *msg, uint32_t words, VIP_ULONG timeout_ms,
+		 const char *what);
+#define VC_READY_TAG 0x52454459u /* "REDY": target ready for a phase */
+#define VC_DONE_TAG 0x444f4e45u  /* "DONE": a phase of one-sided operations ended */
+void vc_send_tag(struct vc_ep *e, uint32_t tag, uint32_t n);
+void vc_recv_tag(struct vc_ep *e, uint32_t tag, uint32_t n, VIP_ULONG timeout_ms, bool idle,
 		 const char *what);
 void vc_send_hello(struct vc_ep *e, const struct vc_sched *s);
 void vc_recv_hello(struct vc_ep *e, struct vc_sched *s);
@@ -174,6 +208,12 @@ void vc_credit_sync(struct vc_ep *e, uint32_t count);
 /* ---- payload pattern: seq in the first 8 bytes, then words of (seq, size) ---- */
 void vc_fill(void *buf, uint32_t len, uint64_t seq);
 void vc_verify(const struct vc_ep *e, const void *buf, uint32_t len, uint64_t seq);
+bool vc_matches(const void *buf, uint32_t len, uint64_t seq);
+void vc_verify_wait(const struct vc_ep *e, const void *buf, uint32_t len, uint64_t seq,
+		    VIP_ULONG timeout_ms);
+/* --op write: the pattern over len-1 bytes, the last byte vc_tag(seq) (never 0) */
+static inline uint8_t vc_tag(uint64_t seq) { return (uint8_t)(seq % 255 + 1); }
+void vc_fill_tagged(void *buf, uint32_t len, uint64_t seq, bool pattern);
 uint64_t vc_seq_of(const void *buf, uint32_t len);
 
 /* ---- time and statistics ---- */

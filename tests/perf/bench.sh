@@ -10,6 +10,9 @@
 #                                                 vs  raw_pingpong --port memif
 #   kernel:           sockperf UDP ping-pong and iperf3 TCP over 127.0.0.1
 #   bandwidth:        vipl_bw --loopback vs iperf3; memcpy_bw
+#   RDMA, one viad:   vipl_pingpong --loopback --op write-imm and --op read (rd),
+#                     vipl_bw --loopback --op write and --op read (rd), against
+#                     --op send; vipl_bw --mem heap vs provider at one size
 #
 # Usage: tests/perf/bench.sh [--quick] [options]      (as root)
 #   --quick           a few seconds per benchmark, for CI: asserts nothing about
@@ -112,6 +115,7 @@ else
 	mc_ms=200 mc_sizes=
 	step_timeout=600
 fi
+mem_size=${bw_sizes##*,} # the size of the heap vs provider memory comparison
 # Between two viads each end has a busy poll lcore and an application: 4 CPUs.
 if [ -z "$vipl_wait" ]; then
 	if [ "$ncpu" -ge 4 ]; then vipl_wait=poll; else vipl_wait=block; fi
@@ -409,50 +413,105 @@ start_viad() {
 	await_socket "$run/$name.sock" "$viad_pid"
 }
 
-# 4. vipl_pingpong and vipl_bw --loopback on one viad
+# 4. vipl_pingpong and vipl_bw --loopback on one viad: Send, then the RDMA
+# operations (read on Reliable Delivery: a Read on an Unreliable VI is a
+# format error), then provider vs heap memory at one size
+lo_pp=(vipl_lo vipl_lo_wimm vipl_lo_read)
+lo_bw=(vipl_bw_lo vipl_bw_lo_write vipl_bw_lo_read vipl_bw_mem)
+lo_label() {
+	case $1 in
+	vipl_lo) echo "vipl_pingpong --loopback (VIA-DPDK)" ;;
+	vipl_lo_wimm) echo "vipl_pingpong --loopback --op write-imm" ;;
+	vipl_lo_read) echo "vipl_pingpong --loopback --op read -r rd" ;;
+	vipl_bw_lo) echo "vipl_bw --loopback (VIA-DPDK)" ;;
+	vipl_bw_lo_write) echo "vipl_bw --loopback --op write" ;;
+	vipl_bw_lo_read) echo "vipl_bw --loopback --op read -r rd" ;;
+	vipl_bw_mem) echo "vipl_bw -l --mem heap|provider, ${mem_size} B" ;;
+	esac
+}
+lo_args() {
+	case $1 in
+	*_wimm) echo "--op write-imm" ;;
+	*_write) echo "--op write" ;;
+	*_read) echo "--op read -r rd" ;;
+	esac
+}
+
 bench_vipl_lo() {
 	local pin="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_pingpong (one thread, both VIs) CPU $A"
 	local pinbw="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw client and server threads on CPUs $A,$B"
-	local l1="vipl_pingpong --loopback (VIA-DPDK)" l2="vipl_bw --loopback (VIA-DPDK)" rc lo
+	local rc lo id why op mem
+	# not runnable: every step skipped (failed in --quick mode when declared)
+	lo_none() { # WHY-PP WHY-BW TARGET-PP TARGET-BW
+		for id in "${lo_pp[@]}"; do skip_or_fail $id "$1" "$pin" 2 "$(lo_label $id)" "$3"; done
+		for id in "${lo_bw[@]}"; do skip_or_fail $id "$2" "$pinbw" 3 "$(lo_label $id)" "$4"; done
+	}
 	if [ -z "$viad" ]; then
-		skip_or_fail vipl_lo "viad not built" "$pin" 2 "$l1" daemon/viad
-		skip_or_fail vipl_bw_lo "viad not built" "$pinbw" 3 "$l2" daemon/viad
+		lo_none "viad not built" "viad not built" daemon/viad daemon/viad
 		return
 	fi
 	if [ -z "$vpp" ] && [ -z "$vbw" ]; then
-		skip_or_fail vipl_lo "vipl_pingpong not built" "$pin" 2 "$l1" apps/vipl_pingpong
-		skip_or_fail vipl_bw_lo "vipl_bw not built" "$pinbw" 3 "$l2" apps/vipl_bw
+		lo_none "vipl_pingpong not built" "vipl_bw not built" apps/vipl_pingpong apps/vipl_bw
 		return
 	fi
 	if ! start_viad lo "0@$A,1@$B"; then
 		lo=$viad_pid
 		stop "$lo"
-		[ -n "$vpp" ] && status vipl_lo failed "viad: $(why 1 "$run/viad-lo.log")" "$pin" 2 "$l1"
-		[ -n "$vbw" ] && status vipl_bw_lo failed "viad: $(why 1 "$run/viad-lo.log")" "$pinbw" 3 "$l2"
-		[ -z "$vpp" ] && skip_or_fail vipl_lo "vipl_pingpong not built" "$pin" 2 "$l1" apps/vipl_pingpong
-		[ -z "$vbw" ] && skip_or_fail vipl_bw_lo "vipl_bw not built" "$pinbw" 3 "$l2" apps/vipl_bw
+		why="viad: $(why 1 "$run/viad-lo.log")"
+		for id in "${lo_pp[@]}"; do
+			if [ -n "$vpp" ]; then status $id failed "$why" "$pin" 2 "$(lo_label $id)"
+			else skip_or_fail $id "vipl_pingpong not built" "$pin" 2 "$(lo_label $id)" apps/vipl_pingpong; fi
+		done
+		for id in "${lo_bw[@]}"; do
+			if [ -n "$vbw" ]; then status $id failed "$why" "$pinbw" 3 "$(lo_label $id)"
+			else skip_or_fail $id "vipl_bw not built" "$pinbw" 3 "$(lo_label $id)" apps/vipl_bw; fi
+		done
 		return
 	fi
 	lo=$viad_pid
-	if [ -n "$vpp" ]; then
+	for id in "${lo_pp[@]}"; do
+		if [ -z "$vpp" ]; then
+			skip_or_fail $id "vipl_pingpong not built" "$pin" 2 "$(lo_label $id)" apps/vipl_pingpong
+			continue
+		fi
+		# shellcheck disable=SC2046
 		VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vpp" --loopback \
-			--size "$lat_sizes" -n "$vlo_n" -w "$vlo_w" --json >"$run/vipl_lo.jsonl" 2>"$run/vipl_lo.log"
+			$(lo_args $id) --size "$lat_sizes" -n "$vlo_n" -w "$vlo_w" --json \
+			>"$run/$id.jsonl" 2>"$run/$id.log"
 		rc=$?
-		if [ $rc = 0 ] && has_json "$run/vipl_lo.jsonl"; then status vipl_lo ok "" "$pin" 2 "$l1"
-		else status vipl_lo failed "$(why $rc "$run/vipl_lo.log")" "$pin" 2 "$l1"; fi
-	else
-		skip_or_fail vipl_lo "vipl_pingpong not built" "$pin" 2 "$l1" apps/vipl_pingpong
-	fi
-	if [ -n "$vbw" ]; then
-		VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" --loopback \
-			--size "$bw_sizes" ${bw_n:+-n "$bw_n"} ${bw_w:+-w "$bw_w"} --no-check --json \
-			>"$run/vipl_bw_lo.jsonl" 2>"$run/vipl_bw_lo.log"
-		rc=$?
-		if [ $rc = 0 ] && has_json "$run/vipl_bw_lo.jsonl"; then status vipl_bw_lo ok "" "$pinbw" 3 "$l2"
-		else status vipl_bw_lo failed "$(why $rc "$run/vipl_bw_lo.log")" "$pinbw" 3 "$l2"; fi
-	else
-		skip_or_fail vipl_bw_lo "vipl_bw not built" "$pinbw" 3 "$l2" apps/vipl_bw
-	fi
+		if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 2 "$(lo_label $id)"
+		else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$(lo_label $id)"; fi
+	done
+	for id in "${lo_bw[@]}"; do
+		if [ -z "$vbw" ]; then
+			skip_or_fail $id "vipl_bw not built" "$pinbw" 3 "$(lo_label $id)" apps/vipl_bw
+			continue
+		fi
+		if [ $id = vipl_bw_mem ]; then
+			# zero copy vs copy regions: viad moves provider memory in place,
+			# heap memory with process_vm_readv/writev; Sends with credits, so
+			# that no message is lost to an empty receive queue
+			: >"$run/$id.jsonl"
+			rc=0
+			for op in "send --credits" write; do
+				for mem in provider heap; do
+					# shellcheck disable=SC2086
+					VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" \
+						--loopback --op $op --mem $mem --size "$mem_size" ${bw_n:+-n "$bw_n"} \
+						${bw_w:+-w "$bw_w"} --no-check --json >>"$run/$id.jsonl" \
+						2>"$run/$id.log" || { rc=$?; break 2; }
+				done
+			done
+		else
+			# shellcheck disable=SC2046
+			VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" --loopback \
+				$(lo_args $id) --size "$bw_sizes" ${bw_n:+-n "$bw_n"} ${bw_w:+-w "$bw_w"} \
+				--no-check --json >"$run/$id.jsonl" 2>"$run/$id.log"
+			rc=$?
+		fi
+		if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pinbw" 3 "$(lo_label $id)"
+		else status $id failed "$(why $rc "$run/$id.log")" "$pinbw" 3 "$(lo_label $id)"; fi
+	done
 	stop "$lo"
 }
 

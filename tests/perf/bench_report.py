@@ -153,9 +153,9 @@ def report(run, results, plotbase):
     for s in status:
         needs = "%d%s" % (s["needs_cpus"], "*" if over(s["bench"]) else " ")
         what = s["status"] if s["status"] == "ok" else "%s: %s" % (s["status"], s["why"])
-        p("  %-13s %-44s needs %-3s CPUs  %s" % (s["bench"], s["label"][:44], needs, what))
+        p("  %-16s %-44s needs %-3s CPUs  %s" % (s["bench"], s["label"][:44], needs, what))
         if s["pinning"]:
-            p("  %-13s   pinning: %s" % ("", s["pinning"]))
+            p("  %-16s   pinning: %s" % ("", s["pinning"]))
     p("")
 
     cl = (recs.get("cacheline") or [None])[0]
@@ -238,6 +238,59 @@ def report(run, results, plotbase):
     p("  (vipl_bw runs Unreliable VIs: lost% are messages the receiver did not get; "
       "iperf3 -l SIZE sets the write size)")
     p("")
+    # --- RDMA (--op) against Send, one viad
+    lw = by_size(recs.get("vipl_lo_wimm", []))
+    lr = by_size(recs.get("vipl_lo_read", []))
+    if lw or lr:
+        p("RDMA latency in one process: vipl_pingpong --loopback per operation (us)")
+        p("%8s | %9s %9s | %9s %9s | %9s %9s" % (
+            "size", "send p50", "p99", "wr-imm p50", "p99", "read p50", "p99"))
+        for s in sorted(set(lo) | set(lw) | set(lr)):
+            p("%8d | %8s%s %9s | %8s%s  %9s | %8s%s %9s" % (
+                s, fmt(rtt(lo, s, "p50")), mark("vipl_lo"), fmt(rtt(lo, s, "p99")),
+                fmt(rtt(lw, s, "p50")), mark("vipl_lo_wimm"), fmt(rtt(lw, s, "p99")),
+                fmt(rtt(lr, s, "p50")), mark("vipl_lo_read"), fmt(rtt(lr, s, "p99"))))
+        p("  (send and write-imm: Unreliable round trips, the answer of the same kind; "
+          "read: Reliable Delivery,")
+        p("  the completion of one RDMA Read, one-sided: the remote application does "
+          "nothing)")
+        p("")
+    bww = by_size(recs.get("vipl_bw_lo_write", []))
+    bwr = by_size(recs.get("vipl_bw_lo_read", []))
+
+    def bwv(tab, size, k, prec):
+        r = tab.get(size)
+        return fmt(r.get(k) if r else None, 9, prec)
+
+    if bww or bwr:
+        p("RDMA bandwidth: vipl_bw --loopback per operation (MB/s = 1e6 bytes/s; ops/s)")
+        p("%8s | %10s %10s | %10s %10s | %10s %10s" % (
+            "size", "send MB/s", "msg/s", "write MB/s", "ops/s", "read MB/s", "ops/s"))
+        for s in sorted(set(bw) | set(bww) | set(bwr)):
+            p("%8d | %9s%s %10s | %9s%s %10s | %9s%s %10s" % (
+                s, bwv(bw, s, "MBps", 1), mark("vipl_bw_lo"), bwv(bw, s, "msg_per_s", 0),
+                bwv(bww, s, "MBps", 1), mark("vipl_bw_lo_write"), bwv(bww, s, "msg_per_s", 0),
+                bwv(bwr, s, "MBps", 1), mark("vipl_bw_lo_read"), bwv(bwr, s, "msg_per_s", 0)))
+        p("  (window 64; send and write: Unreliable, write counts operations completed at the "
+          "client; read: Reliable")
+        p("  Delivery, at most 16 Reads outstanding per VI in viad)")
+        p("")
+    mem = [r for r in recs.get("vipl_bw_mem", []) if "MBps" in r]
+    if mem:
+        p("Memory regions: provider memory (moved by viad in place) vs heap (process_vm_readv/"
+          "writev), vipl_bw --loopback")
+        p("%10s %8s | %13s %13s | %9s" % ("op", "size", "provider MB/s", "heap MB/s",
+                                          "prov/heap"))
+        for op in sorted({r.get("op", "send") for r in mem}):
+            for sz in sorted({r["size"] for r in mem if r.get("op", "send") == op}):
+                v = {r.get("mem"): r["MBps"] for r in mem
+                     if r.get("op", "send") == op and r["size"] == sz}
+                p("%10s %8d | %12s%s %13s | %9s" % (
+                    op, sz, fmt(v.get("provider"), 12, 1), mark("vipl_bw_mem"),
+                    fmt(v.get("heap"), 13, 1), fmt_ratio(ratio(v.get("provider"), v.get("heap")),
+                                                         9)))
+        p("  (send: Unreliable with --credits, nothing lost; write: Unreliable RDMA Write)")
+        p("")
     msizes = sorted(set(mc) | set(mcc))
     if msizes:
         p("Single-core memcpy (GB/s = 1e9 bytes copied per second)")
@@ -259,7 +312,9 @@ def report(run, results, plotbase):
     series_lat = []
     for b, title, tab in (("vipl_lo", "VIA-DPDK loopback", lo), ("raw_ring", "raw rte_ring", ring),
                           ("vipl_memif", "VIA-DPDK 2 viads memif", vm),
-                          ("raw_memif", "raw memif", rm), ("sockperf", "sockperf UDP", sp)):
+                          ("raw_memif", "raw memif", rm), ("sockperf", "sockperf UDP", sp),
+                          ("vipl_lo_wimm", "VIA-DPDK loopback RDMA Write+imm", lw),
+                          ("vipl_lo_read", "VIA-DPDK loopback RDMA Read (rd)", lr)):
         rows = [(s, tab[s]["rtt_us"]["p50"], tab[s]["rtt_us"]["p99"]) for s in sorted(tab)
                 if tab[s]["rtt_us"].get("p50") and tab[s]["rtt_us"].get("p99")]
         if rows:
@@ -267,6 +322,10 @@ def report(run, results, plotbase):
                                                                 else "")))
     series_bw = []
     for b, title, tab, key, k in (("vipl_bw_lo", "VIA-DPDK vipl_bw loopback", bw, "MBps", 1),
+                                  ("vipl_bw_lo_write", "VIA-DPDK RDMA Write loopback", bww,
+                                   "MBps", 1),
+                                  ("vipl_bw_lo_read", "VIA-DPDK RDMA Read (rd) loopback", bwr,
+                                   "MBps", 1),
                                   ("iperf3", "iperf3 TCP 127.0.0.1", ip, "MBps", 1),
                                   ("memcpy", "memcpy (hot)", mc, "GBps", 1000)):
         rows = [(s, tab[s][key] * k) for s in sorted(tab) if tab[s].get(key)]
