@@ -90,7 +90,8 @@ via_idtab_alloc(struct via_idtab *t, void *obj, uint32_t *id)
 			s = &chunk[idx & (VIA_IDTAB_CHUNK - 1)];
 		}
 		s->id = idx + 1;
-		t->nb_slots++;
+		/* after the slot is set up: lookups read it with acquire */
+		__atomic_store_n(&t->nb_slots, t->nb_slots + 1, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&s->obj, obj, __ATOMIC_RELEASE);
 	t->nb_live++;
@@ -105,7 +106,7 @@ live_slot(const struct via_idtab *t, uint32_t id)
 	uint32_t idx = (id & ((1u << t->idx_bits) - 1)) - 1;
 	struct via_idtab_slot *s;
 
-	if (id == 0 || idx >= t->nb_slots)
+	if (id == 0 || idx >= __atomic_load_n(&t->nb_slots, __ATOMIC_ACQUIRE))
 		return NULL;
 	s = slot_at(t, idx);
 	if (s == NULL || __atomic_load_n(&s->id, __ATOMIC_ACQUIRE) != id ||
