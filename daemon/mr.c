@@ -59,7 +59,7 @@ via_mr_register(struct viad *d, struct via_session *s, uint64_t addr, uint64_t l
 		}
 	}
 	if (mr->page_len > d->conf.max_register_bytes ||
-	    d->bytes_registered + mr->page_len > d->conf.max_register_bytes) {
+	    d->counters.bytes_registered + mr->page_len > d->conf.max_register_bytes) {
 		free(mr);
 		return -ENOSPC;
 	}
@@ -72,10 +72,9 @@ via_mr_register(struct viad *d, struct via_session *s, uint64_t addr, uint64_t l
 	via_ptag_get(d, s, attr->ptag)->refs++;
 	if (mr->pmem != NULL)
 		mr->pmem->refs++;
-	d->bytes_registered += mr->page_len;
+	d->counters.bytes_registered += mr->page_len;
 	TAILQ_INSERT_TAIL(&s->mrs, mr, link);
 	d->counters.regions_registered++;
-	d->counters.bytes_registered = d->bytes_registered;
 	*handle = mr->handle;
 	return 0;
 }
@@ -100,8 +99,7 @@ via_mr_deregister(struct viad *d, struct via_session *s, uint64_t addr, uint32_t
 	via_ptag_get(d, s, mr->ptag)->refs--;
 	if (mr->pmem != NULL)
 		mr->pmem->refs--;
-	d->bytes_registered -= mr->page_len;
-	d->counters.bytes_registered = d->bytes_registered;
+	d->counters.bytes_registered -= mr->page_len;
 	free(mr);
 	return 0;
 }

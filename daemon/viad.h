@@ -178,7 +178,6 @@ struct viad {
 	struct via_idtab cqs;
 	struct via_idtab vis;
 	struct via_idtab pmems;
-	uint64_t bytes_registered;  /**< page-granular, all sessions */
 
 	struct via_session_list session_list;
 	struct via_ctl_counters counters;   /**< control-thread counters */

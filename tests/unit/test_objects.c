@@ -198,7 +198,7 @@ test_ptag_and_mr(void)
 	{
 		uint64_t saved = d.conf.max_register_bytes;
 
-		d.conf.max_register_bytes = d.bytes_registered + page;
+		d.conf.max_register_bytes = d.counters.bytes_registered + page;
 		CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf, 2 * page, &attr, &h3), -ESRCH);
 		attr.ptag = tag;
 		CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf, 2 * page, &attr, &h3), -ENOSPC);
@@ -342,7 +342,7 @@ test_cq_vi(void)
 	CHECK_EQ(d.vis.nb_live, 0);
 	CHECK_EQ(d.ptags.nb_live, 0);
 	CHECK_EQ(d.mrs.nb_live, 0);
-	CHECK_EQ(d.bytes_registered, 0);
+	CHECK_EQ(d.counters.bytes_registered, 0);
 }
 
 static void
