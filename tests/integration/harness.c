@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,6 +38,7 @@ static struct viad_proc viads[MAX_VIADS];
 static unsigned nb_viads;
 static unsigned instance_seq;
 static unsigned viad_nofile;
+static pthread_t main_thread;
 
 void
 h_viad_set_nofile(unsigned n)
@@ -262,6 +264,7 @@ h_init(int argc, char **argv, unsigned watchdog_s)
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	main_pid = getpid();
+	main_thread = pthread_self();
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s PATH/TO/viad\n", argv[0]);
 		exit(2);
@@ -618,4 +621,95 @@ h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag)
 	a->Ptag = ptag;
 	a->EnableRdmaWrite = VIP_FALSE;
 	a->EnableRdmaRead = VIP_FALSE;
+}
+
+/* ---- asynchronous error recorder ------------------------------------------- */
+
+#define H_MAX_ERR_EVENTS 4096
+
+static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t err_cond = PTHREAD_COND_INITIALIZER;
+static struct h_err_event err_events[H_MAX_ERR_EVENTS];
+static unsigned nb_err_events;
+
+void
+h_err_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *e)
+{
+	(void)ctx;
+	pthread_mutex_lock(&err_lock);
+	if (nb_err_events < H_MAX_ERR_EVENTS) {
+		struct h_err_event *ev = &err_events[nb_err_events++];
+
+		ev->nic = e->NicHandle;
+		ev->vi = e->ViHandle;
+		ev->code = e->ErrorCode;
+		ev->resource = e->ResourceCode;
+		ev->op = e->OpCode;
+		ev->desc = e->DescriptorPtr;
+		ev->at_ms = h_now_ms();
+		ev->on_main_thread = pthread_equal(pthread_self(), main_thread);
+	}
+	pthread_cond_broadcast(&err_cond);
+	pthread_mutex_unlock(&err_lock);
+}
+
+static bool
+err_event_matches(const struct h_err_event *ev, VIP_ERROR_CODE code, VIP_VI_HANDLE vi)
+{
+	return ev->code == code && (vi == NULL || ev->vi == vi);
+}
+
+bool
+h_err_take(VIP_ERROR_CODE code, VIP_VI_HANDLE vi, unsigned ms, struct h_err_event *out)
+{
+	uint64_t end = h_now_ms() + ms;
+
+	pthread_mutex_lock(&err_lock);
+	for (;;) {
+		struct timespec ts;
+		unsigned i;
+
+		for (i = 0; i < nb_err_events; i++) {
+			if (!err_event_matches(&err_events[i], code, vi))
+				continue;
+			if (out != NULL)
+				*out = err_events[i];
+			memmove(&err_events[i], &err_events[i + 1],
+				(nb_err_events - i - 1) * sizeof(err_events[0]));
+			nb_err_events--;
+			pthread_mutex_unlock(&err_lock);
+			return true;
+		}
+		if (h_now_ms() >= end)
+			break;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&err_cond, &err_lock, &ts);
+	}
+	pthread_mutex_unlock(&err_lock);
+	return false;
+}
+
+unsigned
+h_err_count(VIP_ERROR_CODE code, VIP_VI_HANDLE vi)
+{
+	unsigned i, n = 0;
+
+	pthread_mutex_lock(&err_lock);
+	for (i = 0; i < nb_err_events; i++)
+		n += err_event_matches(&err_events[i], code, vi);
+	pthread_mutex_unlock(&err_lock);
+	return n;
+}
+
+void
+h_err_clear(void)
+{
+	pthread_mutex_lock(&err_lock);
+	nb_err_events = 0;
+	pthread_mutex_unlock(&err_lock);
 }

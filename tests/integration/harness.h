@@ -112,4 +112,28 @@ void h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag);
 /** Connect a raw client to @p v's socket. @return fd or -1 */
 int h_raw_connect(const struct viad_proc *v);
 
+/* ---- asynchronous error recorder (VipErrorCallback, VIA 2.8.2.5) ---------- */
+
+/** One VIP_ERROR_DESCRIPTOR delivered to h_err_handler, as recorded. */
+struct h_err_event {
+	VIP_NIC_HANDLE nic;
+	VIP_VI_HANDLE vi;
+	VIP_ERROR_CODE code;
+	VIP_RESOURCE_CODE resource;
+	VIP_ULONG op;
+	VIP_DESCRIPTOR *desc;
+	uint64_t at_ms;      /**< h_now_ms() when the handler ran */
+	bool on_main_thread; /**< the handler ran on the thread that called h_init */
+};
+
+/** A VipErrorCallback handler that records every event (up to 4096). */
+void h_err_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *e);
+/** Take the first recorded event @p code of @p vi (NULL: any VI), waiting up
+ * to @p ms. @p out may be NULL. @return whether one was found */
+bool h_err_take(VIP_ERROR_CODE code, VIP_VI_HANDLE vi, unsigned ms, struct h_err_event *out);
+/** Recorded events @p code of @p vi (NULL: any VI). */
+unsigned h_err_count(VIP_ERROR_CODE code, VIP_VI_HANDLE vi);
+/** Forget every recorded event. */
+void h_err_clear(void);
+
 #endif /* VIA_IT_HARNESS_H */

@@ -66,104 +66,6 @@ addr_is(const VIP_NET_ADDRESS *a, const uint8_t *mac, const char *disc)
 
 /* ---- asynchronous errors ---------------------------------------------------- */
 
-#define MAX_EVENTS 256
-
-struct err_event {
-	VIP_NIC_HANDLE nic;
-	VIP_VI_HANDLE vi;
-	VIP_ERROR_CODE code;
-	VIP_RESOURCE_CODE resource;
-	VIP_ULONG op;
-	VIP_DESCRIPTOR *desc;
-	bool on_main_thread;
-};
-
-static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t ev_cond = PTHREAD_COND_INITIALIZER;
-static struct err_event events[MAX_EVENTS];
-static unsigned nb_events;
-static pthread_t main_thread;
-
-static void
-err_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *e)
-{
-	(void)ctx;
-	pthread_mutex_lock(&ev_lock);
-	if (nb_events < MAX_EVENTS) {
-		struct err_event *ev = &events[nb_events++];
-
-		ev->nic = e->NicHandle;
-		ev->vi = e->ViHandle;
-		ev->code = e->ErrorCode;
-		ev->resource = e->ResourceCode;
-		ev->op = e->OpCode;
-		ev->desc = e->DescriptorPtr;
-		ev->on_main_thread = pthread_equal(pthread_self(), main_thread);
-	}
-	pthread_cond_broadcast(&ev_cond);
-	pthread_mutex_unlock(&ev_lock);
-}
-
-/* Take the first event with @p code for @p vi (NULL: any), waiting up to
- * @p ms. */
-static bool
-err_take(VIP_ERROR_CODE code, VIP_VI_HANDLE vi, unsigned ms, struct err_event *out)
-{
-	uint64_t end = h_now_ms() + ms;
-	bool found = false;
-
-	pthread_mutex_lock(&ev_lock);
-	for (;;) {
-		unsigned i;
-
-		for (i = 0; i < nb_events; i++) {
-			if (events[i].code == code && (vi == NULL || events[i].vi == vi)) {
-				*out = events[i];
-				memmove(&events[i], &events[i + 1],
-					(nb_events - i - 1) * sizeof(events[0]));
-				nb_events--;
-				found = true;
-				break;
-			}
-		}
-		if (found || h_now_ms() >= end)
-			break;
-		{
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 10 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&ev_cond, &ev_lock, &ts);
-		}
-	}
-	pthread_mutex_unlock(&ev_lock);
-	return found;
-}
-
-static unsigned
-err_count(VIP_ERROR_CODE code, VIP_VI_HANDLE vi)
-{
-	unsigned i, n = 0;
-
-	pthread_mutex_lock(&ev_lock);
-	for (i = 0; i < nb_events; i++)
-		n += events[i].code == code && (vi == NULL || events[i].vi == vi);
-	pthread_mutex_unlock(&ev_lock);
-	return n;
-}
-
-static void
-err_clear(void)
-{
-	pthread_mutex_lock(&ev_lock);
-	nb_events = 0;
-	pthread_mutex_unlock(&ev_lock);
-}
-
 /* ---- VIs ------------------------------------------------------------------ */
 
 static VIP_VI_HANDLE
@@ -466,7 +368,7 @@ test_request_params(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 		}
 	}
 	CHECK_RET(VipDestroyVi(vi), VIP_SUCCESS, "destroy the VI");
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -568,7 +470,7 @@ test_basic(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, VIP_NIC_HANDLE s_ni
 	VIP_VI_STATE st;
 	struct wait_job w;
 	struct req_job j;
-	struct err_event ev;
+	struct h_err_event ev;
 	union net_addr l, r;
 	VIP_RETURN rc;
 
@@ -622,10 +524,10 @@ test_basic(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, VIP_NIC_HANDLE s_ni
 	CHECK_STATE(cvi, VIP_STATE_CONNECTED, "requester after the refused calls");
 
 	/* VipDisconnect: the peer learns of it */
-	err_clear();
+	h_err_clear();
 	CHECK_RET(VipDisconnect(cvi), VIP_SUCCESS, "requester disconnects");
 	CHECK_STATE(cvi, VIP_STATE_IDLE, "requester after Disconnect");
-	CHECK(err_take(VIP_ERROR_CONN_LOST, svi, 2000, &ev),
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, svi, 2000, &ev),
 	      "the server VI gets VIP_ERROR_CONN_LOST through its error callback");
 	if (ev.code == VIP_ERROR_CONN_LOST) {
 		CHECK(ev.nic == s_nic && ev.resource == VIP_RESOURCE_VI,
@@ -633,7 +535,7 @@ test_basic(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, VIP_NIC_HANDLE s_ni
 		      (int)ev.resource);
 		CHECK(!ev.on_main_thread, "the handler ran on a provider thread");
 	}
-	CHECK(err_count(VIP_ERROR_CONN_LOST, cvi) == 0,
+	CHECK(h_err_count(VIP_ERROR_CONN_LOST, cvi) == 0,
 	      "no CONN_LOST for the VI that disconnected itself");
 	CHECK(wait_state(svi, VIP_STATE_ERROR, 1000), "the server VI is in the Error state (now %s)",
 	      state_name(vi_state(svi)));
@@ -651,11 +553,11 @@ test_basic(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, VIP_NIC_HANDLE s_ni
 	CHECK_STATE(svi, VIP_STATE_CONNECTED, "former server");
 	CHECK_STATE(cvi, VIP_STATE_CONNECTED, "former requester");
 	VipDisconnect(svi);
-	CHECK(err_take(VIP_ERROR_CONN_LOST, cvi, 2000, &ev), "CONN_LOST on the second connection");
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, cvi, 2000, &ev), "CONN_LOST on the second connection");
 	VipDisconnect(cvi);
 	CHECK_RET(VipDestroyVi(cvi), VIP_SUCCESS, "destroy the requester VI");
 	CHECK_RET(VipDestroyVi(svi), VIP_SUCCESS, "destroy the server VI");
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -691,7 +593,7 @@ test_reject(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	VipDisconnect(svi);
 	CHECK_RET(VipDestroyVi(cvi), VIP_SUCCESS, "destroy");
 	CHECK_RET(VipDestroyVi(svi), VIP_SUCCESS, "destroy");
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -747,7 +649,7 @@ test_accept_errors(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_NIC_HANDLE 
 	VipDestroyVi(busy_a);
 	VipDestroyVi(busy_b);
 	VipDestroyVi(foreign);
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -779,7 +681,7 @@ test_backlog(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 		  "an accepted request is not handed out again");
 	VipDisconnect(cvi);
 	VipDisconnect(svi);
-	err_clear();
+	h_err_clear();
 
 	h_note("backlog of a requester that gave up");
 	req_start(&j, cvi, "bl2-cli", mac_self, "bl2-srv", 300);
@@ -795,15 +697,15 @@ test_backlog(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 			  "Accept of a request whose requester timed out (vipl.h: VIP_TIMEOUT)");
 		if (arc == VIP_SUCCESS) {
 			VIP_DESCRIPTOR *sd = desc_prep(m, 20, 16), *out;
-			struct err_event ev;
+			struct h_err_event ev;
 
 			h_note("the accepting VI is now %s, 'connected' to a VI that is %s",
 			       state_name(vi_state(svi)), state_name(vi_state(cvi)));
 			/* §4.2: at the latest the first transfer tells it */
-			err_clear();
+			h_err_clear();
 			VipPostSend(svi, sd, m->mh);
 			VipSendWait(svi, 1000, &out);
-			CHECK(err_take(VIP_ERROR_CONN_LOST, svi, 2000, &ev),
+			CHECK(h_err_take(VIP_ERROR_CONN_LOST, svi, 2000, &ev),
 			      "its first send makes it learn that the peer is not connected "
 			      "(CONN_LOST, §4.2)");
 			VipDisconnect(svi);
@@ -828,7 +730,7 @@ test_backlog(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	VipDisconnect(svi);
 	CHECK_RET(VipDestroyVi(cvi), VIP_SUCCESS, "destroy");
 	CHECK_RET(VipDestroyVi(svi), VIP_SUCCESS, "destroy");
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -879,7 +781,7 @@ test_filter(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	 * discriminator takes none */
 	VipDisconnect(c1);
 	VipDisconnect(s1);
-	err_clear();
+	h_err_clear();
 	req_start(&j1, c1, "flt-c3", mac_self, "flt-srv2", 3000);
 	addr_set(&l, mac_self, "flt-other");
 	CHECK_RET(VipConnectWait(nic, &l.a, 300, &r.a, &ra, &conn), VIP_TIMEOUT,
@@ -899,7 +801,7 @@ test_filter(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	VipDestroyVi(c2);
 	VipDestroyVi(s1);
 	VipDestroyVi(s2);
-	err_clear();
+	h_err_clear();
 }
 
 /* Two waiters on one discriminator: one request goes to exactly one. */
@@ -934,7 +836,7 @@ test_two_waiters(VIP_NIC_HANDLE n1, VIP_PROTECTION_HANDLE p1, VIP_NIC_HANDLE n2,
 	VipDestroyVi(cvi);
 	VipDestroyVi(s1);
 	VipDestroyVi(s2);
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -968,7 +870,7 @@ test_pending(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	CHECK_RET(w.act_rc, VIP_SUCCESS, "accepted");
 	VipDisconnect(cvi);
 	VipDisconnect(svi);
-	err_clear();
+	h_err_clear();
 
 	req_start(&j, cvi, "pd2-cli", mac_self, "pd2-nobody", 5000);
 	CHECK(wait_state(cvi, VIP_STATE_CONNECT_PENDING, 1000), "VI Pending Connect again");
@@ -985,7 +887,7 @@ test_pending(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	VipDisconnect(svi);
 	CHECK_RET(VipDestroyVi(cvi), VIP_SUCCESS, "destroy");
 	CHECK_RET(VipDestroyVi(svi), VIP_SUCCESS, "destroy");
-	err_clear();
+	h_err_clear();
 }
 
 /* Descriptors posted on a connection when it ends (§4.2, §5.4, §9.4.5). */
@@ -995,7 +897,7 @@ test_flush(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, struct mem *cm,
 {
 	VIP_VI_HANDLE cvi = vi_new(c_nic, c_pt, 0), svi = vi_new(s_nic, s_pt, 0);
 	VIP_DESCRIPTOR *d[4], *out;
-	struct err_event ev;
+	struct h_err_event ev;
 	VIP_RETURN rc;
 	unsigned i;
 	bool ok;
@@ -1011,7 +913,7 @@ test_flush(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, struct mem *cm,
 	}
 	d[3] = desc_prep(sm, 0, 1024);
 	CHECK_RET(VipPostRecv(svi, d[3], sm->mh), VIP_SUCCESS, "peer posts a receive");
-	err_clear();
+	h_err_clear();
 	CHECK_RET(VipDisconnect(cvi), VIP_SUCCESS, "disconnect with 3 receives posted");
 	ok = true;
 	for (i = 0; i < 3; i++) {
@@ -1027,7 +929,7 @@ test_flush(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, struct mem *cm,
 	}
 	CHECK(ok, "every posted receive completed with Done|DESC_FLUSHED|OP_RECEIVE, in order");
 	CHECK_RET(VipRecvDone(cvi, &out), VIP_NOT_DONE, "nothing more on the receive queue");
-	CHECK(err_take(VIP_ERROR_CONN_LOST, svi, 2000, &ev), "the peer gets CONN_LOST");
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, svi, 2000, &ev), "the peer gets CONN_LOST");
 	CHECK(wait_state(svi, VIP_STATE_ERROR, 1000), "the peer is in the Error state");
 	rc = VipRecvWait(svi, 1000, &out);
 	CHECK(rc == VIP_SUCCESS && out == d[3] &&
@@ -1108,7 +1010,7 @@ test_flush(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, struct mem *cm,
 	}
 	CHECK_RET(VipDestroyVi(cvi), VIP_SUCCESS, "destroy");
 	CHECK_RET(VipDestroyVi(svi), VIP_SUCCESS, "destroy");
-	err_clear();
+	h_err_clear();
 }
 
 /* A VI of the old connection cannot reach the peer's new connection. */
@@ -1117,7 +1019,7 @@ test_stale(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 {
 	VIP_VI_HANDLE a = vi_new(nic, pt, 0), b = vi_new(nic, pt, 0), c = vi_new(nic, pt, 0);
 	VIP_DESCRIPTOR *rd, *sd, *out;
-	struct err_event ev;
+	struct h_err_event ev;
 	VIP_RETURN rc;
 	unsigned round, good = 0;
 
@@ -1127,7 +1029,7 @@ test_stale(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	if (!CHECK(connect_pair(a, "st-a", nic, b, "st-b"), "a-b connected"))
 		return;
 	CHECK_RET(VipDisconnect(b), VIP_SUCCESS, "b disconnects");
-	CHECK(err_take(VIP_ERROR_CONN_LOST, a, 2000, &ev), "a gets CONN_LOST");
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, 2000, &ev), "a gets CONN_LOST");
 	if (!CHECK(connect_pair(c, "st-c", nic, b, "st-b2"), "b connects to c"))
 		return;
 	rd = desc_prep(m, 10, 256);
@@ -1143,7 +1045,7 @@ test_stale(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	VipDisconnect(c);
 	VipDisconnect(b);
 	VipRecvDone(b, &out);
-	err_clear();
+	h_err_clear();
 
 	/* connect, transfer, disconnect many times in a row */
 	for (round = 0; round < 20; round++) {
@@ -1181,7 +1083,7 @@ test_stale(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	CHECK_RET(VipDestroyVi(a), VIP_SUCCESS, "destroy a");
 	CHECK_RET(VipDestroyVi(b), VIP_SUCCESS, "destroy b");
 	CHECK_RET(VipDestroyVi(c), VIP_SUCCESS, "destroy c");
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -1229,7 +1131,7 @@ test_peer(VIP_NIC_HANDLE n1, VIP_PROTECTION_HANDLE p1, VIP_NIC_HANDLE n2,
 	CHECK_STATE(b, VIP_STATE_CONNECTED, "b");
 	VipDisconnect(a);
 	VipDisconnect(b);
-	err_clear();
+	h_err_clear();
 
 	/* two VIs of one session, the other one first */
 	addr_set(&la, mac_self, "peer-c");
@@ -1242,7 +1144,7 @@ test_peer(VIP_NIC_HANDLE n1, VIP_PROTECTION_HANDLE p1, VIP_NIC_HANDLE n2,
 	CHECK_STATE(d, VIP_STATE_CONNECTED, "d");
 	VipDisconnect(c);
 	VipDisconnect(d);
-	err_clear();
+	h_err_clear();
 
 	/* nobody answers */
 	addr_set(&la, mac_self, "peer-lonely");
@@ -1294,7 +1196,7 @@ test_peer(VIP_NIC_HANDLE n1, VIP_PROTECTION_HANDLE p1, VIP_NIC_HANDLE n2,
 	VipDestroyVi(b);
 	VipDestroyVi(c);
 	VipDestroyVi(d);
-	err_clear();
+	h_err_clear();
 }
 
 /* Closing a session with a Connected VI tells the peer. */
@@ -1304,7 +1206,7 @@ test_session_close(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	VIP_NIC_HANDLE n2 = NULL;
 	VIP_PROTECTION_HANDLE p2 = NULL;
 	VIP_VI_HANDLE a = vi_new(nic, pt, 0), b;
-	struct err_event ev;
+	struct h_err_event ev;
 
 	h_note("closing the NIC of a connected VI: the peer loses the connection");
 	if (a == NULL)
@@ -1313,19 +1215,19 @@ test_session_close(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 		CHECK(0, "open a third session");
 		return;
 	}
-	VipErrorCallback(n2, NULL, err_handler);
+	VipErrorCallback(n2, NULL, h_err_handler);
 	b = vi_new(n2, p2, 0);
 	if (b == NULL)
 		return;
 	if (!CHECK(connect_pair(a, "sc-a", n2, b, "sc-b"), "connect across sessions"))
 		return;
-	err_clear();
+	h_err_clear();
 	CHECK_RET(VipCloseNic(n2), VIP_SUCCESS, "close the session holding the connected VI");
-	CHECK(err_take(VIP_ERROR_CONN_LOST, a, 2000, &ev), "the peer gets CONN_LOST");
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, 2000, &ev), "the peer gets CONN_LOST");
 	CHECK(wait_state(a, VIP_STATE_ERROR, 1000), "the peer is in the Error state");
 	VipDisconnect(a);
 	CHECK_RET(VipDestroyVi(a), VIP_SUCCESS, "destroy");
-	err_clear();
+	h_err_clear();
 }
 
 int
@@ -1339,7 +1241,6 @@ main(int argc, char **argv)
 	uint64_t t0;
 
 	h_init(argc, argv, 100);
-	main_thread = pthread_self();
 	if (viad_start(&v, "cm", NULL) != 0)
 		return h_finish();
 	t0 = h_now_ms();
@@ -1354,8 +1255,8 @@ main(int argc, char **argv)
 	h_note("via0: MAC %02x:%02x:%02x:%02x:%02x:%02x, MTU %lu, max discriminator %u",
 	       mac_self[0], mac_self[1], mac_self[2], mac_self[3], mac_self[4], mac_self[5],
 	       (unsigned long)nic_attrs.MaxTransferSize, (unsigned)nic_attrs.MaxDiscriminatorLen);
-	CHECK_RET(VipErrorCallback(n1, NULL, err_handler), VIP_SUCCESS, "error callback, session 1");
-	CHECK_RET(VipErrorCallback(n2, NULL, err_handler), VIP_SUCCESS, "error callback, session 2");
+	CHECK_RET(VipErrorCallback(n1, NULL, h_err_handler), VIP_SUCCESS, "error callback, session 1");
+	CHECK_RET(VipErrorCallback(n2, NULL, h_err_handler), VIP_SUCCESS, "error callback, session 2");
 	memset(&ma, 0, sizeof(ma));
 	m1.len = m2.len = 1 << 20;
 	ma.Ptag = p1;

@@ -49,83 +49,6 @@ static uint64_t rng;
 
 /* ---- asynchronous errors ---------------------------------------------------- */
 
-#define MAX_EVENTS 4096
-
-struct err_event {
-	VIP_VI_HANDLE vi;
-	VIP_ERROR_CODE code;
-	VIP_RESOURCE_CODE resource;
-	VIP_ULONG op;
-	VIP_DESCRIPTOR *desc;
-};
-
-static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct err_event events[MAX_EVENTS];
-static unsigned nb_events;
-
-static void
-err_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *e)
-{
-	(void)ctx;
-	pthread_mutex_lock(&ev_lock);
-	if (nb_events < MAX_EVENTS) {
-		struct err_event *ev = &events[nb_events++];
-
-		ev->vi = e->ViHandle;
-		ev->code = e->ErrorCode;
-		ev->resource = e->ResourceCode;
-		ev->op = e->OpCode;
-		ev->desc = e->DescriptorPtr;
-	}
-	pthread_mutex_unlock(&ev_lock);
-}
-
-static bool
-err_take(VIP_ERROR_CODE code, VIP_VI_HANDLE vi, unsigned ms, struct err_event *out)
-{
-	uint64_t end = h_now_ms() + ms;
-
-	for (;;) {
-		unsigned i;
-
-		pthread_mutex_lock(&ev_lock);
-		for (i = 0; i < nb_events; i++) {
-			if (events[i].code == code && (vi == NULL || events[i].vi == vi)) {
-				*out = events[i];
-				memmove(&events[i], &events[i + 1],
-					(nb_events - i - 1) * sizeof(events[0]));
-				nb_events--;
-				pthread_mutex_unlock(&ev_lock);
-				return true;
-			}
-		}
-		pthread_mutex_unlock(&ev_lock);
-		if (h_now_ms() >= end)
-			return false;
-		h_sleep_ms(2);
-	}
-}
-
-static unsigned
-err_count(VIP_ERROR_CODE code)
-{
-	unsigned i, n = 0;
-
-	pthread_mutex_lock(&ev_lock);
-	for (i = 0; i < nb_events; i++)
-		n += events[i].code == code;
-	pthread_mutex_unlock(&ev_lock);
-	return n;
-}
-
-static void
-err_clear(void)
-{
-	pthread_mutex_lock(&ev_lock);
-	nb_events = 0;
-	pthread_mutex_unlock(&ev_lock);
-}
-
 /* ---- memory and descriptors -------------------------------------------------- */
 
 static void
@@ -343,7 +266,7 @@ disconnect_pair(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
 	while (VipSendDone(a, &d) == VIP_SUCCESS || VipRecvDone(a, &d) == VIP_SUCCESS ||
 	       VipSendDone(b, &d) == VIP_SUCCESS || VipRecvDone(b, &d) == VIP_SUCCESS)
 		;
-	err_clear();
+	h_err_clear();
 }
 
 /* ---- tests ------------------------------------------------------------------------ */
@@ -480,7 +403,7 @@ test_format(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	if (expect_done(b, true, r, ST_RECV_OK, "the valid receive after them"))
 		CHECK(r->CS.Length == 100 && memcmp(seg_buf(r, 0), seg_buf(s, 0), 100) == 0,
 		      "it holds the message");
-	err_clear();
+	h_err_clear();
 }
 
 /* §10.2 bit 2, §10.4: protection errors; §9.9.1: POST_DESC. */
@@ -489,7 +412,7 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 		struct mem *m, struct mem *h, struct mem *o)
 {
 	VIP_DESCRIPTOR *r, *s, *out, *rb;
-	struct err_event ev;
+	struct h_err_event ev;
 	VIP_RETURN rc;
 
 	h_note("protection errors (§10.2 bit 2) and invalid descriptors (§9.9.1 POST_DESC)");
@@ -567,7 +490,7 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 			seg_set(s, 1, base, sub, 8);
 			seg_set(s, 2, base, sub, 8);
 			s->CS.Length = 24;
-			err_clear();
+			h_err_clear();
 			VipPostSend(a, s, sub);
 			rc = VipSendWait(a, 2000, &out);
 			CHECK(rc == VIP_SUCCESS && out == s && (out->CS.Status & VIP_STATUS_DONE) &&
@@ -580,13 +503,13 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 	}
 
 	/* descriptors the memory handle does not cover */
-	err_clear();
+	h_err_clear();
 	s = desc_new(h, 1);
 	seg_set(s, 0, mem_get(h, 64, 8), h->mh, 64);
 	s->CS.Length = 64;
 	CHECK_RET(VipPostSend(a, s, m->mh), VIP_SUCCESS,
 		  "post a send whose memory handle does not cover the descriptor");
-	CHECK(err_take(VIP_ERROR_POST_DESC, a, 2000, &ev),
+	CHECK(h_err_take(VIP_ERROR_POST_DESC, a, 2000, &ev),
 	      "VIP_ERROR_POST_DESC reaches the error callback");
 	CHECK(ev.code == VIP_ERROR_POST_DESC && ev.desc == s &&
 	      ev.resource == VIP_RESOURCE_DESCRIPTOR && ev.op == VIP_STATUS_OP_SEND,
@@ -601,7 +524,7 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 	seg_set(s, 0, mem_get(o, 64, 8), o->mh, 64);
 	s->CS.Length = 64;
 	VipPostSend(a, s, o->mh);
-	CHECK(err_take(VIP_ERROR_POST_DESC, a, 2000, &ev) && ev.desc == s,
+	CHECK(h_err_take(VIP_ERROR_POST_DESC, a, 2000, &ev) && ev.desc == s,
 	      "POST_DESC for a descriptor in a region of another protection tag");
 	rc = VipSendWait(a, 2000, &out);
 	CHECK(rc == VIP_SUCCESS && out == s && (out->CS.Status & VIP_STATUS_ERROR_MASK),
@@ -615,7 +538,7 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 	s = send1(m, 200);
 	VipPostSend(a, s, m->mh);
 	expect_done(a, false, s, ST_SEND_OK, "send to a receive queue with an invalid descriptor");
-	CHECK(err_take(VIP_ERROR_POST_DESC, b, 2000, &ev) && ev.desc == rb &&
+	CHECK(h_err_take(VIP_ERROR_POST_DESC, b, 2000, &ev) && ev.desc == rb &&
 	      ev.op == VIP_STATUS_OP_RECEIVE,
 	      "POST_DESC for the receive descriptor, OpCode receive");
 	rc = VipRecvWait(b, 2000, &out);
@@ -625,7 +548,7 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 	if (expect_done(b, true, r, ST_RECV_OK, "the valid receive after it"))
 		CHECK(r->CS.Length == 200 && memcmp(seg_buf(r, 0), seg_buf(s, 0), 200) == 0,
 		      "gets the message");
-	err_clear();
+	h_err_clear();
 }
 
 /* §10.2 bit 3, §6.4.1: length errors. @p a/@p b have MTU 32 KiB. */
@@ -696,7 +619,7 @@ test_length(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	expect_done(a, false, s, ST_SEND_OK, "send of 1 byte");
 	expect_done(b, true, r, VIP_STATUS_DONE | VIP_STATUS_LENGTH_ERROR | VIP_STATUS_OP_RECEIVE,
 		    "into a receive without segments");
-	err_clear();
+	h_err_clear();
 }
 
 /* §9.9.1: no receive descriptor. */
@@ -704,25 +627,25 @@ static void
 test_recvq_empty(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 {
 	VIP_DESCRIPTOR *r, *s, *out;
-	struct err_event ev;
+	struct h_err_event ev;
 
 	h_note("no receive posted: the message is dropped, RECVQ_EMPTY (§9.9.1)");
 	mem_reset(m);
-	err_clear();
+	h_err_clear();
 	s = send1(m, 100);
 	VipPostSend(a, s, m->mh);
 	expect_done(a, false, s, ST_SEND_OK, "send while the receiver has no receive posted");
-	CHECK(err_take(VIP_ERROR_RECVQ_EMPTY, b, 2000, &ev),
+	CHECK(h_err_take(VIP_ERROR_RECVQ_EMPTY, b, 2000, &ev),
 	      "the receiver's error callback gets VIP_ERROR_RECVQ_EMPTY");
 	CHECK(ev.resource == VIP_RESOURCE_VI, "ResourceCode VI (%d)", (int)ev.resource);
 	CHECK(vi_state(b) == VIP_STATE_CONNECTED, "the receiver stays Connected");
 	s = send1(m, 20000);
 	VipPostSend(a, s, m->mh);
 	expect_done(a, false, s, ST_SEND_OK, "a multi-frame send, still no receive");
-	CHECK(err_take(VIP_ERROR_RECVQ_EMPTY, b, 2000, &ev), "RECVQ_EMPTY again");
+	CHECK(h_err_take(VIP_ERROR_RECVQ_EMPTY, b, 2000, &ev), "RECVQ_EMPTY again");
 	h_sleep_ms(50);
-	CHECK(err_count(VIP_ERROR_RECVQ_EMPTY) == 0, "once per message, not per frame (%u more)",
-	      err_count(VIP_ERROR_RECVQ_EMPTY));
+	CHECK(h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL) == 0, "once per message, not per frame (%u more)",
+	      h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL));
 	r = recv1(m, 30000);
 	VipPostRecv(b, r, m->mh);
 	CHECK_RET(VipRecvWait(b, 200, &out), VIP_TIMEOUT,
@@ -733,7 +656,7 @@ test_recvq_empty(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	if (expect_done(b, true, r, ST_RECV_OK, "it arrives"))
 		CHECK(r->CS.Length == 777 && memcmp(seg_buf(r, 0), seg_buf(s, 0), 777) == 0,
 		      "the new message, intact");
-	err_clear();
+	h_err_clear();
 }
 
 /* §10.2: immediate data, status op bits, zero-length messages. */
@@ -1112,14 +1035,14 @@ test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	VIP_VI_HANDLE v = vi_new(nic, pt, 0, NULL, NULL);
 	unsigned max = (unsigned)nic_attrs.MaxDescriptorsPerQueue, i, ok = 0, flushed = 0;
 	VIP_DESCRIPTOR *d, *out;
-	struct err_event ev;
+	struct h_err_event ev;
 	VIP_RETURN rc;
 
 	h_note("VI Overrun: %u receives posted on an Idle VI, then one more", max);
 	mem_reset(m);
 	if (v == NULL)
 		return;
-	err_clear();
+	h_err_clear();
 	for (i = 0; i < max; i++) {
 		d = desc_new(m, 0);
 		ok += VipPostRecv(v, d, m->mh) == VIP_SUCCESS;
@@ -1128,7 +1051,7 @@ test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	d = desc_new(m, 0);
 	rc = VipPostRecv(v, d, m->mh);
 	h_note("posting descriptor %u returned %s", max + 1, VipDpdkReturnString(rc));
-	CHECK(err_take(VIP_ERROR_VI_OVERRUN, v, 1000, &ev),
+	CHECK(h_err_take(VIP_ERROR_VI_OVERRUN, v, 1000, &ev),
 	      "one descriptor too many: VIP_ERROR_VI_OVERRUN reaches the error callback "
 	      "(§9.9.1, vipl.h VipPostSend)");
 	VipDisconnect(v);
@@ -1136,7 +1059,7 @@ test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 		flushed++;
 	CHECK(flushed == max || flushed == max + 1, "Disconnect flushes them all (%u)", flushed);
 	CHECK_RET(VipDestroyVi(v), VIP_SUCCESS, "destroy");
-	err_clear();
+	h_err_clear();
 }
 
 struct bg_request {
@@ -1519,7 +1442,7 @@ test_stream(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	VIP_DPDK_COUNTERS c0, c1;
 
 	h_note("%u messages of 0..%u bytes back to back, %u receives posted ahead", N, MAXSZ, W);
-	err_clear();
+	h_err_clear();
 	h_counters(nic, &c0);
 	stream_run(a, b, m, N, W, MAXSZ, h_rand(&rng), &r);
 	h_note("%u messages, %" PRIu64 " bytes in %" PRIu64 " ms", r.recvd, r.bytes, r.ms);
@@ -1528,7 +1451,7 @@ test_stream(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	      r.recvd, r.in_order);
 	CHECK(r.content == N, "with their content (%u right)", r.content);
 	CHECK(r.sdone == r.sent && r.sent == N, "all sends completed (%u of %u)", r.sdone, r.sent);
-	CHECK(err_count(VIP_ERROR_RECVQ_EMPTY) == 0, "no RECVQ_EMPTY during the stream");
+	CHECK(h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL) == 0, "no RECVQ_EMPTY during the stream");
 	h_counters(nic, &c1);
 	CHECK(c1.FramesDropped == c0.FramesDropped,
 	      "viad dropped no frame on the loopback NIC (%" PRIu64 " dropped)",
@@ -1626,11 +1549,11 @@ test_disconnect_busy(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struc
 	unsigned i, s_ok = 0, s_fl = 0, s_bad = 0, r_ok = 0, r_fl = 0, r_bad = 0;
 	bool s_prefix = true, r_prefix = true;
 	uint8_t *rbuf, *sbuf;
-	struct err_event ev;
+	struct h_err_event ev;
 
 	h_note("Disconnect while %u sends of %u bytes are queued", N, mtu);
 	mem_reset(m);
-	err_clear();
+	h_err_clear();
 	rbuf = mem_get(m, mtu, 64);
 	sbuf = mem_get(m, mtu, 64);
 	for (i = 0; i < N; i++) {
@@ -1664,7 +1587,7 @@ test_disconnect_busy(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struc
 	      "every send comes back once, in order, sent or DESC_FLUSHED (%u wrong)", s_bad);
 	CHECK(s_prefix, "the flushed sends all come after the sent ones");
 	CHECK_RET(VipSendDone(a, &out), VIP_NOT_DONE, "the send queue is empty");
-	CHECK(err_take(VIP_ERROR_CONN_LOST, b, 2000, &ev), "the receiver loses the connection");
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, b, 2000, &ev), "the receiver loses the connection");
 	for (i = 0; i < N; i++) {
 		if (VipRecvWait(b, 2000, &out) != VIP_SUCCESS || out != rd[i]) {
 			r_bad++;
@@ -1705,7 +1628,7 @@ test_flood(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	if (rd == NULL || sd == NULL)
 		return;
 	mem_reset(m);
-	err_clear();
+	h_err_clear();
 	rbuf = mem_get(m, mtu, 64);
 	sbuf = mem_get(m, mtu, 64);
 	fill_rand(sbuf, mtu, &rng);
@@ -1794,7 +1717,7 @@ child_open(struct child_ctx *c, bool heap)
 		   "open via0"))
 		return false;
 	memcpy(mac_self, na.LocalNicAddress, 6);
-	VipErrorCallback(c->nic, NULL, err_handler);
+	VipErrorCallback(c->nic, NULL, h_err_handler);
 	c->m.name = heap ? "child heap" : "child provider";
 	c->m.len = 4u << 20;
 	if (heap) {
@@ -1822,7 +1745,7 @@ child_server(void)
 	union net_addr l, r;
 	VIP_VI_ATTRIBUTES ra;
 	VIP_CONN_HANDLE conn;
-	struct err_event ev;
+	struct h_err_event ev;
 	unsigned i, got = 0, right = 0, batch;
 
 	if (!child_open(&c, true))
@@ -1866,7 +1789,7 @@ child_server(void)
 	}
 	CHECK(right == FORK_MSGS, "%u messages from the other process, in order and intact (%u)",
 	      FORK_MSGS, right);
-	CHECK(err_take(VIP_ERROR_CONN_LOST, c.vi, 5000, &ev),
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, c.vi, 5000, &ev),
 	      "CONN_LOST when the other process disconnects");
 	CHECK(vi_state(c.vi) == VIP_STATE_ERROR, "Error state");
 	CHECK_RET(VipDisconnect(c.vi), VIP_SUCCESS, "disconnect");
@@ -2035,7 +1958,7 @@ main(int argc, char **argv)
 	mtu = (uint32_t)nic_attrs.MaxTransferSize;
 	h_note("via0: MaxTransferSize %u, MaxSegmentsPerDesc %lu, NativeMTU %lu", mtu,
 	       (unsigned long)nic_attrs.MaxSegmentsPerDesc, (unsigned long)nic_attrs.NativeMTU);
-	CHECK_RET(VipErrorCallback(nic, NULL, err_handler), VIP_SUCCESS, "register an error callback");
+	CHECK_RET(VipErrorCallback(nic, NULL, h_err_handler), VIP_SUCCESS, "register an error callback");
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = pt;
 	pm.len = 16u << 20;

@@ -105,79 +105,6 @@ lv_name(VIP_RELIABILITY_LEVEL lv)
 
 /* ---- asynchronous errors ---------------------------------------------------- */
 
-#define MAX_EVENTS 1024
-
-struct err_event {
-	VIP_VI_HANDLE vi;
-	VIP_ERROR_CODE code;
-	VIP_ULONG op;
-};
-
-static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct err_event events[MAX_EVENTS];
-static unsigned nb_events;
-
-static void
-err_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *e)
-{
-	(void)ctx;
-	pthread_mutex_lock(&ev_lock);
-	if (nb_events < MAX_EVENTS) {
-		events[nb_events].vi = e->ViHandle;
-		events[nb_events].code = e->ErrorCode;
-		events[nb_events].op = e->OpCode;
-		nb_events++;
-	}
-	pthread_mutex_unlock(&ev_lock);
-}
-
-static bool
-err_take(VIP_ERROR_CODE code, VIP_VI_HANDLE vi, unsigned ms, struct err_event *out)
-{
-	uint64_t end = h_now_ms() + ms;
-
-	for (;;) {
-		unsigned i;
-
-		pthread_mutex_lock(&ev_lock);
-		for (i = 0; i < nb_events; i++) {
-			if (events[i].code == code && (vi == NULL || events[i].vi == vi)) {
-				if (out != NULL)
-					*out = events[i];
-				memmove(&events[i], &events[i + 1],
-					(nb_events - i - 1) * sizeof(events[0]));
-				nb_events--;
-				pthread_mutex_unlock(&ev_lock);
-				return true;
-			}
-		}
-		pthread_mutex_unlock(&ev_lock);
-		if (h_now_ms() >= end)
-			return false;
-		h_sleep_ms(1);
-	}
-}
-
-static unsigned
-err_count(VIP_ERROR_CODE code, VIP_VI_HANDLE vi)
-{
-	unsigned i, n = 0;
-
-	pthread_mutex_lock(&ev_lock);
-	for (i = 0; i < nb_events; i++)
-		n += events[i].code == code && (vi == NULL || events[i].vi == vi);
-	pthread_mutex_unlock(&ev_lock);
-	return n;
-}
-
-static void
-err_clear(void)
-{
-	pthread_mutex_lock(&ev_lock);
-	nb_events = 0;
-	pthread_mutex_unlock(&ev_lock);
-}
-
 /* ---- memory and descriptors -------------------------------------------------- */
 
 static void
@@ -549,7 +476,7 @@ pair_drop(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
 {
 	vi_drop(a);
 	vi_drop(b);
-	err_clear();
+	h_err_clear();
 }
 
 /* The connection of @p a (initiator) and @p b broke: both in Error. */
@@ -562,9 +489,9 @@ expect_broken(VIP_VI_HANDLE a, VIP_VI_HANDLE b, bool lost_a, const char *what)
 	      "%s: the connection breaks, both VIs in Error (initiator %s, target %s)", what,
 	      state_name(sa), state_name(sb));
 	if (lost_a)
-		CHECK(err_take(VIP_ERROR_CONN_LOST, a, WAIT_MS, NULL), "%s: CONN_LOST at the initiator",
+		CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, WAIT_MS, NULL), "%s: CONN_LOST at the initiator",
 		      what);
-	CHECK(err_take(VIP_ERROR_CONN_LOST, b, WAIT_MS, NULL), "%s: CONN_LOST at the target", what);
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, b, WAIT_MS, NULL), "%s: CONN_LOST at the target", what);
 }
 
 /* ---- (1) the protection matrix ------------------------------------------------- */
@@ -590,7 +517,7 @@ matrix_cell(VIP_RELIABILITY_LEVEL lv, bool read, bool tag_ok, bool vi_en, bool m
 	VIP_DESCRIPTOR *d, *s, *r;
 	uint8_t *local, *saved, *tgt = mx_buf + MX_OFF;
 	char what[160];
-	struct err_event ev;
+	struct h_err_event ev;
 
 	snprintf(what, sizeof(what), "%s %s, tag %s, VI %s, region %s", lv_name(lv),
 		 read ? "read" : "write", tag_ok ? "=" : "!=", vi_en ? "on" : "off",
@@ -635,15 +562,15 @@ matrix_cell(VIP_RELIABILITY_LEVEL lv, bool read, bool tag_ok, bool vi_en, bool m
 	if (lv == LV_U) {
 		/* §2.5.1, §9.9.1: reported, connection kept */
 		expect_done(a, false, d, ST_WRITE_OK, what);
-		CHECK(err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, &ev) &&
+		CHECK(h_err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, &ev) &&
 		      ev.op == VIP_STATUS_OP_RDMA_WRITE,
 		      "%s: VIP_ERROR_RDMAW_PROT at the initiator, OpCode RDMA_WRITE", what);
 		h_sleep_ms(20);
 		CHECK(all_bytes(mx_buf, MX_BUF, CANARY), "%s: refused, no byte moved", what);
-		CHECK(err_count(VIP_ERROR_RDMAW_PROT, a) == 0,
+		CHECK(h_err_count(VIP_ERROR_RDMAW_PROT, a) == 0,
 		      "%s: reported once for the message (%u B, several frames)", what, MX_LEN);
 		CHECK(vi_state(a) == VIP_STATE_CONNECTED && vi_state(b) == VIP_STATE_CONNECTED &&
-		      err_count(VIP_ERROR_CONN_LOST, a) + err_count(VIP_ERROR_CONN_LOST, b) == 0,
+		      h_err_count(VIP_ERROR_CONN_LOST, a) + h_err_count(VIP_ERROR_CONN_LOST, b) == 0,
 		      "%s: both still Connected, no CONN_LOST", what);
 		/* and the connection still carries data */
 		r = recv_new(64);
@@ -657,7 +584,7 @@ matrix_cell(VIP_RELIABILITY_LEVEL lv, bool read, bool tag_ok, bool vi_en, bool m
 	if (!read && lv == LV_RD) {
 		/* completed once transmitted; the error comes asynchronously */
 		expect_done(a, false, d, ST_WRITE_OK, what);
-		CHECK(err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, &ev) &&
+		CHECK(h_err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, &ev) &&
 		      ev.op == VIP_STATUS_OP_RDMA_WRITE,
 		      "%s: VIP_ERROR_RDMAW_PROT at the initiator, OpCode RDMA_WRITE", what);
 		expect_broken(a, b, true, what);
@@ -665,7 +592,7 @@ matrix_cell(VIP_RELIABILITY_LEVEL lv, bool read, bool tag_ok, bool vi_en, bool m
 		/* RR writes and all reads: in the descriptor (§10.2 bit 7) */
 		expect_done(a, false, d, VIP_STATUS_DONE | VIP_STATUS_RDMA_PROT_ERROR | op, what);
 		expect_broken(a, b, false, what);
-		CHECK(err_count(VIP_ERROR_RDMAW_PROT, a) == 0,
+		CHECK(h_err_count(VIP_ERROR_RDMAW_PROT, a) == 0,
 		      "%s: reported in the descriptor, not (also) as RDMAW_PROT", what);
 	}
 	h_sleep_ms(5);
@@ -709,11 +636,11 @@ refused(VIP_RELIABILITY_LEVEL lv, bool read, VIP_VI_HANDLE a, VIP_VI_HANDLE b, V
 
 	if (lv == LV_U) {
 		expect_done(a, false, d, ST_WRITE_OK, what);
-		CHECK(err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL), "%s: RDMAW_PROT", what);
+		CHECK(h_err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL), "%s: RDMAW_PROT", what);
 		CHECK(vi_state(a) == VIP_STATE_CONNECTED, "%s: still Connected", what);
 	} else if (lv == LV_RD && !read) {
 		expect_done(a, false, d, ST_WRITE_OK, what);
-		CHECK(err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL), "%s: RDMAW_PROT", what);
+		CHECK(h_err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL), "%s: RDMAW_PROT", what);
 		expect_broken(a, b, true, what);
 	} else {
 		expect_done(a, false, d, VIP_STATUS_DONE | VIP_STATUS_RDMA_PROT_ERROR | op, what);
@@ -1459,7 +1386,7 @@ test_immediate(VIP_RELIABILITY_LEVEL lv)
 	snprintf(w, sizeof(w), "%s write with immediate data, receive queue empty", L);
 	if (lv == LV_U) {
 		expect_done(a, false, d, ST_WRITE_OK, w);
-		CHECK(err_take(VIP_ERROR_RECVQ_EMPTY, b, WAIT_MS, NULL), "%s: RECVQ_EMPTY at the target",
+		CHECK(h_err_take(VIP_ERROR_RECVQ_EMPTY, b, WAIT_MS, NULL), "%s: RECVQ_EMPTY at the target",
 		      w);
 		CHECK(vi_state(a) == VIP_STATE_CONNECTED && vi_state(b) == VIP_STATE_CONNECTED,
 		      "%s: both still Connected", w);
@@ -1519,7 +1446,7 @@ test_attributes(void)
 		d = rdma1(VIP_CONTROL_OP_RDMAWRITE, rbuf + 10, rmh, src, g.pm.mh, n);
 		post_send(a, d);
 		expect_done(a, false, d, ST_WRITE_OK, "U write after disabling");
-		CHECK(err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL),
+		CHECK(h_err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL),
 		      "U: the next write is refused (RDMAW_PROT)");
 		h_sleep_ms(10);
 		CHECK(all_bytes(rbuf, 8 * PAGE, CANARY), "U: nothing written");
@@ -1530,7 +1457,7 @@ test_attributes(void)
 		d = rdma1(VIP_CONTROL_OP_RDMAWRITE, rbuf + 10, rmh, src, g.pm.mh, n);
 		post_send(a, d);
 		expect_done(a, false, d, ST_WRITE_OK, "U write after enabling again");
-		CHECK(wait_bytes(rbuf + 10, src, n, WAIT_MS) && err_count(VIP_ERROR_RDMAW_PROT, a) == 0,
+		CHECK(wait_bytes(rbuf + 10, src, n, WAIT_MS) && h_err_count(VIP_ERROR_RDMAW_PROT, a) == 0,
 		      "U: placed again, no error");
 
 		ma.Ptag = g.pt2;
@@ -1540,7 +1467,7 @@ test_attributes(void)
 		d = rdma1(VIP_CONTROL_OP_RDMAWRITE, rbuf + 10, rmh, src, g.pm.mh, n);
 		post_send(a, d);
 		expect_done(a, false, d, ST_WRITE_OK, "U write into a region of another tag");
-		CHECK(err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL),
+		CHECK(h_err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL),
 		      "U: refused (RDMAW_PROT) once the tags differ");
 		h_sleep_ms(10);
 		CHECK(all_bytes(rbuf, 8 * PAGE, CANARY), "U: nothing written");
@@ -1867,7 +1794,7 @@ session_open(const struct viad_proc *v)
 	memcpy(g.mac, g.na.LocalNicAddress, 6);
 	g.mtu = (uint32_t)g.na.MaxTransferSize;
 	CHECK(g.na.RDMAReadSupport, "RDMAReadSupport is TRUE");
-	CHECK_RET(VipErrorCallback(g.nic, NULL, err_handler), VIP_SUCCESS, "error callback");
+	CHECK_RET(VipErrorCallback(g.nic, NULL, h_err_handler), VIP_SUCCESS, "error callback");
 	return mem_open(&g.pm, "provider", 16u << 20, true, false) &&
 	       mem_open(&g.hm, "heap", 16u << 20, false, false) &&
 	       mem_open(&g.th, "heap target", T_LEN, false, true) &&
@@ -2198,9 +2125,9 @@ delayed_source_gone(void)
 	 * of that queue (VipDisconnect, VipDestroyVi, VipCloseNic) then spins
 	 * viad's control thread over ~2^32 phantom entries.
 	 */
-	if (!CHECK(err_count(VIP_ERROR_POST_DESC, b) == 0 && VipSendDone(b, &out) == VIP_NOT_DONE,
+	if (!CHECK(h_err_count(VIP_ERROR_POST_DESC, b) == 0 && VipSendDone(b, &out) == VIP_NOT_DONE,
 		   "no phantom descriptor on the target's send queue after the broken "
-		   "connection flushed it (%u POST_DESC)", err_count(VIP_ERROR_POST_DESC, b))) {
+		   "connection flushed it (%u POST_DESC)", h_err_count(VIP_ERROR_POST_DESC, b))) {
 		h_note("viad's send queue of the target is corrupt: not disconnecting it (viad "
 		       "would spin); viad is killed instead");
 		viad_wedged = true;

@@ -116,90 +116,6 @@ enabled(const char *what)
 
 /* ---- asynchronous errors ---------------------------------------------------- */
 
-#define MAX_EVENTS 8192
-
-struct err_event {
-	VIP_VI_HANDLE vi;
-	VIP_ERROR_CODE code;
-	VIP_RESOURCE_CODE resource;
-	VIP_ULONG op;
-	VIP_DESCRIPTOR *desc;
-	uint64_t at_ms;
-};
-
-static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct err_event events[MAX_EVENTS];
-static unsigned nb_events, nb_events_lost;
-
-static void
-err_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *e)
-{
-	(void)ctx;
-	pthread_mutex_lock(&ev_lock);
-	if (nb_events < MAX_EVENTS) {
-		struct err_event *ev = &events[nb_events++];
-
-		ev->vi = e->ViHandle;
-		ev->code = e->ErrorCode;
-		ev->resource = e->ResourceCode;
-		ev->op = e->OpCode;
-		ev->desc = e->DescriptorPtr;
-		ev->at_ms = h_now_ms();
-	} else {
-		nb_events_lost++;
-	}
-	pthread_mutex_unlock(&ev_lock);
-}
-
-/* Take the first event @p code of @p vi (NULL: any VI), waiting @p ms. */
-static bool
-err_take(VIP_ERROR_CODE code, VIP_VI_HANDLE vi, unsigned ms, struct err_event *out)
-{
-	uint64_t end = h_now_ms() + ms;
-
-	for (;;) {
-		unsigned i;
-
-		pthread_mutex_lock(&ev_lock);
-		for (i = 0; i < nb_events; i++) {
-			if (events[i].code == code && (vi == NULL || events[i].vi == vi)) {
-				if (out != NULL)
-					*out = events[i];
-				memmove(&events[i], &events[i + 1],
-					(nb_events - i - 1) * sizeof(events[0]));
-				nb_events--;
-				pthread_mutex_unlock(&ev_lock);
-				return true;
-			}
-		}
-		pthread_mutex_unlock(&ev_lock);
-		if (h_now_ms() >= end)
-			return false;
-		h_sleep_ms(2);
-	}
-}
-
-static unsigned
-err_count(VIP_ERROR_CODE code, VIP_VI_HANDLE vi)
-{
-	unsigned i, n = 0;
-
-	pthread_mutex_lock(&ev_lock);
-	for (i = 0; i < nb_events; i++)
-		n += events[i].code == code && (vi == NULL || events[i].vi == vi);
-	pthread_mutex_unlock(&ev_lock);
-	return n;
-}
-
-static void
-err_clear(void)
-{
-	pthread_mutex_lock(&ev_lock);
-	nb_events = 0;
-	nb_events_lost = 0;
-	pthread_mutex_unlock(&ev_lock);
-}
-
 /* ---- memory and descriptors -------------------------------------------------- */
 
 static void
@@ -327,7 +243,7 @@ nic_open(struct nicx *x, const char *name, const struct viad_proc *v, size_t mem
 		   VipCreatePtag(x->nic, &x->pt) == VIP_SUCCESS, "open via0 of viad '%s'", v->name))
 		return false;
 	memcpy(x->mac, x->attrs.LocalNicAddress, 6);
-	VipErrorCallback(x->nic, NULL, err_handler);
+	VipErrorCallback(x->nic, NULL, h_err_handler);
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = x->pt;
 	x->m.len = memlen;
@@ -809,7 +725,7 @@ stress_level(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint64_t total, bool f
 	snprintf(tag, sizeof(tag), "stress-%s", level_name(level));
 	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, tag))
 		goto out;
-	err_clear();
+	h_err_clear();
 	if (!stream_init(&st, level, a, &x->m, b, &x->m, mtu, 8192, 5, 64))
 		goto out;
 	h_counters(x->nic, &c0);
@@ -824,8 +740,8 @@ stress_level(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint64_t total, bool f
 	}
 	h_counters(x->nic, &c1);
 	secs = (double)(ms ? ms : 1) / 1000.0;
-	conn_lost = err_count(VIP_ERROR_CONN_LOST, NULL);
-	rq_empty = err_count(VIP_ERROR_RECVQ_EMPTY, NULL);
+	conn_lost = h_err_count(VIP_ERROR_CONN_LOST, NULL);
+	rq_empty = h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL);
 	h_note("stress %s: %" PRIu64 " sent, %" PRIu64 " delivered (%" PRIu64 " lost), %.1f MB in "
 	       "%.2f s: goodput %.1f MB/s, %.0f msg/s", level_name(level), st.sent, st.delivered,
 	       st.lost, (double)st.bytes / 1e6, secs, (double)st.bytes / 1e6 / secs,
@@ -883,7 +799,7 @@ stress_level(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint64_t total, bool f
 out:
 	vi_drop(a, false);
 	vi_drop(b, false);
-	err_clear();
+	h_err_clear();
 }
 
 /*
@@ -908,13 +824,13 @@ comp_prot_unreliable(struct nicx *x)
 	mem_reset(&x->m);
 	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, "cprot-u"))
 		goto out;
-	err_clear();
+	h_err_clear();
 	for (attempt = 0; attempt < 40 && !got; attempt++) {
 		VIP_MEM_ATTRIBUTES ma;
 		VIP_MEM_HANDLE dh;
 		uint8_t *page;
 		VIP_DESCRIPTOR *r, *s, *out;
-		struct err_event ev;
+		struct h_err_event ev;
 		unsigned k;
 
 		mem_reset(&x->m);
@@ -945,7 +861,7 @@ comp_prot_unreliable(struct nicx *x)
 			s = send_new(&x->m, 100, 5000 + k);
 			VipPostSend(a, s, x->m.mh);
 			wait_done(a, false, 2000, NULL);
-			if (err_take(VIP_ERROR_COMP_PROT, b, 30, &ev)) {
+			if (h_err_take(VIP_ERROR_COMP_PROT, b, 30, &ev)) {
 				got = true;
 				CHECK(ev.desc == r && ev.resource == VIP_RESOURCE_DESCRIPTOR &&
 				      ev.op == VIP_STATUS_OP_RECEIVE,
@@ -957,7 +873,7 @@ comp_prot_unreliable(struct nicx *x)
 				CHECK(out == r && (out->CS.Status & VIP_STATUS_ERROR_MASK),
 				      "the receive still leaves its queue, in error (Status %#x)",
 				      out != NULL ? out->CS.Status : 0);
-			} else if (err_take(VIP_ERROR_POST_DESC, b, 0, &ev)) {
+			} else if (h_err_take(VIP_ERROR_POST_DESC, b, 0, &ev)) {
 				post_desc++;
 				wait_done(b, true, 1000, NULL);
 				break;
@@ -978,7 +894,7 @@ comp_prot_unreliable(struct nicx *x)
 out:
 	vi_drop(a, false);
 	vi_drop(b, false);
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -1081,12 +997,12 @@ delay_semantics(struct nicx *x)
 		      "the pending RR send completes in error (flushed) on VipDisconnect (%s, "
 		      "Status %#x)", VipDpdkReturnString(rc), out != NULL ? out->CS.Status : 0);
 		CHECK(state_wait(b, VIP_STATE_ERROR, 2000) == VIP_STATE_ERROR &&
-		      err_take(VIP_ERROR_CONN_LOST, b, 2000, NULL),
+		      h_err_take(VIP_ERROR_CONN_LOST, b, 2000, NULL),
 		      "the peer learns of it: Error, CONN_LOST (%s)", state_name(vi_state(b)));
 	}
 	vi_drop(a, false);
 	vi_drop(b, false);
-	err_clear();
+	h_err_clear();
 
 	/* RD: complete once transmitted */
 	h_note("RD send completion through the same NIC (Table 1, §2.5.2)");
@@ -1114,7 +1030,7 @@ delay_semantics(struct nicx *x)
 	}
 	vi_drop(a, false);
 	vi_drop(b, false);
-	err_clear();
+	h_err_clear();
 
 	/* §9.9.1 COMP_PROT: an RR send completes on its ACK, 400 ms later */
 	h_note("COMP_PROT: the region of an RR send descriptor deregistered before its "
@@ -1126,7 +1042,7 @@ delay_semantics(struct nicx *x)
 		VIP_MEM_ATTRIBUTES ma;
 		VIP_MEM_HANDLE dh;
 		uint8_t *page = mem_get(&x->m, 4096, 4096);
-		struct err_event ev;
+		struct h_err_event ev;
 
 		memset(&ma, 0, sizeof(ma));
 		ma.Ptag = x->pt;
@@ -1146,7 +1062,7 @@ delay_semantics(struct nicx *x)
 			h_sleep_ms(50);
 			CHECK_RET(VipDeregisterMem(x->nic, page, dh), VIP_SUCCESS,
 				  "deregister it while the send waits for its acknowledgement");
-			CHECK(err_take(VIP_ERROR_COMP_PROT, a, 3000, &ev),
+			CHECK(h_err_take(VIP_ERROR_COMP_PROT, a, 3000, &ev),
 			      "VIP_ERROR_COMP_PROT reaches the error callback");
 			CHECK(ev.desc == s && ev.resource == VIP_RESOURCE_DESCRIPTOR &&
 			      ev.op == VIP_STATUS_OP_SEND,
@@ -1166,7 +1082,7 @@ delay_semantics(struct nicx *x)
 	}
 	vi_drop(a, false);
 	vi_drop(b, false);
-	err_clear();
+	h_err_clear();
 }
 
 /*
@@ -1181,7 +1097,7 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 	const char *ln = level_name(level);
 	VIP_VI_HANDLE a = vi_new(x, level, 32768), b = vi_new(x, level, 32768);
 	VIP_DESCRIPTOR *r = NULL, *s, *out;
-	struct err_event ev;
+	struct h_err_event ev;
 	VIP_RETURN rc;
 	char tag[32];
 	int sa, sb;
@@ -1195,7 +1111,7 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 	snprintf(tag, sizeof(tag), "remerr-%s-%u", ln, recv_cap);
 	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, tag))
 		goto out;
-	err_clear();
+	h_err_clear();
 	if (recv_cap > 0) {
 		r = recv_new(&x->m, recv_cap);
 		VipPostRecv(b, r, x->m.mh);
@@ -1222,7 +1138,7 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 		      "%#x, Length %u)", ln, VipDpdkReturnString(rc),
 		      out != NULL ? out->CS.Status : 0, out != NULL ? out->CS.Length : 0);
 	} else {
-		CHECK(err_take(VIP_ERROR_RECVQ_EMPTY, b, 3000, &ev) && ev.resource == VIP_RESOURCE_VI,
+		CHECK(h_err_take(VIP_ERROR_RECVQ_EMPTY, b, 3000, &ev) && ev.resource == VIP_RESOURCE_VI,
 		      "%s: VIP_ERROR_RECVQ_EMPTY at the receiver", ln);
 	}
 	sa = state_wait(a, VIP_STATE_ERROR, 3000);
@@ -1230,11 +1146,11 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 	CHECK(sa == VIP_STATE_ERROR && sb == VIP_STATE_ERROR,
 	      "%s: both VIs are in the Error state (sender %s, receiver %s)", ln, state_name(sa),
 	      state_name(sb));
-	CHECK(err_take(VIP_ERROR_CONN_LOST, a, 3000, &ev) && ev.resource == VIP_RESOURCE_VI,
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, 3000, &ev) && ev.resource == VIP_RESOURCE_VI,
 	      "%s: VIP_ERROR_CONN_LOST at the sender%s", ln,
 	      level == VIP_SERVICE_RELIABLE_DELIVERY ? " (asynchronously, after the successful "
 						       "send completion)" : "");
-	CHECK(err_take(VIP_ERROR_CONN_LOST, b, 3000, &ev), "%s: VIP_ERROR_CONN_LOST at the receiver",
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, b, 3000, &ev), "%s: VIP_ERROR_CONN_LOST at the receiver",
 	      ln);
 	/* §5.4: what is posted to a VI in Error completes in error */
 	s = send_new(&x->m, 10, 2);
@@ -1277,7 +1193,7 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 out:
 	vi_drop(a, false);
 	vi_drop(b, false);
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -1327,7 +1243,7 @@ post_desc_send(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	const char *ln = level_name(level);
 	VIP_VI_HANDLE a = vi_new(x, level, 32768), b = vi_new(x, level, 32768);
 	VIP_DESCRIPTOR *s, *r, *out;
-	struct err_event ev;
+	struct h_err_event ev;
 	VIP_MEM_ATTRIBUTES ma;
 	VIP_MEM_HANDLE oh = 0;
 	uint8_t *other = aligned_alloc(4096, 8192);
@@ -1344,7 +1260,7 @@ post_desc_send(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	    VipRegisterMem(x->nic, other, 8192, &ma, &oh) != VIP_SUCCESS ||
 	    !connect_pair(x, a, x, b, tag))
 		goto out;
-	err_clear();
+	h_err_clear();
 	r = recv_new(&x->m, 1024);
 	VipPostRecv(b, r, x->m.mh);
 	/* the descriptor lies in 'other', the handle is the main region's */
@@ -1352,7 +1268,7 @@ post_desc_send(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	seg_set(s, mem_get(&x->m, 64, 64), x->m.mh, 64);
 	s->CS.Length = 64;
 	CHECK_RET(VipPostSend(a, s, x->m.mh), VIP_SUCCESS, "%s: post it", ln);
-	CHECK(err_take(VIP_ERROR_POST_DESC, a, 2000, &ev) && ev.desc == s &&
+	CHECK(h_err_take(VIP_ERROR_POST_DESC, a, 2000, &ev) && ev.desc == s &&
 	      ev.resource == VIP_RESOURCE_DESCRIPTOR && ev.op == VIP_STATUS_OP_SEND,
 	      "%s: VIP_ERROR_POST_DESC naming the descriptor, ResourceCode DESCRIPTOR, OpCode send",
 	      ln);
@@ -1383,7 +1299,7 @@ out:
 	if (oh != 0)
 		VipDeregisterMem(x->nic, other, oh);
 	free(other);
-	err_clear();
+	h_err_clear();
 }
 
 /* POST_DESC for a receive descriptor: on a reliable level that breaks the
@@ -1394,7 +1310,7 @@ post_desc_recv(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	const char *ln = level_name(level);
 	VIP_VI_HANDLE a = vi_new(x, level, 32768), b = vi_new(x, level, 32768);
 	VIP_DESCRIPTOR *s, *r, *out;
-	struct err_event ev;
+	struct h_err_event ev;
 	VIP_MEM_ATTRIBUTES ma;
 	VIP_MEM_HANDLE oh = 0;
 	uint8_t *other = aligned_alloc(4096, 8192);
@@ -1410,7 +1326,7 @@ post_desc_recv(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	    VipRegisterMem(x->nic, other, 8192, &ma, &oh) != VIP_SUCCESS ||
 	    !connect_pair(x, a, x, b, tag))
 		goto out;
-	err_clear();
+	h_err_clear();
 	r = desc_at(other, 1);
 	seg_set(r, mem_get(&x->m, 1024, 64), x->m.mh, 1024);
 	VipPostRecv(b, r, x->m.mh);
@@ -1424,7 +1340,7 @@ post_desc_recv(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	else
 		CHECK(out == s && out->CS.Status == ST_SEND_OK, "RD: the send completes (Status %#x)",
 		      out != NULL ? out->CS.Status : 0);
-	CHECK(err_take(VIP_ERROR_POST_DESC, b, 2000, &ev) && ev.desc == r &&
+	CHECK(h_err_take(VIP_ERROR_POST_DESC, b, 2000, &ev) && ev.desc == r &&
 	      ev.op == VIP_STATUS_OP_RECEIVE,
 	      "%s: VIP_ERROR_POST_DESC for the receive descriptor, OpCode receive", ln);
 	out = wait_done(b, true, 2000, &rc);
@@ -1435,15 +1351,15 @@ post_desc_recv(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	      state_wait(b, VIP_STATE_ERROR, 2000) == VIP_STATE_ERROR,
 	      "%s: the connection is broken, both VIs in Error (%s, %s)", ln,
 	      state_name(vi_state(a)), state_name(vi_state(b)));
-	CHECK(err_take(VIP_ERROR_CONN_LOST, a, 2000, NULL) &&
-	      err_take(VIP_ERROR_CONN_LOST, b, 2000, NULL), "%s: CONN_LOST on both", ln);
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, 2000, NULL) &&
+	      h_err_take(VIP_ERROR_CONN_LOST, b, 2000, NULL), "%s: CONN_LOST on both", ln);
 out:
 	vi_drop(a, false);
 	vi_drop(b, false);
 	if (oh != 0)
 		VipDeregisterMem(x->nic, other, oh);
 	free(other);
-	err_clear();
+	h_err_clear();
 }
 
 /* §9.9.1 VI Overrun on a connected RD VI. */
@@ -1454,14 +1370,14 @@ overrun(struct nicx *x)
 	VIP_VI_HANDLE b = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, 32768);
 	unsigned max = (unsigned)x->attrs.MaxDescriptorsPerQueue, i, ok = 0;
 	VIP_DESCRIPTOR *d, *first = NULL, *s, *out;
-	struct err_event ev = { 0 };
+	struct h_err_event ev = { 0 };
 	VIP_RETURN rc;
 
 	h_note("RD: VI Overrun, %u receives posted on a connected VI, then one more (§9.9.1)", max);
 	mem_reset(&x->m);
 	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, "overrun"))
 		goto out;
-	err_clear();
+	h_err_clear();
 	for (i = 0; i < max; i++) {
 		d = i == 0 ? recv_new(&x->m, 1024) : desc_new(&x->m, 0);
 		if (i == 0)
@@ -1472,7 +1388,7 @@ overrun(struct nicx *x)
 	d = desc_new(&x->m, 0);
 	rc = VipPostRecv(b, d, x->m.mh);
 	CHECK(rc != VIP_SUCCESS, "one more is refused (%s)", VipDpdkReturnString(rc));
-	CHECK(err_take(VIP_ERROR_VI_OVERRUN, b, 2000, &ev) && ev.resource == VIP_RESOURCE_VI,
+	CHECK(h_err_take(VIP_ERROR_VI_OVERRUN, b, 2000, &ev) && ev.resource == VIP_RESOURCE_VI,
 	      "VIP_ERROR_VI_OVERRUN reaches the error callback, ResourceCode VI (%d)",
 	      (int)ev.resource);
 	CHECK(vi_state(b) == VIP_STATE_CONNECTED, "the VI stays Connected (%s)",
@@ -1487,7 +1403,7 @@ overrun(struct nicx *x)
 out:
 	vi_drop(a, false);
 	vi_drop(b, false);
-	err_clear();
+	h_err_clear();
 }
 
 static void
@@ -1615,7 +1531,7 @@ kill_case(struct nicx *lx, struct viad_proc *lv, struct nicx *px, struct viad_pr
 	bool freeze = how == FREEZE_STREAM || how == FREEZE_IDLE;
 	VIP_VI_HANDLE l = vi_new(lx, level, 32768), p = vi_new(px, level, 32768);
 	VIP_DESCRIPTOR *s, *r, *out, *extra[8];
-	struct err_event ev;
+	struct h_err_event ev;
 	struct stream st;
 	char tag[32];
 	uint64_t tk, tl = 0, t;
@@ -1629,7 +1545,7 @@ kill_case(struct nicx *lx, struct viad_proc *lv, struct nicx *px, struct viad_pr
 	snprintf(tag, sizeof(tag), "kill-%s-%d", ln, (int)how);
 	if (l == NULL || p == NULL || !connect_pair(lx, l, px, p, tag))
 		goto out;
-	err_clear();
+	h_err_clear();
 	if (stream) {
 		if (!stream_init(&st, level, l, &lx->m, p, &px->m, 32768, 8192, 0, 32))
 			goto out;
@@ -1701,7 +1617,7 @@ kill_case(struct nicx *lx, struct viad_proc *lv, struct nicx *px, struct viad_pr
 		      ln, returned, want, pending, nx, ok, flushed, other,
 		      (unsigned long long)(h_now_ms() - tk), VipDpdkReturnString(rc));
 	}
-	if (err_take(VIP_ERROR_CONN_LOST, l, KILL_BOUND_MS, &ev))
+	if (h_err_take(VIP_ERROR_CONN_LOST, l, KILL_BOUND_MS, &ev))
 		tl = ev.at_ms - tk;
 	sl = vi_state(l);
 	CHECK(tl > 0 && sl == VIP_STATE_ERROR,
@@ -1723,7 +1639,7 @@ out:
 	vi_drop(l, false);
 	/* the peer's session: its viad is gone, the VI goes with the session */
 	(void)p;
-	err_clear();
+	h_err_clear();
 }
 
 static void
