@@ -623,6 +623,29 @@ h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag)
 	a->EnableRdmaRead = VIP_FALSE;
 }
 
+/* ---- registered region with a bump allocator -------------------------------- */
+
+void
+h_mem_reset(struct h_mem *m)
+{
+	m->used = 0;
+}
+
+void *
+h_mem_get(struct h_mem *m, size_t size, size_t align)
+{
+	size_t off = (m->used + align - 1) & ~(align - 1);
+
+	if (off + size > m->len) {
+		CHECK(0, "test bug: region %s exhausted (%zu + %zu > %zu)", m->name, off, size,
+		      m->len);
+		m->used = 0;
+		off = 0;
+	}
+	m->used = off + size;
+	return m->base + off;
+}
+
 /* ---- asynchronous error recorder ------------------------------------------- */
 
 #define H_MAX_ERR_EVENTS 4096

@@ -112,6 +112,23 @@ void h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag);
 /** Connect a raw client to @p v's socket. @return fd or -1 */
 int h_raw_connect(const struct viad_proc *v);
 
+/* ---- registered region with a bump allocator -------------------------------- */
+
+/** A registered region handed out front to back by h_mem_get. */
+struct h_mem {
+	const char *name;
+	uint8_t *base;
+	size_t len, used;
+	VIP_MEM_HANDLE mh;
+	bool provider; /**< allocated with VipDpdkAllocMem, not the heap */
+};
+
+/** Hand out everything of @p m again. */
+void h_mem_reset(struct h_mem *m);
+/** @p size bytes of @p m aligned to @p align (a power of two); a region too
+ * small is a bug of the test: reported as a failed check, then the start. */
+void *h_mem_get(struct h_mem *m, size_t size, size_t align);
+
 /* ---- asynchronous error recorder (VipErrorCallback, VIA 2.8.2.5) ---------- */
 
 /** One VIP_ERROR_DESCRIPTOR delivered to h_err_handler, as recorded. */

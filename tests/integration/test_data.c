@@ -35,14 +35,6 @@ union net_addr {
 	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 64];
 };
 
-/* A registered region with a bump allocator. */
-struct mem {
-	const char *name;
-	uint8_t *base;
-	size_t len, used;
-	VIP_MEM_HANDLE mh;
-};
-
 static uint8_t mac_self[6];
 static VIP_NIC_ATTRIBUTES nic_attrs;
 static uint64_t rng;
@@ -51,34 +43,12 @@ static uint64_t rng;
 
 /* ---- memory and descriptors -------------------------------------------------- */
 
-static void
-mem_reset(struct mem *m)
-{
-	m->used = 0;
-}
-
-static void *
-mem_get(struct mem *m, size_t size, size_t align)
-{
-	size_t off = (m->used + align - 1) & ~(align - 1);
-
-	if (off + size > m->len) {
-		/* a bug of this test: give the start back rather than crash */
-		CHECK(0, "test bug: region %s exhausted (%zu + %zu > %zu)", m->name, off, size,
-		      m->len);
-		m->used = 0;
-		off = 0;
-	}
-	m->used = off + size;
-	return m->base + off;
-}
-
 static VIP_DESCRIPTOR *
-desc_new(struct mem *m, unsigned nseg)
+desc_new(struct h_mem *m, unsigned nseg)
 {
 	size_t size = sizeof(VIP_CONTROL_SEGMENT) +
 		      (nseg < 2 ? 2 : nseg) * sizeof(VIP_DESCRIPTOR_SEGMENT);
-	VIP_DESCRIPTOR *d = mem_get(m, size, VIP_DESCRIPTOR_ALIGNMENT);
+	VIP_DESCRIPTOR *d = h_mem_get(m, size, VIP_DESCRIPTOR_ALIGNMENT);
 
 	memset(d, 0, size);
 	d->CS.SegCount = (VIP_UINT16)nseg;
@@ -120,10 +90,10 @@ fill_rand(uint8_t *p, size_t n, uint64_t *st)
 
 /* A send of @p len bytes (one segment, random content) from @p m. */
 static VIP_DESCRIPTOR *
-send1(struct mem *m, uint32_t len)
+send1(struct h_mem *m, uint32_t len)
 {
 	VIP_DESCRIPTOR *d = desc_new(m, 1);
-	uint8_t *buf = mem_get(m, len ? len : 1, 8);
+	uint8_t *buf = h_mem_get(m, len ? len : 1, 8);
 
 	fill_rand(buf, len, &rng);
 	seg_set(d, 0, buf, m->mh, len);
@@ -133,10 +103,10 @@ send1(struct mem *m, uint32_t len)
 
 /* A receive of capacity @p cap (one segment, canary-filled) from @p m. */
 static VIP_DESCRIPTOR *
-recv1(struct mem *m, uint32_t cap)
+recv1(struct h_mem *m, uint32_t cap)
 {
 	VIP_DESCRIPTOR *d = desc_new(m, 1);
-	uint8_t *buf = mem_get(m, cap ? cap : 1, 8);
+	uint8_t *buf = h_mem_get(m, cap ? cap : 1, 8);
 
 	memset(buf, CANARY, cap);
 	seg_set(d, 0, buf, m->mh, cap);
@@ -274,14 +244,14 @@ disconnect_pair(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
 /* §5.1, §6.2: sends on a VI that is not Connected complete in error;
  * receives posted while Idle are used once it is. */
 static void
-test_unconnected(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
+test_unconnected(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 {
 	VIP_VI_HANDLE a = vi_new(nic, pt, 0, NULL, NULL), b = vi_new(nic, pt, 0, NULL, NULL);
 	VIP_DESCRIPTOR *s, *r[2], *sd[2];
 	unsigned i;
 
 	h_note("sends before connecting; receives posted while Idle (§5.1, §6.2)");
-	mem_reset(m);
+	h_mem_reset(m);
 	if (a == NULL || b == NULL)
 		return;
 	s = send1(m, 100);
@@ -324,7 +294,7 @@ test_unconnected(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 
 /* §10.2: format errors on the send and the receive queue. */
 static void
-test_format(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+test_format(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	static const struct {
 		uint16_t control;
@@ -344,13 +314,13 @@ test_format(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	unsigned i;
 
 	h_note("descriptor format errors (§10.2)");
-	mem_reset(m);
+	h_mem_reset(m);
 	r = recv1(m, 4096);
 	VipPostRecv(b, r, m->mh);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (bad[i].segs_extra) {
 			unsigned n = (unsigned)nic_attrs.MaxSegmentsPerDesc + 1, k;
-			uint8_t *buf = mem_get(m, n, 8);
+			uint8_t *buf = h_mem_get(m, n, 8);
 
 			s = desc_new(m, n);
 			for (k = 0; k < n; k++)
@@ -409,16 +379,16 @@ test_format(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 /* §10.2 bit 2, §10.4: protection errors; §9.9.1: POST_DESC. */
 static void
 test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, VIP_VI_HANDLE b,
-		struct mem *m, struct mem *h, struct mem *o)
+		struct h_mem *m, struct h_mem *h, struct h_mem *o)
 {
 	VIP_DESCRIPTOR *r, *s, *out, *rb;
 	struct h_err_event ev;
 	VIP_RETURN rc;
 
 	h_note("protection errors (§10.2 bit 2) and invalid descriptors (§9.9.1 POST_DESC)");
-	mem_reset(m);
-	mem_reset(h);
-	mem_reset(o);
+	h_mem_reset(m);
+	h_mem_reset(h);
+	h_mem_reset(o);
 	r = recv1(m, 4096);
 	VipPostRecv(b, r, m->mh);
 
@@ -438,12 +408,12 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 	expect_done(a, false, s, VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR,
 		    "segment starting before its region");
 	s = send1(m, 64);
-	s->DS[0].Local.Data.Address = mem_get(h, 64, 8);
+	s->DS[0].Local.Data.Address = h_mem_get(h, 64, 8);
 	VipPostSend(a, s, m->mh);
 	expect_done(a, false, s, VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR,
 		    "segment in another region than its handle's");
 	s = send1(m, 64);
-	seg_set(s, 0, mem_get(o, 64, 8), o->mh, 64);
+	seg_set(s, 0, h_mem_get(o, 64, 8), o->mh, 64);
 	VipPostSend(a, s, m->mh);
 	expect_done(a, false, s, VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR,
 		    "segment in a region of another protection tag");
@@ -505,7 +475,7 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 	/* descriptors the memory handle does not cover */
 	h_err_clear();
 	s = desc_new(h, 1);
-	seg_set(s, 0, mem_get(h, 64, 8), h->mh, 64);
+	seg_set(s, 0, h_mem_get(h, 64, 8), h->mh, 64);
 	s->CS.Length = 64;
 	CHECK_RET(VipPostSend(a, s, m->mh), VIP_SUCCESS,
 		  "post a send whose memory handle does not cover the descriptor");
@@ -521,7 +491,7 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 	      "the descriptor comes back from the send queue with an error status (%s, %#x)",
 	      VipDpdkReturnString(rc), rc == VIP_SUCCESS ? out->CS.Status : 0);
 	s = desc_new(o, 1);
-	seg_set(s, 0, mem_get(o, 64, 8), o->mh, 64);
+	seg_set(s, 0, h_mem_get(o, 64, 8), o->mh, 64);
 	s->CS.Length = 64;
 	VipPostSend(a, s, o->mh);
 	CHECK(h_err_take(VIP_ERROR_POST_DESC, a, 2000, &ev) && ev.desc == s,
@@ -531,7 +501,7 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 	      "it comes back with an error status");
 
 	rb = desc_new(h, 1);
-	seg_set(rb, 0, mem_get(h, 4096, 8), h->mh, 4096);
+	seg_set(rb, 0, h_mem_get(h, 4096, 8), h->mh, 4096);
 	r = recv1(m, 4096);
 	VipPostRecv(b, rb, m->mh);
 	VipPostRecv(b, r, m->mh);
@@ -553,13 +523,13 @@ test_protection(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_VI_HANDLE a, V
 
 /* §10.2 bit 3, §6.4.1: length errors. @p a/@p b have MTU 32 KiB. */
 static void
-test_length(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+test_length(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	VIP_DESCRIPTOR *r, *s, *out;
 	VIP_ULONG mtu = 32768;
 
 	h_note("length errors (§10.2 bit 3, §6.4.1)");
-	mem_reset(m);
+	h_mem_reset(m);
 	r = recv1(m, 65536);
 	VipPostRecv(b, r, m->mh);
 	s = send1(m, 100);
@@ -624,13 +594,13 @@ test_length(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 
 /* §9.9.1: no receive descriptor. */
 static void
-test_recvq_empty(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+test_recvq_empty(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	VIP_DESCRIPTOR *r, *s, *out;
 	struct h_err_event ev;
 
 	h_note("no receive posted: the message is dropped, RECVQ_EMPTY (§9.9.1)");
-	mem_reset(m);
+	h_mem_reset(m);
 	h_err_clear();
 	s = send1(m, 100);
 	VipPostSend(a, s, m->mh);
@@ -661,12 +631,12 @@ test_recvq_empty(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 
 /* §10.2: immediate data, status op bits, zero-length messages. */
 static void
-test_immediate(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+test_immediate(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	VIP_DESCRIPTOR *r, *s;
 
 	h_note("immediate data, completion op codes, zero-length messages");
-	mem_reset(m);
+	h_mem_reset(m);
 	r = recv1(m, 1000);
 	r->CS.ImmediateData = 0x11111111;
 	VipPostRecv(b, r, m->mh);
@@ -742,7 +712,7 @@ delayed_send_main(void *arg)
 
 /* §9.6.2-9.6.6: Done and Wait. */
 static void
-test_waits(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+test_waits(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	VIP_DESCRIPTOR *r, *s, *out;
 	struct delayed_send x;
@@ -751,7 +721,7 @@ test_waits(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	VIP_RETURN rc;
 
 	h_note("VipSendDone/RecvDone/SendWait/RecvWait");
-	mem_reset(m);
+	h_mem_reset(m);
 	CHECK_RET(VipSendDone(a, &out), VIP_NOT_DONE, "SendDone on an empty send queue");
 	CHECK_RET(VipRecvDone(b, &out), VIP_NOT_DONE, "RecvDone on an empty receive queue");
 	CHECK_RET(VipRecvDone(b, NULL), VIP_INVALID_PARAMETER, "RecvDone NULL out pointer");
@@ -821,7 +791,7 @@ test_waits(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 
 /* §6.3.1.1: FIFO completion, errors in between. */
 static void
-test_fifo(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+test_fifo(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	enum { N = 48 };
 	VIP_DESCRIPTOR *r[N], *s[N], *out;
@@ -831,7 +801,7 @@ test_fifo(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	VIP_RETURN rc;
 
 	h_note("FIFO completion per queue (§6.3.1.1), errors interleaved");
-	mem_reset(m);
+	h_mem_reset(m);
 	for (i = 0; i < N; i++) {
 		r[i] = recv1(m, 20000);
 		VipPostRecv(b, r[i], m->mh);
@@ -877,7 +847,7 @@ test_fifo(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 
 /* §9.6.7, §9.6.8: completion queues. */
 static void
-test_cq(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
+test_cq(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 {
 	VIP_CQ_HANDLE cq = NULL;
 	VIP_VI_HANDLE c, d, e, f, vh;
@@ -888,7 +858,7 @@ test_cq(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	unsigned i, ok;
 
 	h_note("completion queues");
-	mem_reset(m);
+	h_mem_reset(m);
 	if (VipCreateCQ(nic, 64, &cq) != VIP_SUCCESS) {
 		CHECK(0, "create a CQ");
 		return;
@@ -1004,13 +974,13 @@ test_cq(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 
 /* §9.3.2: a VI with descriptors on its queues cannot be destroyed. */
 static void
-test_destroy_busy(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
+test_destroy_busy(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 {
 	VIP_VI_HANDLE v = vi_new(nic, pt, 0, NULL, NULL);
 	VIP_DESCRIPTOR *r, *s, *out;
 
 	h_note("VipDestroyVi with descriptors posted");
-	mem_reset(m);
+	h_mem_reset(m);
 	if (v == NULL)
 		return;
 	r = recv1(m, 100);
@@ -1030,7 +1000,7 @@ test_destroy_busy(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 
 /* §9.9.1 VI Overrun: more descriptors than MaxDescriptorsPerQueue. */
 static void
-test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
+test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 {
 	VIP_VI_HANDLE v = vi_new(nic, pt, 0, NULL, NULL);
 	unsigned max = (unsigned)nic_attrs.MaxDescriptorsPerQueue, i, ok = 0, flushed = 0;
@@ -1039,7 +1009,7 @@ test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	VIP_RETURN rc;
 
 	h_note("VI Overrun: %u receives posted on an Idle VI, then one more", max);
-	mem_reset(m);
+	h_mem_reset(m);
 	if (v == NULL)
 		return;
 	h_err_clear();
@@ -1081,7 +1051,7 @@ bg_request_main(void *arg)
 
 /* §5.2: sends in Pending Connect complete in error. */
 static void
-test_pending_send(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
+test_pending_send(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 {
 	VIP_VI_HANDLE v = vi_new(nic, pt, 0, NULL, NULL);
 	struct bg_request x = { v, VIP_SUCCESS };
@@ -1090,7 +1060,7 @@ test_pending_send(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	pthread_t t;
 
 	h_note("a send posted in Pending Connect (§5.2)");
-	mem_reset(m);
+	h_mem_reset(m);
 	if (v == NULL || pthread_create(&t, NULL, bg_request_main, &x) != 0)
 		return;
 	while (vi_state(v) != VIP_STATE_CONNECT_PENDING && h_now_ms() - t0 < 500)
@@ -1139,12 +1109,12 @@ split(uint32_t total, unsigned n, uint32_t *out)
  * immediate data. @return true if all was right.
  */
 static bool
-one_message(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *pool[2], uint32_t size, unsigned ns,
+one_message(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *pool[2], uint32_t size, unsigned ns,
 	    unsigned nr, uint32_t extra, unsigned idx)
 {
 	uint32_t *sl = calloc(ns, sizeof(*sl)), *rl = calloc(nr, sizeof(*rl));
 	uint8_t *msg = malloc(size ? size : 1), **rb = calloc(nr, sizeof(*rb));
-	struct mem *ms = pool[h_rand(&rng) & 1], *mr = pool[h_rand(&rng) & 1];
+	struct h_mem *ms = pool[h_rand(&rng) & 1], *mr = pool[h_rand(&rng) & 1];
 	VIP_DESCRIPTOR *s, *r, *out;
 	bool imm = h_rand(&rng) & 1, ok = true;
 	uint32_t off, imm_val = (uint32_t)h_rand(&rng);
@@ -1158,16 +1128,16 @@ one_message(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *pool[2], uint32_t size
 		free(rb);
 		return false;
 	}
-	mem_reset(pool[0]);
-	mem_reset(pool[1]);
+	h_mem_reset(pool[0]);
+	h_mem_reset(pool[1]);
 	fill_rand(msg, size, &rng);
 	split(size, ns, sl);
 	split(size + extra, nr, rl);
 
 	r = desc_new(mr, nr);
 	for (i = 0; i < nr; i++) {
-		struct mem *sm = pool[h_rand(&rng) & 1];
-		uint8_t *p = (uint8_t *)mem_get(sm, rl[i] + 2 + 64, 1) + h_rand(&rng) % 64;
+		struct h_mem *sm = pool[h_rand(&rng) & 1];
+		uint8_t *p = (uint8_t *)h_mem_get(sm, rl[i] + 2 + 64, 1) + h_rand(&rng) % 64;
 
 		memset(p, CANARY, rl[i] + 2);
 		rb[i] = p + 1;
@@ -1177,8 +1147,8 @@ one_message(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *pool[2], uint32_t size
 	}
 	s = desc_new(ms, ns);
 	for (i = 0, off = 0; i < ns; i++) {
-		struct mem *sm = pool[h_rand(&rng) & 1];
-		uint8_t *p = (uint8_t *)mem_get(sm, sl[i] + 64, 1) + h_rand(&rng) % 64;
+		struct h_mem *sm = pool[h_rand(&rng) & 1];
+		uint8_t *p = (uint8_t *)h_mem_get(sm, sl[i] + 64, 1) + h_rand(&rng) % 64;
 
 		memcpy(p, msg + off, sl[i]);
 		seg_set(s, i, p, sm->mh, sl[i]);
@@ -1254,9 +1224,9 @@ one_message(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *pool[2], uint32_t size
 
 /* Gather/scatter with random splits, sizes up to MaxTransferSize. */
 static void
-test_random(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *pm, struct mem *hm, uint32_t mtu)
+test_random(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *pm, struct h_mem *hm, uint32_t mtu)
 {
-	struct mem *both[2] = { pm, hm }, *only_p[2] = { pm, pm }, *only_h[2] = { hm, hm };
+	struct h_mem *both[2] = { pm, hm }, *only_p[2] = { pm, pm }, *only_h[2] = { hm, hm };
 	unsigned i, good = 0, n = 150, maxseg = (unsigned)nic_attrs.MaxSegmentsPerDesc;
 	uint64_t t0 = h_now_ms();
 
@@ -1315,7 +1285,7 @@ struct stream_result {
  * content into @p res; no CHECK (runs in threads too).
  */
 static void
-stream_run(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m, unsigned n, unsigned w,
+stream_run(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m, unsigned n, unsigned w,
 	   uint32_t maxsz, uint64_t seed, struct stream_result *res)
 {
 	VIP_DESCRIPTOR **rd = calloc(w, sizeof(*rd)), **sd = calloc(w, sizeof(*sd)), *out;
@@ -1330,12 +1300,12 @@ stream_run(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m, unsigned n, unsigned
 		res->stalled = 1;
 		goto out;
 	}
-	mem_reset(m);
+	h_mem_reset(m);
 	for (i = 0; i < w; i++) {
 		rd[i] = desc_new(m, 1);
 		sd[i] = desc_new(m, 1);
-		rbuf[i] = mem_get(m, maxsz, 64);
-		sbuf[i] = mem_get(m, maxsz, 64);
+		rbuf[i] = h_mem_get(m, maxsz, 64);
+		sbuf[i] = h_mem_get(m, maxsz, 64);
 		seg_set(rd[i], 0, rbuf[i], m->mh, maxsz);
 		if (i < n)
 			VipPostRecv(b, rd[i], m->mh);
@@ -1435,7 +1405,7 @@ out:
 
 /* Many messages back to back, a window of posted receives. */
 static void
-test_stream(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+test_stream(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	enum { N = 2000, W = 64, MAXSZ = 12000 };
 	struct stream_result r;
@@ -1473,7 +1443,7 @@ test_stream(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 
 struct pair_job {
 	VIP_VI_HANDLE a, b;
-	struct mem m;
+	struct h_mem m;
 	uint64_t seed;
 	struct stream_result r;
 };
@@ -1489,7 +1459,7 @@ pair_job_main(void *arg)
 
 /* Several connections at once, each driven by its own thread. */
 static void
-test_concurrent(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *hm, struct mem *pm)
+test_concurrent(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *hm, struct h_mem *pm)
 {
 	enum { P = 4 };
 	struct pair_job jobs[P];
@@ -1500,7 +1470,7 @@ test_concurrent(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *hm, st
 	h_note("%u connections streaming at once from %u threads", P, P);
 	memset(jobs, 0, sizeof(jobs));
 	for (i = 0; i < P; i++) {
-		struct mem *m = i & 1 ? pm : hm;
+		struct h_mem *m = i & 1 ? pm : hm;
 		char tag[16];
 
 		started[i] = false;
@@ -1541,7 +1511,7 @@ test_concurrent(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *hm, st
 /* Disconnect with many sends queued: every descriptor comes back once, in
  * order, the completed ones first, then the flushed ones (§4.2, §6.3.1.1). */
 static void
-test_disconnect_busy(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+test_disconnect_busy(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	enum { N = 400 };
 	uint32_t mtu = (uint32_t)nic_attrs.MaxTransferSize;
@@ -1552,10 +1522,10 @@ test_disconnect_busy(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struc
 	struct h_err_event ev;
 
 	h_note("Disconnect while %u sends of %u bytes are queued", N, mtu);
-	mem_reset(m);
+	h_mem_reset(m);
 	h_err_clear();
-	rbuf = mem_get(m, mtu, 64);
-	sbuf = mem_get(m, mtu, 64);
+	rbuf = h_mem_get(m, mtu, 64);
+	sbuf = h_mem_get(m, mtu, 64);
 	for (i = 0; i < N; i++) {
 		rd[i] = desc_new(m, 1);
 		seg_set(rd[i], 0, rbuf, m->mh, mtu);
@@ -1614,7 +1584,7 @@ test_disconnect_busy(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struc
 
 /* Every receive posted at once, MaxTransferSize messages as fast as they go. */
 static void
-test_flood(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
+test_flood(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	unsigned n = 1000, i, got = 0, in_order = 0, sdone = 0, last = 0;
 	bool first = true;
@@ -1627,10 +1597,10 @@ test_flood(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct mem *m)
 	h_note("flood: %u receives posted, then %u sends of %u bytes at once", n, n, mtu);
 	if (rd == NULL || sd == NULL)
 		return;
-	mem_reset(m);
+	h_mem_reset(m);
 	h_err_clear();
-	rbuf = mem_get(m, mtu, 64);
-	sbuf = mem_get(m, mtu, 64);
+	rbuf = h_mem_get(m, mtu, 64);
+	sbuf = h_mem_get(m, mtu, 64);
 	fill_rand(sbuf, mtu, &rng);
 	for (i = 0; i < n; i++) {
 		rd[i] = desc_new(m, 1);
@@ -1701,7 +1671,7 @@ fork_byte(unsigned i, uint32_t j)
 struct child_ctx {
 	VIP_NIC_HANDLE nic;
 	VIP_PROTECTION_HANDLE pt;
-	struct mem m;
+	struct h_mem m;
 	VIP_VI_HANDLE vi;
 };
 
@@ -1752,7 +1722,7 @@ child_server(void)
 		return;
 	for (i = 0; i < FORK_BATCH; i++) {
 		rd[i] = desc_new(&c.m, 1);
-		rbuf[i] = mem_get(&c.m, FORK_MAX, 64);
+		rbuf[i] = h_mem_get(&c.m, FORK_MAX, 64);
 		seg_set(rd[i], 0, rbuf[i], c.m.mh, FORK_MAX);
 		VipPostRecv(c.vi, rd[i], c.m.mh);
 	}
@@ -1815,7 +1785,7 @@ child_client(void)
 		return;
 	for (i = 0; i < FORK_BATCH; i++) {
 		sd[i] = desc_new(&c.m, 1);
-		sbuf[i] = mem_get(&c.m, FORK_MAX, 64);
+		sbuf[i] = h_mem_get(&c.m, FORK_MAX, 64);
 	}
 	ack = desc_new(&c.m, 0);
 	VipPostRecv(c.vi, ack, c.m.mh);
@@ -1935,7 +1905,7 @@ main(int argc, char **argv)
 	struct viad_proc v;
 	VIP_NIC_HANDLE nic = NULL;
 	VIP_PROTECTION_HANDLE pt = NULL, pt2 = NULL;
-	struct mem pm = { .name = "provider" }, hm = { .name = "heap" }, om = { .name = "other" };
+	struct h_mem pm = { .name = "provider" }, hm = { .name = "heap" }, om = { .name = "other" };
 	VIP_MEM_ATTRIBUTES ma;
 	VIP_VI_HANDLE a32, b32, a64, b64;
 	uint32_t mtu;
@@ -2000,7 +1970,7 @@ main(int argc, char **argv)
 	if (a64 != NULL && b64 != NULL && connect_pair(a64, nic, b64, "p64")) {
 		VIP_DESCRIPTOR *s, *out;
 
-		mem_reset(&pm);
+		h_mem_reset(&pm);
 		s = send1(&pm, mtu + 1);
 		VipPostSend(a64, s, pm.mh);
 		expect_done(a64, false, s, VIP_STATUS_DONE | VIP_STATUS_LENGTH_ERROR,

@@ -66,25 +66,16 @@ union net_addr {
 	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 64];
 };
 
-/* A registered region with a bump allocator. */
-struct mem {
-	const char *name;
-	uint8_t *base;
-	size_t len, used;
-	VIP_MEM_HANDLE mh;
-	bool provider;
-};
-
 /* One session (NIC) and its memory. */
 static struct {
 	VIP_NIC_HANDLE nic;
 	VIP_NIC_ATTRIBUTES na;
 	uint8_t mac[6];
 	VIP_PROTECTION_HANDLE pt, pt2;
-	struct mem pm;   /* provider: descriptors and local buffers, no RDMA */
-	struct mem hm;   /* heap: local buffers, no RDMA */
-	struct mem th;   /* heap target, RDMA Write and Read enabled */
-	struct mem tp;   /* provider target, RDMA Write and Read enabled */
+	struct h_mem pm;   /* provider: descriptors and local buffers, no RDMA */
+	struct h_mem hm;   /* heap: local buffers, no RDMA */
+	struct h_mem th;   /* heap target, RDMA Write and Read enabled */
+	struct h_mem tp;   /* provider target, RDMA Write and Read enabled */
 	uint32_t mtu;
 } g;
 
@@ -106,27 +97,6 @@ lv_name(VIP_RELIABILITY_LEVEL lv)
 /* ---- asynchronous errors ---------------------------------------------------- */
 
 /* ---- memory and descriptors -------------------------------------------------- */
-
-static void
-mem_reset(struct mem *m)
-{
-	m->used = 0;
-}
-
-static void *
-mem_get(struct mem *m, size_t size, size_t align)
-{
-	size_t off = (m->used + align - 1) & ~(align - 1);
-
-	if (off + size > m->len) {
-		CHECK(0, "test bug: region %s exhausted (%zu + %zu > %zu)", m->name, off, size,
-		      m->len);
-		m->used = 0;
-		off = 0;
-	}
-	m->used = off + size;
-	return m->base + off;
-}
 
 static void
 fill_rand(uint8_t *p, size_t n)
@@ -180,7 +150,7 @@ desc_new(unsigned nseg)
 {
 	size_t size = sizeof(VIP_CONTROL_SEGMENT) +
 		      (nseg < 2 ? 2 : nseg) * sizeof(VIP_DESCRIPTOR_SEGMENT);
-	VIP_DESCRIPTOR *d = mem_get(&g.pm, size, VIP_DESCRIPTOR_ALIGNMENT);
+	VIP_DESCRIPTOR *d = h_mem_get(&g.pm, size, VIP_DESCRIPTOR_ALIGNMENT);
 
 	memset(d, 0, size);
 	d->CS.SegCount = (VIP_UINT16)nseg;
@@ -269,7 +239,7 @@ static VIP_DESCRIPTOR *
 recv_new(uint32_t cap)
 {
 	VIP_DESCRIPTOR *d = desc_new(1);
-	uint8_t *buf = mem_get(&g.pm, cap + 1, 8);
+	uint8_t *buf = h_mem_get(&g.pm, cap + 1, 8);
 
 	memset(buf, CANARY, cap + 1);
 	seg_set(d, 0, buf, g.pm.mh, cap);
@@ -522,15 +492,15 @@ matrix_cell(VIP_RELIABILITY_LEVEL lv, bool read, bool tag_ok, bool vi_en, bool m
 	snprintf(what, sizeof(what), "%s %s, tag %s, VI %s, region %s", lv_name(lv),
 		 read ? "read" : "write", tag_ok ? "=" : "!=", vi_en ? "on" : "off",
 		 mr_en ? "on" : "off");
-	mem_reset(&g.pm);
-	mem_reset(&g.hm);
+	h_mem_reset(&g.pm);
+	h_mem_reset(&g.hm);
 	a = vi_new(lv, g.pt, false, false);
 	/* an Unreliable VI may not accept reads: its read bit stays off */
 	b = vi_new(lv, g.pt, vi_w, lv == LV_U ? false : vi_r);
 	if (!connect_pair(a, b))
 		goto out;
-	local = mem_get(&g.hm, MX_LEN + 1, 64);
-	saved = mem_get(&g.hm, MX_BUF, 64);
+	local = h_mem_get(&g.hm, MX_LEN + 1, 64);
+	saved = h_mem_get(&g.hm, MX_BUF, 64);
 	if (read) {
 		fill_rand(mx_buf, MX_BUF);
 		memset(local, CANARY, MX_LEN + 1);
@@ -575,7 +545,7 @@ matrix_cell(VIP_RELIABILITY_LEVEL lv, bool read, bool tag_ok, bool vi_en, bool m
 		/* and the connection still carries data */
 		r = recv_new(64);
 		post_recv(b, r);
-		s = send_new(mem_get(&g.pm, 64, 64), 64, true, 0x600d);
+		s = send_new(h_mem_get(&g.pm, 64, 64), 64, true, 0x600d);
 		post_send(a, s);
 		expect_done(a, false, s, ST_SEND_OK, what);
 		expect_done(b, true, r, ST_RECV_OK | VIP_STATUS_IMMEDIATE, what);
@@ -660,12 +630,12 @@ bad_target(VIP_RELIABILITY_LEVEL lv, bool read, const void *raddr, VIP_MEM_HANDL
 	const uint32_t len = 101;
 
 	snprintf(w, sizeof(w), "%s %s: %s", lv_name(lv), read ? "read" : "write", what);
-	mem_reset(&g.pm);
+	h_mem_reset(&g.pm);
 	a = vi_new(lv, g.pt, true, lv != LV_U);
 	b = vi_new(lv, g.pt, true, lv != LV_U);
 	if (saved == NULL || !connect_pair(a, b))
 		goto out;
-	local = mem_get(&g.pm, len + 1, 8);
+	local = h_mem_get(&g.pm, len + 1, 8);
 	if (read)
 		memset(local, CANARY, len + 1);
 	else
@@ -729,9 +699,9 @@ test_target_checks(void)
 		VIP_DESCRIPTOR *d;
 		uint8_t *local;
 
-		mem_reset(&g.pm);
+		h_mem_reset(&g.pm);
 		if (connect_pair(a, b)) {
-			local = mem_get(&g.pm, 2 * PAGE, 64);
+			local = h_mem_get(&g.pm, 2 * PAGE, 64);
 			fill_rand(local, 2 * PAGE);
 			d = rdma1(VIP_CONTROL_OP_RDMAWRITE, sub, sub_mh, local, g.pm.mh, 2 * PAGE);
 			post_send(a, d);
@@ -765,11 +735,11 @@ test_target_checks(void)
 		mprotect(ro, 2 * PAGE, PROT_READ);
 		if (CHECK_RET(VipRegisterMem(g.nic, ro, 2 * PAGE, &ma, &ro_mh), VIP_SUCCESS,
 			      "register a read-only mapping, RDMA Write and Read enabled")) {
-			mem_reset(&g.pm);
+			h_mem_reset(&g.pm);
 			a = vi_new(LV_RR, g.pt, false, false);
 			b = vi_new(LV_RR, g.pt, true, true);
 			if (connect_pair(a, b)) {
-				local = mem_get(&g.pm, 2 * PAGE + 1, 64);
+				local = h_mem_get(&g.pm, 2 * PAGE + 1, 64);
 				memset(local, CANARY, 2 * PAGE + 1);
 				d = rdma1(VIP_CONTROL_OP_RDMAREAD, ro, ro_mh, local, g.pm.mh, 2 * PAGE);
 				post_send(a, d);
@@ -808,8 +778,8 @@ lsegs_make(struct lseg *ls, unsigned n, uint32_t size)
 	}
 	for (i = 0; i < n; i++) {
 		uint32_t from = i == 0 ? 0 : cut[i - 1], to = i + 1 == n ? size : cut[i];
-		struct mem *m = h_rand(&rng) & 1 ? &g.hm : &g.pm;
-		uint8_t *p = mem_get(m, to - from + 1 + PAGE, 1);
+		struct h_mem *m = h_rand(&rng) & 1 ? &g.hm : &g.pm;
+		uint8_t *p = h_mem_get(m, to - from + 1 + PAGE, 1);
 
 		ls[i].p = p + rand_below(PAGE);
 		ls[i].mh = m->mh;
@@ -885,7 +855,7 @@ test_integrity(VIP_RELIABILITY_LEVEL lv, unsigned iters)
 		goto out;
 	for (i = 0; i < iters; i++) {
 		uint32_t size = pick_size(i, g.mtu);
-		struct mem *t = i & 1 ? &g.tp : &g.th;
+		struct h_mem *t = i & 1 ? &g.tp : &g.th;
 		uint32_t page = 17 + rand_below(T_LEN / PAGE - 34);
 		uint32_t off = page * PAGE - 1 - rand_below(size);
 		unsigned n = i % 13 == 12 ? 100 + rand_below(140) : 1 + rand_below(6);
@@ -896,8 +866,8 @@ test_integrity(VIP_RELIABILITY_LEVEL lv, unsigned iters)
 
 		if (n > size + 1)
 			n = size + 1;
-		mem_reset(&g.pm);
-		mem_reset(&g.hm);
+		h_mem_reset(&g.pm);
+		h_mem_reset(&g.hm);
 		/* write: a gather list into the target */
 		lsegs_make(ls, n, size);
 		lsegs_fill(ls, n, msg);
@@ -981,12 +951,12 @@ test_format(void)
 	uint8_t *local;
 
 	h_note("RDMA descriptor format and length errors (§2.5.1, §10.2, §10.3)");
-	mem_reset(&g.pm);
+	h_mem_reset(&g.pm);
 	a = vi_new(LV_U, g.pt, false, false);
 	b = vi_new(LV_U, g.pt, true, false);
 	if (!connect_pair(a, b))
 		goto out;
-	local = mem_get(&g.pm, g.mtu + 1, 64);
+	local = h_mem_get(&g.pm, g.mtu + 1, 64);
 	memset(g.th.base, CANARY, 2 * PAGE);
 	d = rdma1(VIP_CONTROL_OP_RDMAREAD, g.th.base, g.th.mh, local, g.pm.mh, 100);
 	post_send(a, d);
@@ -1050,8 +1020,8 @@ test_order(VIP_RELIABILITY_LEVEL lv)
 
 	h_note("%s ordering (§6.3.1.1, §6.3.1.2): %u reads at once (more than 16 outstanding), "
 	       "mixed queue, QFENCE", L, NREADS);
-	mem_reset(&g.pm);
-	mem_reset(&g.hm);
+	h_mem_reset(&g.pm);
+	h_mem_reset(&g.hm);
 	a = vi_new(lv, g.pt, false, false);
 	b = vi_new(lv, g.pt, true, true);
 	if (!connect_pair(a, b))
@@ -1060,7 +1030,7 @@ test_order(VIP_RELIABILITY_LEVEL lv)
 	/* large ones first: a small later read may not complete before them */
 	for (i = 0; i < NREADS; i++) {
 		len[i] = i < 10 ? g.mtu - i : 1 + rand_below(3000);
-		buf[i] = mem_get(&g.hm, len[i] + 1, 64);
+		buf[i] = h_mem_get(&g.hm, len[i] + 1, 64);
 		memset(buf[i], CANARY, len[i] + 1);
 		d[i] = rdma1(VIP_CONTROL_OP_RDMAREAD, g.th.base + i * 7919, g.th.mh, buf[i], g.hm.mh,
 			     len[i]);
@@ -1087,7 +1057,7 @@ test_order(VIP_RELIABILITY_LEVEL lv)
 	{
 		VIP_DESCRIPTOR *q[6];
 		uint32_t want[6];
-		uint8_t *src = mem_get(&g.pm, 4096, 64), *dst = mem_get(&g.pm, g.mtu, 64);
+		uint8_t *src = h_mem_get(&g.pm, 4096, 64), *dst = h_mem_get(&g.pm, g.mtu, 64);
 		unsigned k, good = 0;
 
 		fill_rand(src, 4096);
@@ -1148,10 +1118,10 @@ test_order(VIP_RELIABILITY_LEVEL lv)
 		VIP_DESCRIPTOR *rd, *wr;
 		bool got_old, got_new, placed;
 
-		mem_reset(&g.pm);
-		oldc = mem_get(&g.pm, n, 64);
-		newc = mem_get(&g.pm, n, 64);
-		got = mem_get(&g.pm, n, 64);
+		h_mem_reset(&g.pm);
+		oldc = h_mem_get(&g.pm, n, 64);
+		newc = h_mem_get(&g.pm, n, 64);
+		got = h_mem_get(&g.pm, n, 64);
 		fill_rand(x, n);
 		memcpy(oldc, x, n);
 		fill_rand(newc, n);
@@ -1214,13 +1184,13 @@ test_rr_failed_read(void)
 	unsigned k, ok_recv = 0, nrecv = 0;
 
 	h_note("RR: a refused read, then a send and a write with immediate data (§6.3.1.1)");
-	mem_reset(&g.pm);
+	h_mem_reset(&g.pm);
 	a = vi_new(LV_RR, g.pt, false, false);
 	b = vi_new(LV_RR, g.pt, true, false);   /* reads refused */
 	if (!connect_pair(a, b))
 		goto out;
-	dst = mem_get(&g.pm, 1001, 64);
-	src = mem_get(&g.pm, 1000, 64);
+	dst = h_mem_get(&g.pm, 1001, 64);
+	src = h_mem_get(&g.pm, 1000, 64);
 	fill_rand(src, 1000);
 	memset(dst, CANARY, 1001);
 	memset(tgt, CANARY, 2000);
@@ -1271,12 +1241,12 @@ test_immediate(VIP_RELIABILITY_LEVEL lv)
 	char w[160];
 
 	h_note("%s immediate data and 0-byte operations (§2.3.2, §10.2 bit 2)", L);
-	mem_reset(&g.pm);
+	h_mem_reset(&g.pm);
 	a = vi_new(lv, g.pt, false, false);
 	b = vi_new(lv, g.pt, true, lv != LV_U);
 	if (!connect_pair(a, b))
 		goto out;
-	src = mem_get(&g.pm, 4096, 64);
+	src = h_mem_get(&g.pm, 4096, 64);
 	fill_rand(src, 4096);
 
 	/* with immediate data: consumes a receive, after the data is placed */
@@ -1340,7 +1310,7 @@ test_immediate(VIP_RELIABILITY_LEVEL lv)
 		      w, r->CS.ImmediateData, r->CS.Length);
 
 	if (lv != LV_U) {
-		uint8_t *dst = mem_get(&g.pm, 256, 64);
+		uint8_t *dst = h_mem_get(&g.pm, 256, 64);
 
 		/* reads ignore the immediate bit (§10.2 bit 2): no format error, no
 		 * receive consumed */
@@ -1426,11 +1396,11 @@ test_attributes(void)
 		return;
 
 	/* Unreliable: no reconnecting needed */
-	mem_reset(&g.pm);
+	h_mem_reset(&g.pm);
 	a = vi_new(LV_U, g.pt, false, false);
 	b = vi_new(LV_U, g.pt, true, false);
 	if (connect_pair(a, b)) {
-		src = mem_get(&g.pm, n, 64);
+		src = h_mem_get(&g.pm, n, 64);
 		fill_rand(src, n);
 		d = rdma1(VIP_CONTROL_OP_RDMAWRITE, rbuf + 10, rmh, src, g.pm.mh, n);
 		post_send(a, d);
@@ -1488,11 +1458,11 @@ test_attributes(void)
 	pair_drop(a, b);
 
 	/* RR: the region's write bit off: the descriptor says so */
-	mem_reset(&g.pm);
+	h_mem_reset(&g.pm);
 	a = vi_new(LV_RR, g.pt, false, false);
 	b = vi_new(LV_RR, g.pt, true, true);
 	if (connect_pair(a, b)) {
-		src = mem_get(&g.pm, n, 64);
+		src = h_mem_get(&g.pm, n, 64);
 		fill_rand(src, n);
 		ma.EnableRdmaWrite = VIP_FALSE;
 		CHECK_RET(VipSetMemAttributes(g.nic, rbuf, rmh, &ma), VIP_SUCCESS,
@@ -1508,11 +1478,11 @@ test_attributes(void)
 	pair_drop(a, b);
 
 	/* RD: the region's read bit off */
-	mem_reset(&g.pm);
+	h_mem_reset(&g.pm);
 	a = vi_new(LV_RD, g.pt, false, false);
 	b = vi_new(LV_RD, g.pt, true, true);
 	if (connect_pair(a, b)) {
-		uint8_t *dst = mem_get(&g.pm, n + 1, 64);
+		uint8_t *dst = h_mem_get(&g.pm, n + 1, 64);
 
 		fill_rand(rbuf, 8 * PAGE);
 		memset(dst, CANARY, n + 1);
@@ -1534,7 +1504,7 @@ test_attributes(void)
 	pair_drop(a, b);
 
 	/* VipSetViAttributes on an Idle VI, then connect */
-	mem_reset(&g.pm);
+	h_mem_reset(&g.pm);
 	a = vi_new(LV_RD, g.pt, false, false);
 	b = vi_new(LV_RD, g.pt, false, true);
 	if (a != NULL && b != NULL &&
@@ -1546,9 +1516,9 @@ test_attributes(void)
 		CHECK(VipQueryVi(b, &st, &va, &se, &re) == VIP_SUCCESS && !va.EnableRdmaRead &&
 		      va.EnableRdmaWrite, "VipQueryVi shows it");
 		if (connect_pair(a, b)) {
-			uint8_t *dst = mem_get(&g.pm, n + 1, 64);
+			uint8_t *dst = h_mem_get(&g.pm, n + 1, 64);
 
-			src = mem_get(&g.pm, n, 64);
+			src = h_mem_get(&g.pm, n, 64);
 			fill_rand(src, n);
 			memset(rbuf, CANARY, 8 * PAGE);
 			d = rdma1(VIP_CONTROL_OP_RDMAWRITE, rbuf + 10, rmh, src, g.pm.mh, n);
@@ -1587,7 +1557,7 @@ test_deregistered(void)
 		VIP_RELIABILITY_LEVEL lv = lvs[l];
 		char w[128];
 
-		mem_reset(&g.pm);
+		h_mem_reset(&g.pm);
 		a = vi_new(lv, g.pt, false, false);
 		b = vi_new(lv, g.pt, true, lv != LV_U);
 		if (!connect_pair(a, b)) {
@@ -1745,7 +1715,7 @@ owner_stop(void)
 /* ---- sessions --------------------------------------------------------------------------- */
 
 static bool
-mem_open(struct mem *m, const char *name, size_t len, bool provider, bool rdma)
+mem_open(struct h_mem *m, const char *name, size_t len, bool provider, bool rdma)
 {
 	VIP_MEM_ATTRIBUTES ma = { .Ptag = g.pt };
 
@@ -1768,7 +1738,7 @@ mem_open(struct mem *m, const char *name, size_t len, bool provider, bool rdma)
 }
 
 static void
-mem_close(struct mem *m)
+mem_close(struct h_mem *m)
 {
 	if (m->base == NULL)
 		return;
@@ -1822,7 +1792,7 @@ static bool viad_wedged;
 static bool
 rd_pair(VIP_VI_HANDLE *a, VIP_VI_HANDLE *b)
 {
-	mem_reset(&g.pm);
+	h_mem_reset(&g.pm);
 	*a = vi_new(LV_RD, g.pt, false, false);
 	*b = vi_new(LV_RD, g.pt, true, true);
 	return connect_pair(*a, *b);
@@ -1841,8 +1811,8 @@ delayed_send_after_read(void)
 
 	if (!rd_pair(&a, &b))
 		goto out;
-	dst = mem_get(&g.pm, n + 1, 64);
-	src = mem_get(&g.pm, 64, 64);
+	dst = h_mem_get(&g.pm, n + 1, 64);
+	src = h_mem_get(&g.pm, 64, 64);
 	fill_rand(x, n);
 	memset(dst, CANARY, n + 1);
 	r = recv_new(64);
@@ -1881,9 +1851,9 @@ delayed_fence(void)
 
 	if (!rd_pair(&a, &b))
 		goto out;
-	dst = mem_get(&g.pm, n + 1, 64);
-	src = mem_get(&g.pm, n, 64);
-	oldc = mem_get(&g.pm, n, 64);
+	dst = h_mem_get(&g.pm, n + 1, 64);
+	src = h_mem_get(&g.pm, n, 64);
+	oldc = h_mem_get(&g.pm, n, 64);
 	fill_rand(x, n);
 	memcpy(oldc, x, n);
 	fill_rand(src, n);
@@ -1977,7 +1947,7 @@ delayed_read_cap(void)
 		goto out;
 	fill_rand(g.th.base, NR * n);
 	for (k = 0; k < NR; k++) {
-		dst[k] = mem_get(&g.pm, n + 1, 64);
+		dst[k] = h_mem_get(&g.pm, n + 1, 64);
 		memset(dst[k], CANARY, n + 1);
 		rd[k] = rdma1(VIP_CONTROL_OP_RDMAREAD, g.th.base + k * n, g.th.mh, dst[k], g.pm.mh,
 			      n);
@@ -2020,7 +1990,7 @@ delayed_disconnect(void)
 
 	if (!rd_pair(&a, &b))
 		goto out;
-	dst = mem_get(&g.pm, n, 64);
+	dst = h_mem_get(&g.pm, n, 64);
 	rd = rdma1(VIP_CONTROL_OP_RDMAREAD, g.th.base, g.th.mh, dst, g.pm.mh, n);
 	s = send_new(dst, 0, false, 0);
 	post_send(a, rd);
@@ -2070,8 +2040,8 @@ delayed_source_gone(void)
 	h_note("the source of a read deregistered after its request arrived, before the answer");
 	if (y == NULL || !rd_pair(&a, &b))
 		goto out;
-	big = mem_get(&g.pm, g.mtu, 64);
-	dst = mem_get(&g.pm, n + 1, 64);
+	big = h_mem_get(&g.pm, g.mtu, 64);
+	dst = h_mem_get(&g.pm, n + 1, 64);
 	memset(dst, CANARY, n + 1);
 	if (!CHECK_RET(VipRegisterMem(g.nic, y, 2 * PAGE, &ya, &ymh), VIP_SUCCESS,
 		       "register the read's source"))

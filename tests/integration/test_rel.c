@@ -70,14 +70,6 @@ union net_addr {
 	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 64];
 };
 
-/* A registered region with a bump allocator. */
-struct mem {
-	const char *name;
-	uint8_t *base;
-	size_t len, used;
-	VIP_MEM_HANDLE mh;
-};
-
 /* One session (VipOpenNic) of a viad and its resources. */
 struct nicx {
 	const char *name;
@@ -85,7 +77,7 @@ struct nicx {
 	VIP_PROTECTION_HANDLE pt;
 	VIP_NIC_ATTRIBUTES attrs;
 	uint8_t mac[6];
-	struct mem m;
+	struct h_mem m;
 	bool open;
 };
 
@@ -118,27 +110,6 @@ enabled(const char *what)
 
 /* ---- memory and descriptors -------------------------------------------------- */
 
-static void
-mem_reset(struct mem *m)
-{
-	m->used = 0;
-}
-
-static void *
-mem_get(struct mem *m, size_t size, size_t align)
-{
-	size_t off = (m->used + align - 1) & ~(align - 1);
-
-	if (off + size > m->len) {
-		CHECK(0, "test bug: region %s exhausted (%zu + %zu > %zu)", m->name, off, size,
-		      m->len);
-		m->used = 0;
-		off = 0;
-	}
-	m->used = off + size;
-	return m->base + off;
-}
-
 static VIP_DESCRIPTOR *
 desc_at(void *p, unsigned nseg)
 {
@@ -150,9 +121,9 @@ desc_at(void *p, unsigned nseg)
 }
 
 static VIP_DESCRIPTOR *
-desc_new(struct mem *m, unsigned nseg)
+desc_new(struct h_mem *m, unsigned nseg)
 {
-	return desc_at(mem_get(m, sizeof(VIP_DESCRIPTOR), VIP_DESCRIPTOR_ALIGNMENT), nseg);
+	return desc_at(h_mem_get(m, sizeof(VIP_DESCRIPTOR), VIP_DESCRIPTOR_ALIGNMENT), nseg);
 }
 
 static void
@@ -423,10 +394,10 @@ vi_drop(VIP_VI_HANDLE vi, bool keep)
 
 /* Post a one-segment send of @p len bytes of message @p seq's content. */
 static VIP_DESCRIPTOR *
-send_new(struct mem *m, uint32_t len, uint64_t seq)
+send_new(struct h_mem *m, uint32_t len, uint64_t seq)
 {
 	VIP_DESCRIPTOR *d = desc_new(m, 1);
-	uint8_t *buf = mem_get(m, len ? len : 1, 64);
+	uint8_t *buf = h_mem_get(m, len ? len : 1, 64);
 
 	fill_msg(buf, len, seq);
 	seg_set(d, buf, m->mh, len);
@@ -437,10 +408,10 @@ send_new(struct mem *m, uint32_t len, uint64_t seq)
 }
 
 static VIP_DESCRIPTOR *
-recv_new(struct mem *m, uint32_t cap)
+recv_new(struct h_mem *m, uint32_t cap)
 {
 	VIP_DESCRIPTOR *d = desc_new(m, 1);
-	uint8_t *buf = mem_get(m, cap ? cap : 1, 64);
+	uint8_t *buf = h_mem_get(m, cap ? cap : 1, 64);
 
 	memset(buf, CANARY, cap);
 	seg_set(d, buf, m->mh, cap);
@@ -473,7 +444,7 @@ wait_done(VIP_VI_HANDLE vi, bool recv, unsigned ms, VIP_RETURN *rcp)
 struct stream {
 	VIP_RELIABILITY_LEVEL level;
 	VIP_VI_HANDLE s, r;
-	struct mem *sm, *rm;
+	struct h_mem *sm, *rm;
 	uint32_t mtu, small_max;
 	unsigned big_pct, n;
 	VIP_DESCRIPTOR *sd[STREAM_N_MAX], *rd[STREAM_N_MAX];
@@ -499,8 +470,8 @@ msg_size(const struct stream *st, uint64_t seq)
 }
 
 static bool
-stream_init(struct stream *st, VIP_RELIABILITY_LEVEL level, VIP_VI_HANDLE s, struct mem *sm,
-	    VIP_VI_HANDLE r, struct mem *rm, uint32_t mtu, uint32_t small_max, unsigned big_pct,
+stream_init(struct stream *st, VIP_RELIABILITY_LEVEL level, VIP_VI_HANDLE s, struct h_mem *sm,
+	    VIP_VI_HANDLE r, struct h_mem *rm, uint32_t mtu, uint32_t small_max, unsigned big_pct,
 	    unsigned n)
 {
 	unsigned i;
@@ -518,7 +489,7 @@ stream_init(struct stream *st, VIP_RELIABILITY_LEVEL level, VIP_VI_HANDLE s, str
 	st->last_seq = -1;
 	for (i = 0; i < n; i++) {
 		st->sd[i] = desc_new(sm, 1);
-		seg_set(st->sd[i], mem_get(sm, mtu, 64), sm->mh, 0);
+		seg_set(st->sd[i], h_mem_get(sm, mtu, 64), sm->mh, 0);
 		st->rd[i] = recv_new(rm, mtu);
 		if (VipPostRecv(r, st->rd[i], rm->mh) != VIP_SUCCESS)
 			return CHECK(0, "post receive %u of %u", i, n);
@@ -721,7 +692,7 @@ stress_level(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint64_t total, bool f
 	       level_name(level), total, mtu,
 	       faults ? "5% dropped, 1% duplicated, 1% reordered, 0.1% corrupted"
 		      : "no faults (baseline)");
-	mem_reset(&x->m);
+	h_mem_reset(&x->m);
 	snprintf(tag, sizeof(tag), "stress-%s", level_name(level));
 	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, tag))
 		goto out;
@@ -821,7 +792,7 @@ comp_prot_unreliable(struct nicx *x)
 	bool got = false;
 
 	h_note("COMP_PROT on a held Unreliable receive (§9.9.1), through the faulty NIC");
-	mem_reset(&x->m);
+	h_mem_reset(&x->m);
 	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, "cprot-u"))
 		goto out;
 	h_err_clear();
@@ -833,8 +804,8 @@ comp_prot_unreliable(struct nicx *x)
 		struct h_err_event ev;
 		unsigned k;
 
-		mem_reset(&x->m);
-		page = mem_get(&x->m, 4096, 4096);
+		h_mem_reset(&x->m);
+		page = h_mem_get(&x->m, 4096, 4096);
 		memset(&ma, 0, sizeof(ma));
 		ma.Ptag = x->pt;
 		if (VipRegisterMem(x->nic, page, 4096, &ma, &dh) != VIP_SUCCESS) {
@@ -842,7 +813,7 @@ comp_prot_unreliable(struct nicx *x)
 			break;
 		}
 		r = desc_at(page, 1);
-		seg_set(r, mem_get(&x->m, mtu, 64), x->m.mh, mtu);
+		seg_set(r, h_mem_get(&x->m, mtu, 64), x->m.mh, mtu);
 		VipPostRecv(b, r, dh);
 		/* a message of 8 frames: often one of them is lost */
 		s = send_new(&x->m, mtu, 1000 + attempt);
@@ -951,7 +922,7 @@ delay_semantics(struct nicx *x)
 
 	/* RR: complete once placed */
 	h_note("RR send completion: every frame held 200 ms by the NIC (Table 1, §2.5.3)");
-	mem_reset(&x->m);
+	h_mem_reset(&x->m);
 	a = vi_new(x, VIP_SERVICE_RELIABLE_RECEPTION, 32768);
 	b = vi_new(x, VIP_SERVICE_RELIABLE_RECEPTION, 32768);
 	if (a != NULL && b != NULL && connect_pair(x, a, x, b, "rr-delay")) {
@@ -1006,7 +977,7 @@ delay_semantics(struct nicx *x)
 
 	/* RD: complete once transmitted */
 	h_note("RD send completion through the same NIC (Table 1, §2.5.2)");
-	mem_reset(&x->m);
+	h_mem_reset(&x->m);
 	a = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, 32768);
 	b = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, 32768);
 	if (a != NULL && b != NULL && connect_pair(x, a, x, b, "rd-delay")) {
@@ -1035,13 +1006,13 @@ delay_semantics(struct nicx *x)
 	/* §9.9.1 COMP_PROT: an RR send completes on its ACK, 400 ms later */
 	h_note("COMP_PROT: the region of an RR send descriptor deregistered before its "
 	       "acknowledgement (§9.9.1)");
-	mem_reset(&x->m);
+	h_mem_reset(&x->m);
 	a = vi_new(x, VIP_SERVICE_RELIABLE_RECEPTION, 32768);
 	b = vi_new(x, VIP_SERVICE_RELIABLE_RECEPTION, 32768);
 	if (a != NULL && b != NULL && connect_pair(x, a, x, b, "rr-cprot")) {
 		VIP_MEM_ATTRIBUTES ma;
 		VIP_MEM_HANDLE dh;
-		uint8_t *page = mem_get(&x->m, 4096, 4096);
+		uint8_t *page = h_mem_get(&x->m, 4096, 4096);
 		struct h_err_event ev;
 
 		memset(&ma, 0, sizeof(ma));
@@ -1050,7 +1021,7 @@ delay_semantics(struct nicx *x)
 		VipPostRecv(b, r, x->m.mh);
 		if (CHECK_RET(VipRegisterMem(x->nic, page, 4096, &ma, &dh), VIP_SUCCESS,
 			      "register a 4 KiB region for the send descriptor")) {
-			uint8_t *buf = mem_get(&x->m, 300, 64);
+			uint8_t *buf = h_mem_get(&x->m, 300, 64);
 
 			s = desc_at(page, 1);
 			fill_msg(buf, 300, 80);
@@ -1107,7 +1078,7 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 		       ln, len, recv_cap);
 	else
 		h_note("%s: %u bytes and no receive posted (§2.5.2, §9.9.1 RECVQ_EMPTY)", ln, len);
-	mem_reset(&x->m);
+	h_mem_reset(&x->m);
 	snprintf(tag, sizeof(tag), "remerr-%s-%u", ln, recv_cap);
 	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, tag))
 		goto out;
@@ -1252,7 +1223,7 @@ post_desc_send(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	int sa;
 
 	h_note("%s: POST_DESC, a send descriptor outside its memory handle (§9.9.1)", ln);
-	mem_reset(&x->m);
+	h_mem_reset(&x->m);
 	snprintf(tag, sizeof(tag), "pdesc-%s", ln);
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = x->pt;
@@ -1265,7 +1236,7 @@ post_desc_send(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	VipPostRecv(b, r, x->m.mh);
 	/* the descriptor lies in 'other', the handle is the main region's */
 	s = desc_at(other, 1);
-	seg_set(s, mem_get(&x->m, 64, 64), x->m.mh, 64);
+	seg_set(s, h_mem_get(&x->m, 64, 64), x->m.mh, 64);
 	s->CS.Length = 64;
 	CHECK_RET(VipPostSend(a, s, x->m.mh), VIP_SUCCESS, "%s: post it", ln);
 	CHECK(h_err_take(VIP_ERROR_POST_DESC, a, 2000, &ev) && ev.desc == s &&
@@ -1318,7 +1289,7 @@ post_desc_recv(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	char tag[32];
 
 	h_note("%s: POST_DESC, a receive descriptor outside its memory handle (§9.9.1, §2.5.2)", ln);
-	mem_reset(&x->m);
+	h_mem_reset(&x->m);
 	snprintf(tag, sizeof(tag), "pdescr-%s", ln);
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = x->pt;
@@ -1328,7 +1299,7 @@ post_desc_recv(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 		goto out;
 	h_err_clear();
 	r = desc_at(other, 1);
-	seg_set(r, mem_get(&x->m, 1024, 64), x->m.mh, 1024);
+	seg_set(r, h_mem_get(&x->m, 1024, 64), x->m.mh, 1024);
 	VipPostRecv(b, r, x->m.mh);
 	s = send_new(&x->m, 100, 4);
 	VipPostSend(a, s, x->m.mh);
@@ -1374,7 +1345,7 @@ overrun(struct nicx *x)
 	VIP_RETURN rc;
 
 	h_note("RD: VI Overrun, %u receives posted on a connected VI, then one more (§9.9.1)", max);
-	mem_reset(&x->m);
+	h_mem_reset(&x->m);
 	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, "overrun"))
 		goto out;
 	h_err_clear();
@@ -1540,8 +1511,8 @@ kill_case(struct nicx *lx, struct viad_proc *lv, struct nicx *px, struct viad_pr
 	int sl;
 
 	h_note("-- %s: peer viad '%s' %s", ln, pv->name, hows[how]);
-	mem_reset(&lx->m);
-	mem_reset(&px->m);
+	h_mem_reset(&lx->m);
+	h_mem_reset(&px->m);
 	snprintf(tag, sizeof(tag), "kill-%s-%d", ln, (int)how);
 	if (l == NULL || p == NULL || !connect_pair(lx, l, px, p, tag))
 		goto out;
