@@ -507,6 +507,24 @@ test_passthrough(void)
 /* Rates, per fault and direction                                           */
 /* ------------------------------------------------------------------------ */
 
+/* Open @p name with @p fc (seed 12345), pass N_RATE frames through it and
+ * read its fault counters; the caller checks and closes. */
+static struct via_port *
+rate_run(const char *name, struct via_fault_conf *fc, struct run *ru,
+	 struct via_fault_stats *fs)
+{
+	struct via_port *p;
+
+	fc->seed = 12345;
+	p = open_faulty(name, fc);
+	if (p == NULL)
+		return NULL;
+	run_init(ru, recs_a, RTE_DIM(recs_a), p);
+	traffic(p, N_RATE, ru, 0);
+	CHECK_RC(via_port_faults_get(p, fs), 0);
+	return p;
+}
+
 static void
 test_rates(void)
 {
@@ -527,14 +545,10 @@ test_rates(void)
 	for (tx = 0; tx <= 1; tx++) {
 		/* drop */
 		memset(&fc, 0, sizeof(fc));
-		fc.seed = 12345;
 		dir_conf(&fc, tx)->drop_ppm = ppm;
-		p = open_faulty("fq_drop", &fc);
+		p = rate_run("fq_drop", &fc, &ru, &fs);
 		if (p == NULL)
 			return;
-		run_init(&ru, recs_a, RTE_DIM(recs_a), p);
-		traffic(p, N_RATE, &ru, 0);
-		CHECK_RC(via_port_faults_get(p, &fs), 0);
 		ds = dir_stats(&fs, tx);
 		snprintf(what, sizeof(what), "%s dropped", dname[tx]);
 		check_rate(what, ds->dropped, N_RATE, prob);
@@ -550,14 +564,10 @@ test_rates(void)
 
 		/* dup: the copy comes right before the original */
 		memset(&fc, 0, sizeof(fc));
-		fc.seed = 12345;
 		dir_conf(&fc, tx)->dup_ppm = ppm;
-		p = open_faulty("fq_dup", &fc);
+		p = rate_run("fq_dup", &fc, &ru, &fs);
 		if (p == NULL)
 			return;
-		run_init(&ru, recs_a, RTE_DIM(recs_a), p);
-		traffic(p, N_RATE, &ru, 0);
-		CHECK_RC(via_port_faults_get(p, &fs), 0);
 		ds = dir_stats(&fs, tx);
 		snprintf(what, sizeof(what), "%s duplicated", dname[tx]);
 		check_rate(what, ds->duplicated, N_RATE, prob);
@@ -578,14 +588,10 @@ test_rates(void)
 		 * reorder is one adjacent inversion; holds happen at rate
 		 * p / (1 + p) since the frame after a held one is not held */
 		memset(&fc, 0, sizeof(fc));
-		fc.seed = 12345;
 		dir_conf(&fc, tx)->reorder_ppm = ppm;
-		p = open_faulty("fq_reorder", &fc);
+		p = rate_run("fq_reorder", &fc, &ru, &fs);
 		if (p == NULL)
 			return;
-		run_init(&ru, recs_a, RTE_DIM(recs_a), p);
-		traffic(p, N_RATE, &ru, 0);
-		CHECK_RC(via_port_faults_get(p, &fs), 0);
 		ds = dir_stats(&fs, tx);
 		snprintf(what, sizeof(what), "%s reordered", dname[tx]);
 		check_rate(what, ds->reordered, N_RATE, prob / (1 + prob));
@@ -599,14 +605,10 @@ test_rates(void)
 
 		/* delay, delay_us = 0: out one burst later */
 		memset(&fc, 0, sizeof(fc));
-		fc.seed = 12345;
 		dir_conf(&fc, tx)->delay_ppm = ppm;
-		p = open_faulty("fq_delay", &fc);
+		p = rate_run("fq_delay", &fc, &ru, &fs);
 		if (p == NULL)
 			return;
-		run_init(&ru, recs_a, RTE_DIM(recs_a), p);
-		traffic(p, N_RATE, &ru, 0);
-		CHECK_RC(via_port_faults_get(p, &fs), 0);
 		ds = dir_stats(&fs, tx);
 		snprintf(what, sizeof(what), "%s delayed", dname[tx]);
 		check_rate(what, ds->delayed, N_RATE, prob);
@@ -620,16 +622,12 @@ test_rates(void)
 
 		/* corrupt, 3 bits, anywhere after the Ethernet header */
 		memset(&fc, 0, sizeof(fc));
-		fc.seed = 12345;
 		fc.corrupt_bits = 3;
 		fc.corrupt_where = VIA_FAULT_WHERE_ANY;
 		dir_conf(&fc, tx)->corrupt_ppm = ppm;
-		p = open_faulty("fq_corrupt", &fc);
+		p = rate_run("fq_corrupt", &fc, &ru, &fs);
 		if (p == NULL)
 			return;
-		run_init(&ru, recs_a, RTE_DIM(recs_a), p);
-		traffic(p, N_RATE, &ru, 0);
-		CHECK_RC(via_port_faults_get(p, &fs), 0);
 		ds = dir_stats(&fs, tx);
 		snprintf(what, sizeof(what), "%s corrupted", dname[tx]);
 		check_rate(what, ds->corrupted, N_RATE, prob);
