@@ -20,9 +20,6 @@
 
 /* A registration of ordinary memory whose pages this library locked. */
 struct vipl_region {
-	LIST_ENTRY(vipl_region) link;
-	struct vipl_nic *nic;
-	uint32_t handle;
 	uintptr_t page_base;
 	size_t page_len;
 };
@@ -37,11 +34,67 @@ struct vipl_alloc {
 
 /*
  * Page locks belong to the process, not to a NIC: the same pages may be
- * registered through several NICs, so every registration of the process is
- * in this one list.
+ * registered through several NICs, so the count of registrations covering
+ * each page (key: page number) is process-wide. A page is munlocked when its
+ * count drops to zero. Registering or deregistering costs O(pages), as the
+ * mlock/munlock it makes does, whatever the number of other registrations.
  */
-static LIST_HEAD(, vipl_region) regions = LIST_HEAD_INITIALIZER(regions);
-static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct via_hmap page_locks = VIA_HMAP_INITIALIZER;
+static pthread_mutex_t page_locks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t
+page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* mlock @p r's pages and count them. @return 0, -ENOMEM */
+static int
+region_lock(const struct vipl_region *r)
+{
+	size_t page = page_size();
+	uintptr_t p;
+	int rc;
+
+	pthread_mutex_lock(&page_locks_lock);
+	/* reserve first so that nothing fails after the mlock */
+	rc = via_hmap_reserve(&page_locks, page_locks.count + r->page_len / page);
+	if (rc == 0 && mlock((void *)r->page_base, r->page_len) != 0) {
+		vipl_log("VipRegisterMem: mlock of %zu bytes failed: %s (RLIMIT_MEMLOCK?)",
+			 r->page_len, strerror(errno));
+		rc = -ENOMEM;
+	}
+	for (p = r->page_base; rc == 0 && p < r->page_base + r->page_len; p += page)
+		(*via_hmap_get(&page_locks, p / page))++;
+	pthread_mutex_unlock(&page_locks_lock);
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/* Uncount @p r's pages and munlock, one call per run, those now uncovered. */
+static void
+region_unlock(const struct vipl_region *r)
+{
+	size_t page = page_size();
+	uintptr_t p, run = 0;
+
+	pthread_mutex_lock(&page_locks_lock);
+	for (p = r->page_base; p < r->page_base + r->page_len; p += page) {
+		uint64_t *count = via_hmap_find(&page_locks, p / page);
+
+		if (count != NULL && --*count == 0) {
+			via_hmap_del(&page_locks, p / page);
+			if (run == 0)
+				run = p;
+			continue;
+		}
+		if (run != 0)
+			munlock((void *)run, p - run);
+		run = 0;
+	}
+	if (run != 0)
+		munlock((void *)run, p - run);
+	pthread_mutex_unlock(&page_locks_lock);
+}
 
 uint32_t
 vipl_ptag_id(VIP_PROTECTION_HANDLE ptag)
@@ -93,42 +146,18 @@ in_alloc(struct vipl_nic *nic, uintptr_t va, size_t len)
 	return false;
 }
 
-/* Whether another live registration still covers page [p, p + page). */
-static bool
-page_still_registered(uintptr_t p)
-{
-	struct vipl_region *r;
-
-	LIST_FOREACH(r, &regions, link) {
-		if (p >= r->page_base && p - r->page_base < r->page_len)
-			return true;
-	}
-	return false;
-}
-
-/* Called with regions_lock held, @p r already off the list. */
-static void
-region_unlock(struct vipl_region *r)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uintptr_t p;
-
-	for (p = r->page_base; p < r->page_base + r->page_len; p += page) {
-		if (!page_still_registered(p))
-			munlock((void *)p, page);
-	}
-}
-
 VIPL_EXPORT VIP_RETURN
 VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Length,
 	       VIP_MEM_ATTRIBUTES *MemAttribs, VIP_MEM_HANDLE *MemoryHandle)
 {
 	struct vipl_nic *nic = vipl_nic_get(NicHandle);
 	uintptr_t va = (uintptr_t)VirtualAddress;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t page = page_size();
 	struct via_ctl_mem_register_req req;
 	struct vipl_region *r = NULL;
+	struct via_ctl_mem_ref undo;
 	struct via_ctl_id rep;
+	uint64_t *slot;
 	int rc;
 
 	if (MemoryHandle != NULL)
@@ -146,7 +175,8 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 	pthread_mutex_lock(&nic->lock);
 	if (!in_alloc(nic, va, Length)) {
 		r = calloc(1, sizeof(*r));
-		if (r == NULL) {
+		/* room for the handle now, so nothing fails once viad said yes */
+		if (r == NULL || via_hmap_reserve(&nic->regions, nic->regions.count + 1) != 0) {
 			rc = -ENOMEM;
 			goto out;
 		}
@@ -156,22 +186,16 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 	rc = vipl_ctl_call(nic, VIA_CTL_MEM_REGISTER, &req, &rep, NULL);
 	if (rc != 0)
 		goto out;
-	/* viad checked the range is mapped; lock it (all or nothing, §3.2.1) */
-	if (r != NULL && mlock((void *)r->page_base, r->page_len) != 0) {
-		struct via_ctl_mem_ref undo = { .addr = va, .handle = rep.id };
-
-		vipl_log("VipRegisterMem: mlock of %zu bytes failed: %s (RLIMIT_MEMLOCK?)",
-			 r->page_len, strerror(errno));
-		vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &undo, NULL, NULL);
-		rc = -ENOMEM;
-		goto out;
-	}
 	if (r != NULL) {
-		r->nic = nic;
-		r->handle = rep.id;
-		pthread_mutex_lock(&regions_lock);
-		LIST_INSERT_HEAD(&regions, r, link);
-		pthread_mutex_unlock(&regions_lock);
+		/* viad checked the range is mapped; lock it (all or nothing, §3.2.1) */
+		rc = region_lock(r);
+		if (rc != 0) {
+			undo = (struct via_ctl_mem_ref){ .addr = va, .handle = rep.id };
+			vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &undo, NULL, NULL);
+			goto out;
+		}
+		slot = via_hmap_get(&nic->regions, rep.id);
+		*slot = (uintptr_t)r;
 		r = NULL;
 	}
 	*MemoryHandle = rep.id;
@@ -186,25 +210,20 @@ VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_MEM_HAN
 {
 	struct vipl_nic *nic = vipl_nic_get(NicHandle);
 	struct via_ctl_mem_ref req = { .addr = (uintptr_t)VirtualAddress, .handle = MemoryHandle };
-	struct vipl_region *r;
+	uint64_t *slot;
 	int rc;
 
 	if (nic == NULL)
 		return VIP_INVALID_PARAMETER;
 	pthread_mutex_lock(&nic->lock);
 	rc = vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &req, NULL, NULL);
-	if (rc == 0) {
-		pthread_mutex_lock(&regions_lock);
-		LIST_FOREACH(r, &regions, link) {
-			if (r->nic == nic && r->handle == MemoryHandle)
-				break;
-		}
-		if (r != NULL) {
-			LIST_REMOVE(r, link);
-			region_unlock(r);
-			free(r);
-		}
-		pthread_mutex_unlock(&regions_lock);
+	slot = rc == 0 ? via_hmap_find(&nic->regions, MemoryHandle) : NULL;
+	if (slot != NULL) {
+		struct vipl_region *r = (struct vipl_region *)(uintptr_t)*slot;
+
+		via_hmap_del(&nic->regions, MemoryHandle);
+		region_unlock(r);
+		free(r);
 	}
 	pthread_mutex_unlock(&nic->lock);
 	return vipl_return(rc);
@@ -326,22 +345,18 @@ VipDpdkFreeMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID Address)
 void
 vipl_mem_close(struct vipl_nic *nic)
 {
-	struct vipl_region *r;
 	struct vipl_alloc *a;
+	uint32_t cursor = 0;
+	uint64_t val;
 
-	struct vipl_region *next;
+	pthread_mutex_lock(&nic->lock);
+	while (via_hmap_next(&nic->regions, &cursor, &val) != 0) {
+		struct vipl_region *r = (struct vipl_region *)(uintptr_t)val;
 
-	pthread_mutex_lock(&regions_lock);
-	for (r = LIST_FIRST(&regions); r != NULL; r = next) {
-		next = LIST_NEXT(r, link);
-		if (r->nic != nic)
-			continue;
-		LIST_REMOVE(r, link);
 		region_unlock(r);
 		free(r);
 	}
-	pthread_mutex_unlock(&regions_lock);
-	pthread_mutex_lock(&nic->lock);
+	via_hmap_fini(&nic->regions);
 	while ((a = LIST_FIRST(&nic->allocs)) != NULL) {
 		LIST_REMOVE(a, link);
 		munmap(a->va, a->len);

@@ -21,6 +21,7 @@
 
 #include "via_abi.h"
 #include "via_ctl.h"
+#include "via_hmap.h"
 #include "via_ring.h"
 
 #define VIPL_EXPORT __attribute__((visibility("default")))
@@ -100,6 +101,7 @@ struct vipl_nic {
 
 	pthread_mutex_t lock;        /**< the lists and the callback below */
 	struct vipl_alloc_list allocs;
+	struct via_hmap regions;     /**< memory handle -> struct vipl_region * */
 	struct vipl_cq_list cqs;
 	struct vipl_vi_list vis;
 	void (*error_handler)(VIP_PVOID, VIP_ERROR_DESCRIPTOR *);
