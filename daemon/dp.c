@@ -33,7 +33,10 @@
 #include "via_glue.h"
 
 #define DP_BURST        32
-#define DP_SEND_BUDGET  16     /* descriptors per VI per iteration: fairness */
+#define DP_SEND_BUDGET  16     /* descriptors per VI per turn: fairness */
+#define DP_SEND_QUANTUM 16384  /* bytes per VI per turn (deficit round robin) */
+#define DP_DESC_COST    256    /* bytes a descriptor costs besides its data */
+#define DP_TXQ_BYTES    (32u * 1024u) /* queued for the port or the self ring */
 #define DP_TX_RETRIES   64
 #define SELF_RING_SIZE  4096
 #define BACKLOG_SIZE    8192   /* frames held while the port is busy */
@@ -559,7 +562,8 @@ read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const str
 	return 0;
 }
 
-static void
+/* Take one send-queue descriptor. @return the bytes it puts on the wire */
+static uint32_t
 send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 {
 	struct via_dp_seg *segs = RTE_PER_LCORE(tx_segs);
@@ -582,7 +586,7 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 		/* an error, and on a reliable level every error breaks (§2.5) */
 		if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED)
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "unusable descriptor");
-		return;
+		return 0;
 	}
 	op = cs.Control & VIP_CONTROL_OP_MASK;
 	/* VIA §10.2 bit 3: the sum must match Length and fit the VI's MTU */
@@ -612,8 +616,9 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 		}
 		if (op == VIP_CONTROL_OP_RDMAREAD) {
 			status |= read_issue(d, vi, w, &fs, segs, nb_segs, (uint32_t)total);
+			/* the answer is as long as a write: charged here */
 			if ((status & VIP_STATUS_ERROR_MASK) == 0)
-				return;
+				return (uint32_t)total;
 		} else if (!send_frames(d, vi, &fs, segs, nb_segs, (uint32_t)total)) {
 			status |= via_rel_level(vi) ? VIP_STATUS_TRANSPORT_ERROR
 						    : VIP_STATUS_PROTECTION_ERROR;
@@ -631,22 +636,22 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
 			     status & VIP_STATUS_TRANSPORT_ERROR ? "out of frame buffers"
 								 : "local descriptor error");
-		return;
+		return 0;
 	}
 	/* VIA §2.5.3: Reliable Reception completes once the data is placed;
 	 * and a completion may not pass one held before it */
 	if ((status & VIP_STATUS_ERROR_MASK) == 0 &&
 	    vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
 		via_sq_hold(vi, w, VIA_SQ_ACK, (uint32_t)total, cs.ImmediateData, status);
-		return;
+		return (uint32_t)total;
 	}
-	if (via_sq_held(vi)) {
-		via_sq_hold(vi, w, VIA_SQ_READY, status & VIP_STATUS_ERROR_MASK ? 0 : (uint32_t)total,
-			    cs.ImmediateData, status);
-		return;
-	}
-	complete(d, vi, VIA_WQ_SEND, w, mr, status & VIP_STATUS_ERROR_MASK ? 0 : (uint32_t)total,
-		 cs.ImmediateData, status);
+	if (status & VIP_STATUS_ERROR_MASK)
+		total = 0;
+	if (via_sq_held(vi))
+		via_sq_hold(vi, w, VIA_SQ_READY, (uint32_t)total, cs.ImmediateData, status);
+	else
+		complete(d, vi, VIA_WQ_SEND, w, mr, (uint32_t)total, cs.ImmediateData, status);
+	return (uint32_t)total;
 }
 
 void
@@ -662,7 +667,9 @@ via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
  * Whether the frames of one more message of @p vi fit where they go next (the
  * NIC's self-delivery ring, or its backlog should the port be busy): a
  * descriptor is taken only then, so a sender outrunning the port waits in
- * its own queue instead of losing messages.
+ * its own queue instead of losing messages. Waiting there, it also waits its
+ * turn (vi_send): so the shared FIFO is kept short (DP_TXQ_BYTES), or a bulk
+ * sender would queue milliseconds of frames ahead of every small message.
  */
 static bool
 tx_room(const struct via_vi *vi)
@@ -674,11 +681,13 @@ tx_room(const struct via_vi *vi)
 	bool self = !nic->self_via_port &&
 		    memcmp(vi->conn.remote_mac, via_port_mac(nic->port)->addr_bytes, 6) == 0;
 	struct rte_ring *r = self ? nic->self : nic->backlog;
+	uint32_t depth = RTE_MAX(need, DP_TXQ_BYTES / chunk);
 
 	/* a message larger than the ring goes when the ring is empty, or it
 	 * would never go (Unreliable may then lose its tail, a reliable level
 	 * sends it again) */
-	return rte_ring_free_count(r) >= RTE_MIN(need, rte_ring_get_capacity(r));
+	depth = RTE_MIN(depth, rte_ring_get_capacity(r));
+	return rte_ring_count(r) + RTE_MIN(need, depth) <= depth;
 }
 
 static bool
@@ -720,6 +729,8 @@ read_answers(struct viad *d, struct via_vi *vi)
 				     "an RDMA Read source vanished");
 			return n;
 		}
+		/* this VI's bandwidth too (vi_send's round robin) */
+		vi->tx_deficit -= (int64_t)a->len + DP_DESC_COST;
 		n++;
 	}
 	return n;
@@ -747,16 +758,27 @@ ring_again(struct via_vi *vi)
 			  __ATOMIC_RELAXED);
 }
 
+/*
+ * VIA §11.2.2.1: the VIs whose doorbell rang are served in turn, by deficit
+ * round robin over bytes (Shreedhar and Varghese, 1995): each turn adds a
+ * quantum to the VI's deficit and it sends while the deficit is positive, so
+ * a VI of 64 KiB messages and one of 64 B messages get the same bytes per
+ * round, not the same number of descriptors. A message is never held back
+ * for being larger than the quantum: it goes, and leaves the deficit
+ * negative, repaid over the next turns while the VI waits.
+ */
 static unsigned
 vi_send(struct viad *d, struct via_vi *vi)
 {
 	struct via_ring *r = &vi->wq[VIA_WQ_SEND];
-	unsigned n = RTE_MIN(via_ring_avail(r), (uint32_t)DP_SEND_BUDGET), i, work = 0;
+	unsigned i, work = 0;
 
+	/* capped: a VI held back by the port gathers no credit meanwhile */
+	vi->tx_deficit = RTE_MIN(vi->tx_deficit + DP_SEND_QUANTUM, (int64_t)DP_SEND_QUANTUM);
 	if (vi->state == VIP_STATE_CONNECTED && via_rel_level(vi))
 		work += read_answers(d, vi);
 	/* the ring may have been flushed meanwhile (a broken connection) */
-	for (i = 0; i < n && via_ring_avail(r) > 0; i++) {
+	for (i = 0; i < DP_SEND_BUDGET && vi->tx_deficit > 0 && via_ring_avail(r) > 0; i++) {
 		/* copied out before use: the client may rewrite the slot */
 		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
 
@@ -765,9 +787,12 @@ vi_send(struct viad *d, struct via_vi *vi)
 		     (vi->rel.reads > 0 && fenced(d, vi, &w))))
 			break;
 		via_ring_consume(r, 1);
-		send_one(d, vi, &w);
+		vi->tx_deficit -= (int64_t)send_one(d, vi, &w) + DP_DESC_COST;
 		work++;
 	}
+	/* an empty queue keeps no credit, only its debt */
+	if (via_ring_avail(r) == 0 && vi->tx_deficit > 0)
+		vi->tx_deficit = 0;
 	return work;
 }
 
@@ -782,8 +807,11 @@ vi_visit(struct viad *d, struct via_vi *vi)
 	if (vi->state == VIP_STATE_ERROR && via_ring_avail(&vi->wq[VIA_WQ_RECV]) > 0)
 		via_dp_flush(d, vi);
 	work = vi_send(d, vi);
-	if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0 || vi->rel.resp_head != vi->rel.resp_tail)
+	/* work left (waiting its turn counts: the poller must not doze) */
+	if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0 || vi->rel.resp_head != vi->rel.resp_tail) {
 		ring_again(vi);
+		work++;
+	}
 	return work;
 }
 

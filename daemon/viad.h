@@ -494,6 +494,9 @@ struct via_vi {
 	struct via_vi_rel rel;
 	uint32_t tx_msg_id;
 	uint32_t tx_seq;
+	/** bytes this VI may still send in the current round robin turn; below
+	 *  zero it owes for the message that overran its last turn (dp.c) */
+	int64_t tx_deficit;
 	struct via_cq *cq[VIA_WQ_COUNT];
 	uint32_t wq_capacity;
 	uint64_t shm_off;
