@@ -736,3 +736,254 @@ h_err_clear(void)
 	nb_err_events = 0;
 	pthread_mutex_unlock(&err_lock);
 }
+
+/* ---- connections ------------------------------------------------------------ */
+
+VIP_NET_ADDRESS *
+h_addr(union h_net_addr *u, const uint8_t *mac, const char *disc)
+{
+	size_t dl = strlen(disc);
+	size_t hl = mac != NULL ? 6 : 0;
+
+	if (dl > H_DISC_ROOM) {
+		CHECK(0, "test bug: a discriminator of %zu bytes (room for %u)", dl, H_DISC_ROOM);
+		dl = H_DISC_ROOM;
+	}
+	memset(u, 0, sizeof(*u));
+	u->a.HostAddressLen = (VIP_UINT16)hl;
+	u->a.DiscriminatorLen = (VIP_UINT16)dl;
+	if (mac != NULL)
+		memcpy(u->a.HostAddress, mac, 6);
+	memcpy(u->a.HostAddress + hl, disc, dl);
+	return &u->a;
+}
+
+/* The NIC's own address: what a VI of it connects from (VipQueryNic does not
+ * ask viad, it reads what VipOpenNic got). */
+static VIP_RETURN
+nic_mac(VIP_NIC_HANDLE nic, uint8_t mac[6])
+{
+	VIP_NIC_ATTRIBUTES na;
+	VIP_RETURN rc = VipQueryNic(nic, &na);
+
+	if (rc == VIP_SUCCESS)
+		memcpy(mac, na.LocalNicAddress, 6);
+	return rc;
+}
+
+/* The server side of h_connect_rc, on a thread of its own: VipConnectWait
+ * blocks until the request arrives. */
+struct acceptor {
+	VIP_NIC_HANDLE nic;
+	VIP_VI_HANDLE vi;
+	union h_net_addr local;
+	unsigned timeout_ms;
+	VIP_RETURN rc;
+};
+
+static void *
+acceptor_main(void *arg)
+{
+	struct acceptor *x = arg;
+	union h_net_addr remote;
+	VIP_VI_ATTRIBUTES ra;
+	VIP_CONN_HANDLE conn;
+
+	x->rc = VipConnectWait(x->nic, &x->local.a, x->timeout_ms, &remote.a, &ra, &conn);
+	if (x->rc == VIP_SUCCESS)
+		x->rc = VipConnectAccept(conn, x->vi);
+	return NULL;
+}
+
+VIP_RETURN
+h_connect_rc(VIP_NIC_HANDLE cnic, VIP_VI_HANDLE cvi, VIP_NIC_HANDLE snic, VIP_VI_HANDLE svi,
+	     const char *tag, unsigned timeout_ms, struct h_conn_rc *out)
+{
+	struct acceptor x = { .nic = snic, .vi = svi, .timeout_ms = timeout_ms };
+	struct h_conn_rc res = { VIP_INVALID_PARAMETER, VIP_INVALID_PARAMETER, 0 };
+	char cdisc[H_DISC_ROOM + 1], sdisc[H_DISC_ROOM + 1];
+	union h_net_addr local, remote;
+	uint8_t cmac[6], smac[6];
+	VIP_VI_ATTRIBUTES ra;
+	uint64_t t0 = h_now_ms();
+	pthread_t t;
+
+	/* without a request to answer, the server would wait out its timeout */
+	if (cvi == NULL || svi == NULL)
+		goto out;
+	res.request = nic_mac(cnic, cmac);
+	if (res.request == VIP_SUCCESS)
+		res.request = nic_mac(snic, smac);
+	if (res.request != VIP_SUCCESS) {
+		res.accept = res.request;
+		goto out;
+	}
+	snprintf(cdisc, sizeof(cdisc), "%s-c", tag);
+	snprintf(sdisc, sizeof(sdisc), "%s-s", tag);
+	h_addr(&x.local, smac, sdisc);
+	if (pthread_create(&t, NULL, acceptor_main, &x) != 0) {
+		res.request = res.accept = VIP_ERROR_RESOURCE;
+		goto out;
+	}
+	res.request = VipConnectRequest(cvi, h_addr(&local, cmac, cdisc),
+					h_addr(&remote, smac, sdisc), timeout_ms, &ra);
+	pthread_join(t, NULL);
+	res.accept = x.rc;
+out:
+	res.ms = h_now_ms() - t0;
+	if (out != NULL)
+		*out = res;
+	return res.request != VIP_SUCCESS ? res.request : res.accept;
+}
+
+bool
+h_connect(VIP_NIC_HANDLE cnic, VIP_VI_HANDLE cvi, VIP_NIC_HANDLE snic, VIP_VI_HANDLE svi,
+	  const char *tag, unsigned timeout_ms)
+{
+	struct h_conn_rc r;
+
+	if (cvi == NULL || svi == NULL)
+		return false;
+	h_connect_rc(cnic, cvi, snic, svi, tag, timeout_ms, &r);
+	return CHECK(r.request == VIP_SUCCESS && r.accept == VIP_SUCCESS,
+		     "connect '%s' (request %s, accept %s, %llu ms)", tag,
+		     VipDpdkReturnString(r.request), VipDpdkReturnString(r.accept),
+		     (unsigned long long)r.ms);
+}
+
+VIP_RETURN
+h_peer_connect_rc(VIP_NIC_HANDLE xnic, VIP_VI_HANDLE x, VIP_NIC_HANDLE ynic, VIP_VI_HANDLE y,
+		  const char *tag, unsigned timeout_ms)
+{
+	char dx[H_DISC_ROOM + 1], dy[H_DISC_ROOM + 1];
+	union h_net_addr ax, ay;
+	uint8_t xmac[6], ymac[6];
+	VIP_VI_ATTRIBUTES ra;
+	VIP_RETURN rc;
+
+	if (x == NULL || y == NULL)
+		return VIP_INVALID_PARAMETER;
+	rc = nic_mac(xnic, xmac);
+	if (rc == VIP_SUCCESS)
+		rc = nic_mac(ynic, ymac);
+	if (rc != VIP_SUCCESS)
+		return rc;
+	snprintf(dx, sizeof(dx), "%s-x", tag);
+	snprintf(dy, sizeof(dy), "%s-y", tag);
+	h_addr(&ax, xmac, dx);
+	h_addr(&ay, ymac, dy);
+	/* both requests are asynchronous: no thread needed */
+	rc = VipConnectPeerRequest(x, &ax.a, &ay.a, timeout_ms);
+	if (rc == VIP_SUCCESS)
+		rc = VipConnectPeerRequest(y, &ay.a, &ax.a, timeout_ms);
+	if (rc == VIP_SUCCESS)
+		rc = VipConnectPeerWait(x, &ra);
+	if (rc == VIP_SUCCESS)
+		rc = VipConnectPeerWait(y, &ra);
+	return rc;
+}
+
+bool
+h_peer_connect(VIP_NIC_HANDLE xnic, VIP_VI_HANDLE x, VIP_NIC_HANDLE ynic, VIP_VI_HANDLE y,
+	       const char *tag, unsigned timeout_ms)
+{
+	uint64_t t0 = h_now_ms();
+	VIP_RETURN rc;
+
+	if (x == NULL || y == NULL)
+		return false;
+	rc = h_peer_connect_rc(xnic, x, ynic, y, tag, timeout_ms);
+	return CHECK(rc == VIP_SUCCESS, "connect '%s' peer-to-peer: %s (%llu ms)", tag,
+		     VipDpdkReturnString(rc), (unsigned long long)(h_now_ms() - t0));
+}
+
+int
+h_vi_state(VIP_VI_HANDLE vi)
+{
+	VIP_VI_STATE st;
+	VIP_VI_ATTRIBUTES a;
+	VIP_BOOLEAN se, re;
+
+	if (VipQueryVi(vi, &st, &a, &se, &re) != VIP_SUCCESS)
+		return -1;
+	return (int)st;
+}
+
+const char *
+h_state_name(int st)
+{
+	switch (st) {
+	case VIP_STATE_IDLE:
+		return "Idle";
+	case VIP_STATE_CONNECTED:
+		return "Connected";
+	case VIP_STATE_CONNECT_PENDING:
+		return "Pending Connect";
+	case VIP_STATE_ERROR:
+		return "Error";
+	default:
+		return "?";
+	}
+}
+
+int
+h_state_wait(VIP_VI_HANDLE vi, int want, unsigned ms)
+{
+	uint64_t end = h_now_ms() + ms;
+	int st;
+
+	/* VIPL has no call that blocks until a VI's state changes */
+	while ((st = h_vi_state(vi)) != want && h_now_ms() < end)
+		h_sleep_ms(2);
+	return st;
+}
+
+void
+h_vi_drain(VIP_VI_HANDLE vi)
+{
+	VIP_DESCRIPTOR *d;
+
+	if (vi == NULL)
+		return;
+	VipDisconnect(vi);
+	while (VipSendDone(vi, &d) == VIP_SUCCESS || VipRecvDone(vi, &d) == VIP_SUCCESS)
+		;
+}
+
+void
+h_vi_drop(VIP_VI_HANDLE vi)
+{
+	uint64_t end = h_now_ms() + 2000;
+	VIP_DESCRIPTOR *d;
+	VIP_RETURN rc;
+
+	if (vi == NULL)
+		return;
+	h_vi_drain(vi);
+	/* a descriptor in flight may complete only now: VipDestroyVi refuses a
+	 * VI with descriptors on its queues until each has come back */
+	while ((rc = VipDestroyVi(vi)) != VIP_SUCCESS && h_now_ms() < end) {
+		h_sleep_ms(5);
+		while (VipSendDone(vi, &d) == VIP_SUCCESS || VipRecvDone(vi, &d) == VIP_SUCCESS)
+			;
+	}
+	if (rc != VIP_SUCCESS)
+		CHECK_RET(rc, VIP_SUCCESS,
+			  "destroy a VI after VipDisconnect (every posted descriptor came back)");
+}
+
+void
+h_pair_drain(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
+{
+	h_vi_drain(a);
+	h_vi_drain(b);
+	h_err_clear();
+}
+
+void
+h_pair_drop(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
+{
+	h_vi_drop(a);
+	h_vi_drop(b);
+	h_err_clear();
+}

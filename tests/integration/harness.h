@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Integration test harness: private viad instances and TAP-like checks.
+ * Integration test harness: private viad instances, TAP-like checks, and the
+ * VIPL chores the tests share (a registered region with a bump allocator,
+ * an asynchronous error recorder, addresses, connecting, VI states,
+ * disconnecting and draining).
  *
  * Every test executable gets the viad binary as argv[1] (meson passes
  * `args: [viad]`). Each viad started here listens on a socket in the test's
@@ -152,5 +155,86 @@ bool h_err_take(VIP_ERROR_CODE code, VIP_VI_HANDLE vi, unsigned ms, struct h_err
 unsigned h_err_count(VIP_ERROR_CODE code, VIP_VI_HANDLE vi);
 /** Forget every recorded event. */
 void h_err_clear(void);
+
+/* ---- connections ------------------------------------------------------------ */
+
+/** Discriminator room of union h_net_addr: more than any NIC takes (VIA-DPDK:
+ *  64), so that a test can also build one that is too long. */
+#define H_DISC_ROOM 256
+
+/** A VIP_NET_ADDRESS (use .a) with room for a 6-byte host address (a MAC)
+ *  and a discriminator of up to H_DISC_ROOM bytes. */
+union h_net_addr {
+	VIP_NET_ADDRESS a;
+	uint64_t align;
+	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + H_DISC_ROOM];
+};
+
+/** Fill @p u with host address @p mac (NULL: none, HostAddressLen 0) and the
+ *  bytes of @p disc (without its NUL) as the discriminator. A discriminator
+ *  longer than H_DISC_ROOM is a bug of the test: a failed check, then cut.
+ *  @return &u->a */
+VIP_NET_ADDRESS *h_addr(union h_net_addr *u, const uint8_t *mac, const char *disc);
+
+/** What each side of h_connect_rc got. */
+struct h_conn_rc {
+	VIP_RETURN request; /**< VipConnectRequest of the client */
+	VIP_RETURN accept;  /**< VipConnectWait of the server, then its VipConnectAccept */
+	uint64_t ms;        /**< how long the connection took */
+};
+
+/**
+ * Connect client @p cvi (a VI of @p cnic) to server @p svi (a VI of @p snic):
+ * a thread does VipConnectWait on @p snic and VipConnectAccept of @p svi
+ * while the caller does VipConnectRequest, both with @p timeout_ms. The
+ * addresses are each NIC's own MAC with the discriminators "TAG-c" (client)
+ * and "TAG-s" (server). The NICs may be sessions of different viads.
+ * Checks nothing, so any thread may call it.
+ * @param out each side's return code and the time taken (may be NULL)
+ * @return VIP_SUCCESS, the request's error, or else the server side's;
+ *         VIP_INVALID_PARAMETER at once for a NULL VI
+ */
+VIP_RETURN h_connect_rc(VIP_NIC_HANDLE cnic, VIP_VI_HANDLE cvi, VIP_NIC_HANDLE snic,
+			VIP_VI_HANDLE svi, const char *tag, unsigned timeout_ms,
+			struct h_conn_rc *out);
+/** h_connect_rc, checked: "connect 'TAG' (request ..., accept ..., N ms)".
+ *  A NULL VI (its creation failed, already reported) gives false and no
+ *  check. Like every check, not for several threads at once.
+ *  @return whether connected */
+bool h_connect(VIP_NIC_HANDLE cnic, VIP_VI_HANDLE cvi, VIP_NIC_HANDLE snic, VIP_VI_HANDLE svi,
+	       const char *tag, unsigned timeout_ms);
+/**
+ * Connect @p x (a VI of @p xnic) and @p y (a VI of @p ynic) peer-to-peer:
+ * VipConnectPeerRequest on @p x, then on @p y (@p timeout_ms each), then
+ * VipConnectPeerWait on both. Discriminators "TAG-x" and "TAG-y", each NIC's
+ * own MAC. Checks nothing, so any thread may call it.
+ * @return VIP_SUCCESS or the first error; VIP_INVALID_PARAMETER for a NULL VI
+ */
+VIP_RETURN h_peer_connect_rc(VIP_NIC_HANDLE xnic, VIP_VI_HANDLE x, VIP_NIC_HANDLE ynic,
+			     VIP_VI_HANDLE y, const char *tag, unsigned timeout_ms);
+/** h_peer_connect_rc, checked: "connect 'TAG' peer-to-peer: ...". A NULL VI
+ *  gives false and no check. @return whether connected */
+bool h_peer_connect(VIP_NIC_HANDLE xnic, VIP_VI_HANDLE x, VIP_NIC_HANDLE ynic, VIP_VI_HANDLE y,
+		    const char *tag, unsigned timeout_ms);
+
+/** The VIP_VI_STATE of @p vi (VipQueryVi), -1 if the query failed. */
+int h_vi_state(VIP_VI_HANDLE vi);
+/** Name of a VIP_VI_STATE ("Idle", "Pending Connect", ...), "?" for others. */
+const char *h_state_name(int st);
+/** Poll @p vi's state until it is @p want, at most @p ms.
+ *  @return the state reached: @p want, or the last one seen (-1: query failed) */
+int h_state_wait(VIP_VI_HANDLE vi, int want, unsigned ms);
+
+/** VipDisconnect @p vi and dequeue every completion of both its queues; the
+ *  VI stays, Idle. NULL: nothing. */
+void h_vi_drain(VIP_VI_HANDLE vi);
+/** h_vi_drain, then VipDestroyVi: retried for up to 2 s while completions
+ *  still come back, a failed check if it never succeeds. NULL: nothing. */
+void h_vi_drop(VIP_VI_HANDLE vi);
+/** h_vi_drain both, then h_err_clear: the teardown's own asynchronous errors
+ *  (CONN_LOST at the peer) are expected, and must not reach the next test. */
+void h_pair_drain(VIP_VI_HANDLE a, VIP_VI_HANDLE b);
+/** h_vi_drop both, then h_err_clear (see h_pair_drain). */
+void h_pair_drop(VIP_VI_HANDLE a, VIP_VI_HANDLE b);
 
 #endif /* VIA_IT_HARNESS_H */

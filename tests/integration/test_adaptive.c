@@ -8,9 +8,7 @@
  * round trips make the poller fall asleep at every point of the protocol.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,34 +21,7 @@
 #define LOST_WAKEUP_MS 1000   /* far below the 2 s sleep bound, far above any honest RTT */
 
 static VIP_NIC_HANDLE nic;
-static VIP_NIC_ATTRIBUTES na;
 static VIP_VI_HANDLE srv, cli;
-
-static VIP_NET_ADDRESS *
-addr(const char *disc)
-{
-	VIP_NET_ADDRESS *a = calloc(1, sizeof(*a) + 6 + 64);
-
-	a->HostAddressLen = 6;
-	memcpy(a->HostAddress, na.LocalNicAddress, 6);
-	a->DiscriminatorLen = (VIP_UINT16)strlen(disc);
-	memcpy(a->HostAddress + 6, disc, strlen(disc));
-	return a;
-}
-
-static void *
-accept_one(void *arg)
-{
-	VIP_NET_ADDRESS *r = calloc(1, sizeof(*r) + 6 + 64);
-	VIP_VI_ATTRIBUTES ra;
-	VIP_CONN_HANDLE c;
-
-	(void)arg;
-	if (VipConnectWait(nic, addr("ad-srv"), 10000, r, &ra, &c) == VIP_SUCCESS)
-		VipConnectAccept(c, srv);
-	free(r);
-	return NULL;
-}
 
 static void
 desc_set(VIP_DESCRIPTOR *d, void *buf, VIP_MEM_HANDLE mh, VIP_UINT32 len)
@@ -89,13 +60,12 @@ main(int argc, char **argv)
 	};
 	VIP_PROTECTION_HANDLE pt;
 	VIP_MEM_ATTRIBUTES ma;
-	VIP_VI_ATTRIBUTES va, ra;
+	VIP_VI_ATTRIBUTES va;
 	VIP_MEM_HANDLE mh;
 	VIP_DESCRIPTOR *sd, *rd, *out;
 	struct viad_proc v;
 	uint64_t seed, worst = 0;
 	unsigned i, slow = 0;
-	pthread_t t;
 	double c0, c1;
 	char *mem;
 
@@ -112,7 +82,6 @@ main(int argc, char **argv)
 	CHECK(c0 >= 0 && c1 - c0 < 0.1, "an idle viad uses < 10%% of a CPU (%.2f s in 1 s)", c1 - c0);
 
 	CHECK_RET(VipOpenNic("via0", &nic), VIP_SUCCESS, "open");
-	CHECK_RET(VipQueryNic(nic, &na), VIP_SUCCESS, "query");
 	CHECK_RET(VipCreatePtag(nic, &pt), VIP_SUCCESS, "ptag");
 	CHECK_RET(VipDpdkAllocMem(nic, 1 << 16, (VIP_PVOID *)&mem), VIP_SUCCESS, "memory");
 	memset(&ma, 0, sizeof(ma));
@@ -121,10 +90,7 @@ main(int argc, char **argv)
 	h_vi_attrs(&va, pt);
 	CHECK_RET(VipCreateVi(nic, &va, NULL, NULL, &srv), VIP_SUCCESS, "server VI");
 	CHECK_RET(VipCreateVi(nic, &va, NULL, NULL, &cli), VIP_SUCCESS, "client VI");
-	pthread_create(&t, NULL, accept_one, NULL);
-	CHECK_RET(VipConnectRequest(cli, addr("ad-cli"), addr("ad-srv"), 10000, &ra), VIP_SUCCESS,
-		  "connect");
-	pthread_join(t, NULL);
+	h_connect(nic, cli, nic, srv, "ad", 10000);
 	if (h_failures() != 0)
 		return h_finish();
 

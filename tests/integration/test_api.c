@@ -51,13 +51,6 @@ static size_t page_size;
  * levels) */
 static VIP_NIC_ATTRIBUTES g_attr;
 
-/* A VIP_NET_ADDRESS with room for a MAC and a discriminator. */
-union net_addr {
-	VIP_NET_ADDRESS a;
-	uint64_t align;
-	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 64];
-};
-
 static void
 fake_vi_cb(VIP_PVOID c, VIP_NIC_HANDLE n, VIP_VI_HANDLE v, VIP_DESCRIPTOR *d)
 {
@@ -945,7 +938,7 @@ test_vi(VIP_NIC_HANDLE nic, VIP_NIC_HANDLE other)
 	{
 		VIP_DESCRIPTOR *d = NULL;
 		VIP_DESCRIPTOR desc;
-		union net_addr la, ra;
+		union h_net_addr la, ra;
 
 		memset(&la, 0, sizeof(la));
 		memset(&ra, 0, sizeof(ra));
@@ -1139,17 +1132,9 @@ test_return_strings(void)
 /* ---------------------------------------------------------------------- */
 
 static void
-addr_set(union net_addr *n, const uint8_t mac[6])
-{
-	memset(n, 0, sizeof(*n));
-	n->a.HostAddressLen = 6;
-	memcpy(n->a.HostAddress, mac, 6);
-}
-
-static void
 test_name_service(VIP_NIC_HANDLE nic, VIP_NIC_HANDLE other)
 {
-	union net_addr n;
+	union h_net_addr n;
 	char name[300], host[256];
 	VIP_ULONG len;
 	bool have_host;
@@ -1158,7 +1143,7 @@ test_name_service(VIP_NIC_HANDLE nic, VIP_NIC_HANDLE other)
 	memset(&n, 0, sizeof(n));
 	CHECK_RET(VipNSGetHostByName(nic, "alpha", &n.a, 0), VIP_ERROR_NAMESERVICE,
 		  "VipNSGetHostByName before VipNSInit");
-	addr_set(&n, mac_alpha);
+	h_addr(&n, mac_alpha, "");
 	len = sizeof(name);
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, name, &len), VIP_ERROR_NAMESERVICE,
 		  "VipNSGetHostByAddr before VipNSInit");
@@ -1204,7 +1189,7 @@ test_name_service(VIP_NIC_HANDLE nic, VIP_NIC_HANDLE other)
 		  "the other session has not called VipNSInit");
 
 	/* by address */
-	addr_set(&n, mac_alpha);
+	h_addr(&n, mac_alpha, "");
 	len = sizeof(name);
 	memset(name, 0, sizeof(name));
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, name, &len), VIP_SUCCESS, "reverse alpha's MAC");
@@ -1218,7 +1203,7 @@ test_name_service(VIP_NIC_HANDLE nic, VIP_NIC_HANDLE other)
 	len = 6;
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, name, &len), VIP_SUCCESS, "NameLen 6 is enough");
 	CHECK(strcmp(name, "alpha") == 0, "the name is alpha");
-	addr_set(&n, mac_beta1);
+	h_addr(&n, mac_beta1, "");
 	len = sizeof(name);
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, name, &len), VIP_SUCCESS, "reverse beta's 2nd MAC");
 	CHECK(strcmp(name, "beta") == 0, "the name is beta");
@@ -1227,11 +1212,11 @@ test_name_service(VIP_NIC_HANDLE nic, VIP_NIC_HANDLE other)
 	len = sizeof(name);
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, name, &len), VIP_SUCCESS,
 		  "a discriminator is ignored");
-	addr_set(&n, (const uint8_t[6]){ 0x02, 1, 2, 3, 4, 5 });
+	h_addr(&n, (const uint8_t[6]){ 0x02, 1, 2, 3, 4, 5 }, "");
 	len = sizeof(name);
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, name, &len), VIP_ERROR_NAMESERVICE,
 		  "an unknown MAC");
-	addr_set(&n, mac_nic);
+	h_addr(&n, mac_nic, "");
 	len = sizeof(name);
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, name, &len), VIP_SUCCESS, "reverse the NIC's MAC");
 	if (have_host)
@@ -1239,7 +1224,7 @@ test_name_service(VIP_NIC_HANDLE nic, VIP_NIC_HANDLE other)
 	n.a.HostAddressLen = 4;
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, name, &len), VIP_INVALID_PARAMETER,
 		  "HostAddressLen 4");
-	addr_set(&n, mac_alpha);
+	h_addr(&n, mac_alpha, "");
 	CHECK_RET(VipNSGetHostByAddr(nic, NULL, name, &len), VIP_INVALID_PARAMETER, "NULL VipAddress");
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, NULL, &len), VIP_INVALID_PARAMETER, "NULL Name");
 	CHECK_RET(VipNSGetHostByAddr(nic, &n.a, name, NULL), VIP_INVALID_PARAMETER, "NULL NameLen");
@@ -1298,7 +1283,7 @@ test_later_calls(void)
 	VIP_MEM_ATTRIBUTES ma = { 0 };
 	VIP_MEM_HANDLE mh;
 	VIP_DESCRIPTOR *desc;
-	union net_addr la, ra, nobody;
+	union h_net_addr la, ra, nobody;
 
 	h_note("data path and connection calls: documented codes for valid handles, "
 	       "VIP_INVALID_PARAMETER for bad ones");
@@ -1318,15 +1303,9 @@ test_later_calls(void)
 	memset(desc, 0, 4096);
 	ma.Ptag = pt;
 	VipRegisterMem(nic, desc, 4096, &ma, &mh);
-	addr_set(&la, mac_nic);
-	addr_set(&ra, mac_nic);
-	addr_set(&nobody, (const uint8_t[6]){ 0x02, 0x7e, 0x57, 0x00, 0x00, 0x01 });
-	la.a.DiscriminatorLen = 1;
-	la.a.HostAddress[6] = 0x11;
-	ra.a.DiscriminatorLen = 1;
-	ra.a.HostAddress[6] = 0x22;
-	nobody.a.DiscriminatorLen = 1;
-	nobody.a.HostAddress[6] = 0x33;
+	h_addr(&la, mac_nic, "\x11");
+	h_addr(&ra, mac_nic, "\x22");
+	h_addr(&nobody, (const uint8_t[6]){ 0x02, 0x7e, 0x57, 0x00, 0x00, 0x01 }, "\x33");
 
 	/* valid handles */
 	CHECK_IN(VipPostSend(vi, &desc[0], mh), 2, VIP_SUCCESS, VIP_ERROR_RESOURCE);
@@ -1566,7 +1545,7 @@ test_ports_and_segment(const struct viad_proc *v)
 	VIP_VI_ATTRIBUTES va;
 	VIP_VI_HANDLE vi[4];
 	VIP_CQ_HANDLE cq;
-	union net_addr n;
+	union h_net_addr n;
 	unsigned i;
 	bool ok;
 

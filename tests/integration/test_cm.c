@@ -26,34 +26,11 @@
 /* slack allowed past a timeout on a shared 2-core machine */
 #define CM_SLACK_MS 1000   /* a late timer on a loaded 2-core machine; never early */
 
-/* A VIP_NET_ADDRESS with room for a MAC and a long discriminator. */
-union net_addr {
-	VIP_NET_ADDRESS a;
-	uint64_t align;
-	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 300];
-};
-
 static const uint8_t mac_nobody[6] = { 0x02, 0x99, 0x99, 0x99, 0x99, 0x99 };
 static uint8_t mac_self[6];
 static VIP_NIC_ATTRIBUTES nic_attrs;
 
 /* ---- addresses ------------------------------------------------------------ */
-
-/* @p mac NULL: HostAddressLen 0. */
-static VIP_NET_ADDRESS *
-addr_set(union net_addr *u, const uint8_t *mac, const char *disc)
-{
-	size_t dl = strlen(disc);
-	unsigned hl = mac != NULL ? 6 : 0;
-
-	memset(u, 0, sizeof(*u));
-	u->a.HostAddressLen = (VIP_UINT16)hl;
-	u->a.DiscriminatorLen = (VIP_UINT16)dl;
-	if (mac != NULL)
-		memcpy(u->a.HostAddress, mac, 6);
-	memcpy(u->a.HostAddress + hl, disc, dl);
-	return &u->a;
-}
 
 static bool
 addr_is(const VIP_NET_ADDRESS *a, const uint8_t *mac, const char *disc)
@@ -86,64 +63,21 @@ vi_new(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE ptag, VIP_ULONG mtu)
 	return vi;
 }
 
-static int
-vi_state(VIP_VI_HANDLE vi)
-{
-	VIP_VI_STATE st;
-	VIP_VI_ATTRIBUTES a;
-	VIP_BOOLEAN se, re;
-
-	if (VipQueryVi(vi, &st, &a, &se, &re) != VIP_SUCCESS)
-		return -1;
-	return (int)st;
-}
-
-static const char *
-state_name(int st)
-{
-	switch (st) {
-	case VIP_STATE_IDLE:
-		return "Idle";
-	case VIP_STATE_CONNECTED:
-		return "Connected";
-	case VIP_STATE_CONNECT_PENDING:
-		return "Pending Connect";
-	case VIP_STATE_ERROR:
-		return "Error";
-	default:
-		return "?";
-	}
-}
-
 #define CHECK_STATE(vi, want, ...)                                                  \
 	do {                                                                        \
-		int st_ = vi_state(vi);                                             \
+		int st_ = h_vi_state(vi);                                           \
 		char what_[256];                                                    \
 		snprintf(what_, sizeof(what_), __VA_ARGS__);                        \
-		CHECK(st_ == (int)(want), "%s: state %s (got %s)", what_,            \
-		      state_name((int)(want)), state_name(st_));                    \
+		CHECK(st_ == (int)(want), "%s: state %s (got %s)", what_,           \
+		      h_state_name((int)(want)), h_state_name(st_));                \
 	} while (0)
-
-/* Poll until @p vi is in @p want (bounded). */
-static bool
-wait_state(VIP_VI_HANDLE vi, int want, unsigned ms)
-{
-	uint64_t end = h_now_ms() + ms;
-
-	do {
-		if (vi_state(vi) == want)
-			return true;
-		h_sleep_ms(2);
-	} while (h_now_ms() < end);
-	return vi_state(vi) == want;
-}
 
 /* ---- asynchronous connection calls ----------------------------------------- */
 
 struct req_job {
 	pthread_t t;
 	VIP_VI_HANDLE vi;
-	union net_addr local, remote;
+	union h_net_addr local, remote;
 	VIP_ULONG timeout;
 	VIP_VI_ATTRIBUTES attrs;
 	VIP_RETURN rc;
@@ -170,8 +104,8 @@ req_start(struct req_job *j, VIP_VI_HANDLE vi, const char *ldisc, const uint8_t 
 {
 	memset(j, 0, sizeof(*j));
 	j->vi = vi;
-	addr_set(&j->local, mac_self, ldisc);
-	addr_set(&j->remote, rmac, rdisc);
+	h_addr(&j->local, mac_self, ldisc);
+	h_addr(&j->remote, rmac, rdisc);
 	j->timeout = timeout;
 	j->rc = VIP_ERROR_RESOURCE;
 	if (pthread_create(&j->t, NULL, req_main, j) != 0) {
@@ -193,11 +127,11 @@ enum wait_action { WAIT_ONLY, WAIT_ACCEPT, WAIT_REJECT };
 struct wait_job {
 	pthread_t t;
 	VIP_NIC_HANDLE nic;
-	union net_addr local;
+	union h_net_addr local;
 	VIP_ULONG timeout;
 	enum wait_action action;
 	VIP_VI_HANDLE vi;
-	union net_addr remote;
+	union h_net_addr remote;
 	VIP_VI_ATTRIBUTES rattrs;
 	VIP_CONN_HANDLE conn;
 	VIP_RETURN wait_rc, act_rc;
@@ -226,7 +160,7 @@ wait_start(struct wait_job *j, VIP_NIC_HANDLE nic, const char *disc, VIP_ULONG t
 {
 	memset(j, 0, sizeof(*j));
 	j->nic = nic;
-	addr_set(&j->local, mac_self, disc);
+	h_addr(&j->local, mac_self, disc);
 	j->timeout = timeout;
 	j->action = action;
 	j->vi = vi;
@@ -242,30 +176,6 @@ wait_join(struct wait_job *j)
 {
 	if (!pthread_equal(j->t, pthread_self()))
 		pthread_join(j->t, NULL);
-}
-
-/* Connect @p cvi (requester) to @p svi (server: ConnectWait + Accept on
- * @p snic). */
-static bool
-connect_pair(VIP_VI_HANDLE cvi, const char *cdisc, VIP_NIC_HANDLE snic, VIP_VI_HANDLE svi,
-	     const char *sdisc)
-{
-	struct wait_job w;
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	VIP_RETURN rc;
-
-	wait_start(&w, snic, sdisc, 5000, WAIT_ACCEPT, svi);
-	rc = VipConnectRequest(cvi, addr_set(&l, mac_self, cdisc), addr_set(&r, mac_self, sdisc),
-			       5000, &ra);
-	wait_join(&w);
-	if (rc != VIP_SUCCESS || w.wait_rc != VIP_SUCCESS || w.act_rc != VIP_SUCCESS) {
-		h_note("connect %s -> %s: request %s, wait %s, accept %s", cdisc, sdisc,
-		       VipDpdkReturnString(rc), VipDpdkReturnString(w.wait_rc),
-		       VipDpdkReturnString(w.act_rc));
-		return false;
-	}
-	return true;
 }
 
 /* ---- posting helpers (a few descriptors for flush checks) -------------------- */
@@ -296,7 +206,7 @@ static void
 test_request_params(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 {
 	VIP_VI_HANDLE vi = vi_new(nic, pt, 0);
-	union net_addr l, r;
+	union h_net_addr l, r;
 	VIP_VI_ATTRIBUTES ra;
 	char longdisc[300];
 	uint64_t t0;
@@ -307,28 +217,28 @@ test_request_params(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 		return;
 	memset(longdisc, 'x', sizeof(longdisc) - 1);
 	longdisc[nic_attrs.MaxDiscriminatorLen + 1] = '\0';
-	addr_set(&l, mac_self, "rp-l");
-	addr_set(&r, NULL, "rp-r");
+	h_addr(&l, mac_self, "rp-l");
+	h_addr(&r, NULL, "rp-r");
 	CHECK_RET(VipConnectRequest(vi, &l.a, &r.a, 1000, &ra), VIP_INVALID_PARAMETER,
 		  "remote HostAddressLen 0");
-	addr_set(&r, mac_self, "rp-r");
+	h_addr(&r, mac_self, "rp-r");
 	r.a.HostAddressLen = 4;
 	r.a.DiscriminatorLen = 0;
 	CHECK_RET(VipConnectRequest(vi, &l.a, &r.a, 1000, &ra), VIP_INVALID_PARAMETER,
 		  "remote HostAddressLen 4");
-	addr_set(&r, mac_self, "rp-r");
-	addr_set(&l, mac_nobody, "rp-l");
+	h_addr(&r, mac_self, "rp-r");
+	h_addr(&l, mac_nobody, "rp-l");
 	CHECK_RET(VipConnectRequest(vi, &l.a, &r.a, 1000, &ra), VIP_INVALID_PARAMETER,
 		  "local host address not this NIC's");
-	addr_set(&l, mac_self, longdisc);
+	h_addr(&l, mac_self, longdisc);
 	CHECK_RET(VipConnectRequest(vi, &l.a, &r.a, 1000, &ra), VIP_INVALID_PARAMETER,
 		  "local discriminator of MaxDiscriminatorLen+1 (%u) bytes",
 		  (unsigned)nic_attrs.MaxDiscriminatorLen + 1);
-	addr_set(&l, mac_self, "rp-l");
-	addr_set(&r, mac_self, longdisc);
+	h_addr(&l, mac_self, "rp-l");
+	h_addr(&r, mac_self, longdisc);
 	CHECK_RET(VipConnectRequest(vi, &l.a, &r.a, 1000, &ra), VIP_INVALID_PARAMETER,
 		  "remote discriminator of MaxDiscriminatorLen+1 bytes");
-	addr_set(&r, mac_self, "rp-r");
+	h_addr(&r, mac_self, "rp-r");
 	CHECK_RET(VipConnectRequest(vi, NULL, &r.a, 1000, &ra), VIP_INVALID_PARAMETER,
 		  "NULL LocalAddr");
 	CHECK_RET(VipConnectRequest(vi, &l.a, NULL, 1000, &ra), VIP_INVALID_PARAMETER,
@@ -354,8 +264,8 @@ test_request_params(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 
 		if (svi != NULL) {
 			wait_start(&w, snic, "rp-srv", 3000, WAIT_ACCEPT, svi);
-			addr_set(&l, NULL, "rp-nohost");
-			addr_set(&r, mac_self, "rp-srv");
+			h_addr(&l, NULL, "rp-nohost");
+			h_addr(&r, mac_self, "rp-srv");
 			CHECK_RET(VipConnectRequest(vi, &l.a, &r.a, 3000, &ra), VIP_SUCCESS,
 				  "request with a local address of HostAddressLen 0");
 			wait_join(&w);
@@ -374,7 +284,7 @@ test_request_params(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 static void
 test_wait_params(VIP_NIC_HANDLE nic)
 {
-	union net_addr l, r, from;
+	union h_net_addr l, r, from;
 	VIP_VI_ATTRIBUTES ra;
 	VIP_CONN_HANDLE conn;
 	char longdisc[300];
@@ -383,7 +293,7 @@ test_wait_params(VIP_NIC_HANDLE nic)
 	h_note("VipConnectWait parameters and timeouts");
 	memset(longdisc, 'y', sizeof(longdisc) - 1);
 	longdisc[nic_attrs.MaxDiscriminatorLen + 1] = '\0';
-	addr_set(&l, mac_self, "wp-none");
+	h_addr(&l, mac_self, "wp-none");
 	t0 = h_now_ms();
 	CHECK_RET(VipConnectWait(nic, &l.a, 0, &r.a, &ra, &conn), VIP_TIMEOUT,
 		  "ConnectWait Timeout 0 with no request");
@@ -395,17 +305,17 @@ test_wait_params(VIP_NIC_HANDLE nic)
 	el = h_now_ms() - t0;
 	CHECK(el >= 300 && el <= 300 + CM_SLACK_MS, "ConnectWait times out after 300 ms (%llu ms)",
 	      (unsigned long long)el);
-	addr_set(&l, NULL, "wp-none");
+	h_addr(&l, NULL, "wp-none");
 	CHECK_RET(VipConnectWait(nic, &l.a, 0, &r.a, &ra, &conn), VIP_TIMEOUT,
 		  "ConnectWait with a local address of HostAddressLen 0");
-	addr_set(&l, mac_self, longdisc);
+	h_addr(&l, mac_self, longdisc);
 	CHECK_RET(VipConnectWait(nic, &l.a, 0, &r.a, &ra, &conn), VIP_INVALID_PARAMETER,
 		  "ConnectWait discriminator longer than MaxDiscriminatorLen");
-	addr_set(&l, mac_self, "wp");
+	h_addr(&l, mac_self, "wp");
 	l.a.HostAddressLen = 3;
 	CHECK_RET(VipConnectWait(nic, &l.a, 0, &r.a, &ra, &conn), VIP_INVALID_PARAMETER,
 		  "ConnectWait HostAddressLen 3");
-	addr_set(&l, mac_self, "wp");
+	h_addr(&l, mac_self, "wp");
 	CHECK_RET(VipConnectWait(nic, NULL, 0, &r.a, &ra, &conn), VIP_INVALID_PARAMETER,
 		  "ConnectWait NULL LocalAddr");
 	CHECK_RET(VipConnectWait(nic, &l.a, 0, NULL, &ra, &conn), VIP_INVALID_PARAMETER,
@@ -416,10 +326,10 @@ test_wait_params(VIP_NIC_HANDLE nic)
 		  "ConnectWait NULL ConnHandle");
 	CHECK_RET(VipConnectWait(NULL, &l.a, 0, &r.a, &ra, &conn), VIP_INVALID_PARAMETER,
 		  "ConnectWait NULL NIC");
-	addr_set(&from, mac_self, longdisc);
+	h_addr(&from, mac_self, longdisc);
 	CHECK_RET(VipDpdkConnectWaitFrom(nic, &l.a, &from.a, 0, &r.a, &ra, &conn),
 		  VIP_INVALID_PARAMETER, "ConnectWaitFrom filter discriminator too long");
-	addr_set(&from, mac_self, "x");
+	h_addr(&from, mac_self, "x");
 	from.a.HostAddressLen = 5;
 	CHECK_RET(VipDpdkConnectWaitFrom(nic, &l.a, &from.a, 0, &r.a, &ra, &conn),
 		  VIP_INVALID_PARAMETER, "ConnectWaitFrom filter HostAddressLen 5");
@@ -439,7 +349,7 @@ test_no_answer(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	if (vi == NULL)
 		return;
 	req_start(&j, vi, "na-l", mac_nobody, "na-r", 500);
-	pending = wait_state(vi, VIP_STATE_CONNECT_PENDING, 400);
+	pending = h_state_wait(vi, VIP_STATE_CONNECT_PENDING, 400) == VIP_STATE_CONNECT_PENDING;
 	CHECK(pending, "the VI is Pending Connect during VipConnectRequest (seen from another "
 		       "thread)");
 	req_join(&j);
@@ -449,7 +359,7 @@ test_no_answer(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	CHECK_STATE(vi, VIP_STATE_IDLE, "VI after the timeout");
 
 	req_start(&j, vi, "nm-l", mac_self, "nm-nobody-waits", 600);
-	pending = wait_state(vi, VIP_STATE_CONNECT_PENDING, 400);
+	pending = h_state_wait(vi, VIP_STATE_CONNECT_PENDING, 400) == VIP_STATE_CONNECT_PENDING;
 	CHECK(pending, "Pending Connect while waiting for a match");
 	req_join(&j);
 	CHECK_RET(j.rc, VIP_NO_MATCH, "request that viad answers but nobody waits on");
@@ -471,7 +381,7 @@ test_basic(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, VIP_NIC_HANDLE s_ni
 	struct wait_job w;
 	struct req_job j;
 	struct h_err_event ev;
-	union net_addr l, r;
+	union h_net_addr l, r;
 	VIP_RETURN rc;
 
 	h_note("connect two sessions: Wait + Accept against Request; then Disconnect");
@@ -511,8 +421,8 @@ test_basic(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, VIP_NIC_HANDLE s_ni
 	CHECK(rc == VIP_SUCCESS && se && re, "both queues of a fresh connection are empty");
 
 	/* requests not valid while Connected (§5) */
-	addr_set(&l, mac_self, "basic-cli2");
-	addr_set(&r, mac_self, "basic-srv");
+	h_addr(&l, mac_self, "basic-cli2");
+	h_addr(&r, mac_self, "basic-srv");
 	CHECK_RET(VipConnectRequest(cvi, &l.a, &r.a, 500, &a), VIP_INVALID_STATE,
 		  "ConnectRequest on a Connected VI");
 	CHECK_RET(VipConnectPeerRequest(cvi, &l.a, &r.a, 500), VIP_INVALID_STATE,
@@ -537,8 +447,8 @@ test_basic(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, VIP_NIC_HANDLE s_ni
 	}
 	CHECK(h_err_count(VIP_ERROR_CONN_LOST, cvi) == 0,
 	      "no CONN_LOST for the VI that disconnected itself");
-	CHECK(wait_state(svi, VIP_STATE_ERROR, 1000), "the server VI is in the Error state (now %s)",
-	      state_name(vi_state(svi)));
+	CHECK(h_state_wait(svi, VIP_STATE_ERROR, 1000) == VIP_STATE_ERROR,
+	      "the server VI is in the Error state (now %s)", h_state_name(h_vi_state(svi)));
 	CHECK_RET(VipConnectRequest(svi, &l.a, &r.a, 500, &a), VIP_INVALID_STATE,
 		  "ConnectRequest on a VI in the Error state");
 	CHECK_RET(VipDestroyVi(svi), VIP_ERROR_RESOURCE, "DestroyVi in the Error state");
@@ -548,8 +458,7 @@ test_basic(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, VIP_NIC_HANDLE s_ni
 	CHECK_STATE(svi, VIP_STATE_IDLE, "server after a second Disconnect");
 
 	/* both can connect again, the other way round */
-	CHECK(connect_pair(svi, "basic-srv-as-cli", c_nic, cvi, "basic-cli-as-srv"),
-	      "the two VIs connect again, roles swapped");
+	h_connect(s_nic, svi, c_nic, cvi, "basic-swap", 5000);
 	CHECK_STATE(svi, VIP_STATE_CONNECTED, "former server");
 	CHECK_STATE(cvi, VIP_STATE_CONNECTED, "former requester");
 	VipDisconnect(svi);
@@ -570,8 +479,9 @@ test_reject(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	h_note("VipConnectReject");
 	if (cvi == NULL || svi == NULL)
 		return;
-	wait_start(&w, nic, "rej-srv", 3000, WAIT_ONLY, NULL);
-	req_start(&j, cvi, "rej-cli", mac_self, "rej-srv", 3000);
+	/* "rej-c" and "rej-s": the addresses of h_connect(..., "rej", ...) below */
+	wait_start(&w, nic, "rej-s", 3000, WAIT_ONLY, NULL);
+	req_start(&j, cvi, "rej-c", mac_self, "rej-s", 3000);
 	wait_join(&w);
 	CHECK_RET(w.wait_rc, VIP_SUCCESS, "ConnectWait gets the request");
 	if (w.wait_rc == VIP_SUCCESS) {
@@ -586,8 +496,8 @@ test_reject(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	CHECK(j.elapsed < 2000, "soon after the rejection (%llu ms)", (unsigned long long)j.elapsed);
 	CHECK_STATE(cvi, VIP_STATE_IDLE, "requester after the rejection");
 	CHECK_STATE(svi, VIP_STATE_IDLE, "the server VI was not touched");
-	CHECK(connect_pair(cvi, "rej-cli", nic, svi, "rej-srv"),
-	      "the rejected VI connects afterwards (same addresses)");
+	/* the rejected VI connects afterwards, same addresses */
+	h_connect(nic, cvi, nic, svi, "rej", 5000);
 	CHECK_STATE(cvi, VIP_STATE_CONNECTED, "requester");
 	VipDisconnect(cvi);
 	VipDisconnect(svi);
@@ -611,8 +521,8 @@ test_accept_errors(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_NIC_HANDLE 
 	if (cvi == NULL || small == NULL || big == NULL || good == NULL || busy_a == NULL ||
 	    busy_b == NULL || foreign == NULL)
 		return;
-	CHECK(connect_pair(busy_a, "acc-busy-a", nic, busy_b, "acc-busy-b"),
-	      "a connected VI for the state check");
+	/* a connected VI for the state check */
+	h_connect(nic, busy_a, nic, busy_b, "acc-busy", 5000);
 	wait_start(&w, nic, "acc-srv", 3000, WAIT_ONLY, NULL);
 	req_start(&j, cvi, "acc-cli", mac_self, "acc-srv", 5000);
 	wait_join(&w);
@@ -656,7 +566,7 @@ static void
 test_backlog(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 {
 	VIP_VI_HANDLE cvi = vi_new(nic, pt, 0), svi = vi_new(nic, pt, 0);
-	union net_addr l, r;
+	union h_net_addr l, r;
 	VIP_VI_ATTRIBUTES ra;
 	VIP_CONN_HANDLE conn;
 	struct req_job j;
@@ -667,7 +577,7 @@ test_backlog(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 		return;
 	req_start(&j, cvi, "bl-cli", mac_self, "bl-srv", 3000);
 	h_sleep_ms(350);
-	addr_set(&l, mac_self, "bl-srv");
+	h_addr(&l, mac_self, "bl-srv");
 	rc = VipConnectWait(nic, &l.a, 0, &r.a, &ra, &conn);
 	CHECK_RET(rc, VIP_SUCCESS, "ConnectWait Timeout 0 finds the request that came first");
 	if (rc == VIP_SUCCESS) {
@@ -687,7 +597,7 @@ test_backlog(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	req_start(&j, cvi, "bl2-cli", mac_self, "bl2-srv", 300);
 	req_join(&j);
 	CHECK_RET(j.rc, VIP_NO_MATCH, "requester with Timeout 300 and no listener");
-	addr_set(&l, mac_self, "bl2-srv");
+	h_addr(&l, mac_self, "bl2-srv");
 	rc = VipConnectWait(nic, &l.a, 0, &r.a, &ra, &conn);
 	if (rc == VIP_SUCCESS) {
 		/* the request is still in the backlog; the requester gave up */
@@ -700,7 +610,7 @@ test_backlog(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 			struct h_err_event ev;
 
 			h_note("the accepting VI is now %s, 'connected' to a VI that is %s",
-			       state_name(vi_state(svi)), state_name(vi_state(cvi)));
+			       h_state_name(h_vi_state(svi)), h_state_name(h_vi_state(cvi)));
 			/* §4.2: at the latest the first transfer tells it */
 			h_err_clear();
 			VipPostSend(svi, sd, m->mh);
@@ -721,7 +631,7 @@ test_backlog(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	req_join(&j);
 	CHECK_RET(j.rc, VIP_NO_MATCH, "requester with Timeout 200 and no listener");
 	h_sleep_ms(1600);
-	addr_set(&l, mac_self, "bl3-srv");
+	h_addr(&l, mac_self, "bl3-srv");
 	rc = VipConnectWait(nic, &l.a, 0, &r.a, &ra, &conn);
 	CHECK_RET(rc, VIP_TIMEOUT, "the backlog entry expired ~1 s after the last retransmission");
 	if (rc == VIP_SUCCESS)
@@ -738,7 +648,7 @@ test_filter(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 {
 	VIP_VI_HANDLE c1 = vi_new(nic, pt, 0), c2 = vi_new(nic, pt, 0), s1 = vi_new(nic, pt, 0),
 		      s2 = vi_new(nic, pt, 0);
-	union net_addr l, r, from;
+	union h_net_addr l, r, from;
 	VIP_VI_ATTRIBUTES ra;
 	VIP_CONN_HANDLE conn;
 	struct req_job j1, j2;
@@ -751,21 +661,21 @@ test_filter(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	h_sleep_ms(150);
 	req_start(&j2, c2, "flt-c2", mac_self, "flt-srv", 4000);
 	h_sleep_ms(300);
-	addr_set(&l, mac_self, "flt-srv");
-	addr_set(&from, NULL, "flt-none");
+	h_addr(&l, mac_self, "flt-srv");
+	h_addr(&from, NULL, "flt-none");
 	CHECK_RET(VipDpdkConnectWaitFrom(nic, &l.a, &from.a, 0, &r.a, &ra, &conn), VIP_TIMEOUT,
 		  "filter on a discriminator nobody requests from");
-	addr_set(&from, mac_nobody, "");
+	h_addr(&from, mac_nobody, "");
 	CHECK_RET(VipDpdkConnectWaitFrom(nic, &l.a, &from.a, 200, &r.a, &ra, &conn), VIP_TIMEOUT,
 		  "filter on a host nobody requests from");
-	addr_set(&from, NULL, "flt-c2");
+	h_addr(&from, NULL, "flt-c2");
 	rc = VipDpdkConnectWaitFrom(nic, &l.a, &from.a, 0, &r.a, &ra, &conn);
 	CHECK_RET(rc, VIP_SUCCESS, "filter on flt-c2 (the second requester)");
 	if (rc == VIP_SUCCESS) {
 		CHECK(addr_is(&r.a, mac_self, "flt-c2"), "it returns the second requester");
 		CHECK_RET(VipConnectAccept(conn, s2), VIP_SUCCESS, "accept it");
 	}
-	addr_set(&from, mac_self, "flt-c1");
+	h_addr(&from, mac_self, "flt-c1");
 	rc = VipDpdkConnectWaitFrom(nic, &l.a, &from.a, 0, &r.a, &ra, &conn);
 	CHECK_RET(rc, VIP_SUCCESS, "filter on this host and flt-c1");
 	if (rc == VIP_SUCCESS) {
@@ -783,10 +693,10 @@ test_filter(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	VipDisconnect(s1);
 	h_err_clear();
 	req_start(&j1, c1, "flt-c3", mac_self, "flt-srv2", 3000);
-	addr_set(&l, mac_self, "flt-other");
+	h_addr(&l, mac_self, "flt-other");
 	CHECK_RET(VipConnectWait(nic, &l.a, 300, &r.a, &ra, &conn), VIP_TIMEOUT,
 		  "a wait on another discriminator does not get the request");
-	addr_set(&l, mac_self, "flt-srv2");
+	h_addr(&l, mac_self, "flt-srv2");
 	rc = VipConnectWait(nic, &l.a, 2000, &r.a, &ra, &conn);
 	CHECK_RET(rc, VIP_SUCCESS, "a plain wait on the discriminator gets it");
 	if (rc == VIP_SUCCESS)
@@ -843,7 +753,7 @@ static void
 test_pending(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 {
 	VIP_VI_HANDLE cvi = vi_new(nic, pt, 0), svi = vi_new(nic, pt, 0);
-	union net_addr l, r;
+	union h_net_addr l, r;
 	VIP_VI_ATTRIBUTES a;
 	struct wait_job w;
 	struct req_job j;
@@ -852,9 +762,10 @@ test_pending(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	if (cvi == NULL || svi == NULL)
 		return;
 	req_start(&j, cvi, "pd-cli", mac_self, "pd-srv", 4000);
-	CHECK(wait_state(cvi, VIP_STATE_CONNECT_PENDING, 1000), "VI Pending Connect");
-	addr_set(&l, mac_self, "pd-cli2");
-	addr_set(&r, mac_self, "pd-srv");
+	CHECK(h_state_wait(cvi, VIP_STATE_CONNECT_PENDING, 1000) == VIP_STATE_CONNECT_PENDING,
+	      "VI Pending Connect");
+	h_addr(&l, mac_self, "pd-cli2");
+	h_addr(&r, mac_self, "pd-srv");
 	CHECK_RET(VipConnectRequest(cvi, &l.a, &r.a, 500, &a), VIP_INVALID_STATE,
 		  "a second ConnectRequest while Pending Connect (§5)");
 	CHECK_RET(VipConnectPeerRequest(cvi, &l.a, &r.a, 500), VIP_INVALID_STATE,
@@ -873,7 +784,8 @@ test_pending(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	h_err_clear();
 
 	req_start(&j, cvi, "pd2-cli", mac_self, "pd2-nobody", 5000);
-	CHECK(wait_state(cvi, VIP_STATE_CONNECT_PENDING, 1000), "VI Pending Connect again");
+	CHECK(h_state_wait(cvi, VIP_STATE_CONNECT_PENDING, 1000) == VIP_STATE_CONNECT_PENDING,
+	      "VI Pending Connect again");
 	CHECK_RET(VipDisconnect(cvi), VIP_SUCCESS, "Disconnect of a Pending Connect VI");
 	CHECK_STATE(cvi, VIP_STATE_IDLE, "VI after Disconnect in Pending Connect (§5.2)");
 	req_join(&j);
@@ -881,8 +793,8 @@ test_pending(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	      "the blocked ConnectRequest returns at once, unsuccessfully (%s after %llu ms)",
 	      VipDpdkReturnString(j.rc), (unsigned long long)j.elapsed);
 	h_note("ConnectRequest aborted by VipDisconnect returned %s", VipDpdkReturnString(j.rc));
-	CHECK(connect_pair(cvi, "pd3-cli", nic, svi, "pd3-srv"),
-	      "the VI connects after the aborted request");
+	/* the VI connects after the aborted request */
+	h_connect(nic, cvi, nic, svi, "pd3", 5000);
 	VipDisconnect(cvi);
 	VipDisconnect(svi);
 	CHECK_RET(VipDestroyVi(cvi), VIP_SUCCESS, "destroy");
@@ -905,7 +817,7 @@ test_flush(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, struct mem *cm,
 	h_note("VipDisconnect flushes, the peer goes to Error (§4.2, §5.4)");
 	if (cvi == NULL || svi == NULL)
 		return;
-	if (!CHECK(connect_pair(cvi, "fl-cli", s_nic, svi, "fl-srv"), "connect"))
+	if (!h_connect(c_nic, cvi, s_nic, svi, "fl", 5000))
 		return;
 	for (i = 0; i < 3; i++) {
 		d[i] = desc_prep(cm, i, 1024);
@@ -930,7 +842,8 @@ test_flush(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, struct mem *cm,
 	CHECK(ok, "every posted receive completed with Done|DESC_FLUSHED|OP_RECEIVE, in order");
 	CHECK_RET(VipRecvDone(cvi, &out), VIP_NOT_DONE, "nothing more on the receive queue");
 	CHECK(h_err_take(VIP_ERROR_CONN_LOST, svi, 2000, &ev), "the peer gets CONN_LOST");
-	CHECK(wait_state(svi, VIP_STATE_ERROR, 1000), "the peer is in the Error state");
+	CHECK(h_state_wait(svi, VIP_STATE_ERROR, 1000) == VIP_STATE_ERROR,
+	      "the peer is in the Error state");
 	rc = VipRecvWait(svi, 1000, &out);
 	CHECK(rc == VIP_SUCCESS && out == d[3] &&
 	      (out->CS.Status & (VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR)) ==
@@ -986,8 +899,8 @@ test_flush(VIP_NIC_HANDLE c_nic, VIP_PROTECTION_HANDLE c_pt, struct mem *cm,
 	      rc == VIP_SUCCESS ? out->CS.Status : 0);
 
 	/* reconnect and move one message to prove the pair works again */
-	if (CHECK(connect_pair(cvi, "fl2-cli", s_nic, svi, "fl2-srv"),
-		  "the pair connects again after the flushes")) {
+	/* the pair connects again after the flushes */
+	if (h_connect(c_nic, cvi, s_nic, svi, "fl2", 5000)) {
 		d[0] = desc_prep(sm, 3, 64);
 		d[1] = desc_prep(cm, 5, 64);
 		memset(d[1]->DS[0].Local.Data.Address, 0x7e, 64);
@@ -1026,11 +939,11 @@ test_stale(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 	h_note("reconnections: frames of an old connection never reach a new one (§4.1, §4.2)");
 	if (a == NULL || b == NULL || c == NULL)
 		return;
-	if (!CHECK(connect_pair(a, "st-a", nic, b, "st-b"), "a-b connected"))
+	if (!h_connect(nic, a, nic, b, "st-ab", 5000))
 		return;
 	CHECK_RET(VipDisconnect(b), VIP_SUCCESS, "b disconnects");
 	CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, 2000, &ev), "a gets CONN_LOST");
-	if (!CHECK(connect_pair(c, "st-c", nic, b, "st-b2"), "b connects to c"))
+	if (!h_connect(nic, c, nic, b, "st-cb", 5000))
 		return;
 	rd = desc_prep(m, 10, 256);
 	CHECK_RET(VipPostRecv(b, rd, m->mh), VIP_SUCCESS, "b posts a receive");
@@ -1049,11 +962,10 @@ test_stale(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct mem *m)
 
 	/* connect, transfer, disconnect many times in a row */
 	for (round = 0; round < 20; round++) {
-		char da[16], db[16];
+		char tag[16];
 
-		snprintf(da, sizeof(da), "st-r%u-a", round);
-		snprintf(db, sizeof(db), "st-r%u-b", round);
-		if (!connect_pair(a, da, nic, b, db))
+		snprintf(tag, sizeof(tag), "st-r%u", round);
+		if (!h_connect(nic, a, nic, b, tag, 5000))
 			break;
 		rd = desc_prep(m, 12, 256);
 		sd = desc_prep(m, 13, 8);
@@ -1092,7 +1004,7 @@ test_peer(VIP_NIC_HANDLE n1, VIP_PROTECTION_HANDLE p1, VIP_NIC_HANDLE n2,
 {
 	VIP_VI_HANDLE a = vi_new(n1, p1, 0), b = vi_new(n2, p2, 0), c = vi_new(n1, p1, 0),
 		      d = vi_new(n1, p1, 0);
-	union net_addr la, lb;
+	union h_net_addr la, lb;
 	VIP_VI_ATTRIBUTES ra;
 	uint64_t t0, el;
 	VIP_RETURN rc;
@@ -1103,8 +1015,8 @@ test_peer(VIP_NIC_HANDLE n1, VIP_PROTECTION_HANDLE p1, VIP_NIC_HANDLE n2,
 	CHECK_RET(VipConnectPeerDone(a, &ra), VIP_INVALID_STATE, "PeerDone without a PeerRequest");
 	CHECK_RET(VipConnectPeerDone(a, NULL), VIP_INVALID_PARAMETER, "PeerDone NULL attributes");
 	CHECK_RET(VipConnectPeerWait(a, &ra), VIP_INVALID_STATE, "PeerWait without a PeerRequest");
-	addr_set(&la, mac_self, "peer-a");
-	addr_set(&lb, mac_self, "peer-b");
+	h_addr(&la, mac_self, "peer-a");
+	h_addr(&lb, mac_self, "peer-b");
 	CHECK_RET(VipConnectPeerRequest(a, &la.a, &lb.a, 4000), VIP_SUCCESS,
 		  "a (session 1) PeerRequest a->b");
 	CHECK_STATE(a, VIP_STATE_CONNECT_PENDING, "a after PeerRequest");
@@ -1134,8 +1046,8 @@ test_peer(VIP_NIC_HANDLE n1, VIP_PROTECTION_HANDLE p1, VIP_NIC_HANDLE n2,
 	h_err_clear();
 
 	/* two VIs of one session, the other one first */
-	addr_set(&la, mac_self, "peer-c");
-	addr_set(&lb, mac_self, "peer-d");
+	h_addr(&la, mac_self, "peer-c");
+	h_addr(&lb, mac_self, "peer-d");
 	CHECK_RET(VipConnectPeerRequest(d, &lb.a, &la.a, 4000), VIP_SUCCESS, "d PeerRequest d->c");
 	CHECK_RET(VipConnectPeerRequest(c, &la.a, &lb.a, 4000), VIP_SUCCESS, "c PeerRequest c->d");
 	CHECK_RET(VipConnectPeerWait(c, &ra), VIP_SUCCESS, "PeerWait on c (same session)");
@@ -1147,8 +1059,8 @@ test_peer(VIP_NIC_HANDLE n1, VIP_PROTECTION_HANDLE p1, VIP_NIC_HANDLE n2,
 	h_err_clear();
 
 	/* nobody answers */
-	addr_set(&la, mac_self, "peer-lonely");
-	addr_set(&lb, mac_self, "peer-absent");
+	h_addr(&la, mac_self, "peer-lonely");
+	h_addr(&lb, mac_self, "peer-absent");
 	CHECK_RET(VipConnectPeerRequest(a, &la.a, &lb.a, 400), VIP_SUCCESS,
 		  "PeerRequest nobody answers, Timeout 400");
 	t0 = h_now_ms();
@@ -1184,8 +1096,8 @@ test_peer(VIP_NIC_HANDLE n1, VIP_PROTECTION_HANDLE p1, VIP_NIC_HANDLE n2,
 	CHECK_STATE(a, VIP_STATE_IDLE, "Idle after the Disconnect");
 	CHECK_RET(VipConnectPeerDone(a, &ra), VIP_INVALID_STATE,
 		  "PeerDone after the Disconnect: no request outstanding");
-	addr_set(&la, mac_self, "peer-x");
-	addr_set(&lb, mac_self, "peer-y");
+	h_addr(&la, mac_self, "peer-x");
+	h_addr(&lb, mac_self, "peer-y");
 	CHECK_RET(VipConnectPeerRequest(a, &la.a, &lb.a, 0), VIP_TIMEOUT,
 		  "PeerRequest Timeout 0");
 	CHECK_STATE(a, VIP_STATE_IDLE, "Idle after PeerRequest Timeout 0");
@@ -1219,12 +1131,13 @@ test_session_close(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	b = vi_new(n2, p2, 0);
 	if (b == NULL)
 		return;
-	if (!CHECK(connect_pair(a, "sc-a", n2, b, "sc-b"), "connect across sessions"))
+	if (!h_connect(nic, a, n2, b, "sc", 5000))
 		return;
 	h_err_clear();
 	CHECK_RET(VipCloseNic(n2), VIP_SUCCESS, "close the session holding the connected VI");
 	CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, 2000, &ev), "the peer gets CONN_LOST");
-	CHECK(wait_state(a, VIP_STATE_ERROR, 1000), "the peer is in the Error state");
+	CHECK(h_state_wait(a, VIP_STATE_ERROR, 1000) == VIP_STATE_ERROR,
+	      "the peer is in the Error state");
 	VipDisconnect(a);
 	CHECK_RET(VipDestroyVi(a), VIP_SUCCESS, "destroy");
 	h_err_clear();

@@ -29,12 +29,6 @@
 #define WAIT_SLACK_MS 600  /* a late wake-up on a loaded 2-core machine; never early */
 #define CANARY        0xEE
 
-union net_addr {
-	VIP_NET_ADDRESS a;
-	uint64_t align;
-	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 64];
-};
-
 static uint8_t mac_self[6];
 static VIP_NIC_ATTRIBUTES nic_attrs;
 static uint64_t rng;
@@ -138,7 +132,7 @@ expect_done(VIP_VI_HANDLE vi, bool recv, VIP_DESCRIPTOR *want, uint32_t status, 
 #define ST_SEND_OK (VIP_STATUS_DONE | VIP_STATUS_OP_SEND)
 #define ST_RECV_OK (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE)
 
-/* ---- VIs and connections ------------------------------------------------------ */
+/* ---- VIs ---------------------------------------------------------------------- */
 
 static VIP_VI_HANDLE
 vi_new(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_ULONG mtu, VIP_CQ_HANDLE scq,
@@ -157,86 +151,6 @@ vi_new(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_ULONG mtu, VIP_CQ_HANDL
 		return NULL;
 	}
 	return vi;
-}
-
-static int
-vi_state(VIP_VI_HANDLE vi)
-{
-	VIP_VI_STATE st;
-	VIP_VI_ATTRIBUTES a;
-	VIP_BOOLEAN se, re;
-
-	if (VipQueryVi(vi, &st, &a, &se, &re) != VIP_SUCCESS)
-		return -1;
-	return (int)st;
-}
-
-static VIP_NET_ADDRESS *
-addr_set(union net_addr *u, const char *disc)
-{
-	size_t dl = strlen(disc);
-
-	memset(u, 0, sizeof(*u));
-	u->a.HostAddressLen = 6;
-	u->a.DiscriminatorLen = (VIP_UINT16)dl;
-	memcpy(u->a.HostAddress, mac_self, 6);
-	memcpy(u->a.HostAddress + 6, disc, dl);
-	return &u->a;
-}
-
-struct acceptor {
-	VIP_NIC_HANDLE nic;
-	const char *disc;
-	VIP_VI_HANDLE vi;
-	VIP_RETURN wait_rc, acc_rc;
-};
-
-static void *
-acceptor_main(void *arg)
-{
-	struct acceptor *x = arg;
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	VIP_CONN_HANDLE conn;
-
-	x->wait_rc = VipConnectWait(x->nic, addr_set(&l, x->disc), 5000, &r.a, &ra, &conn);
-	x->acc_rc = x->wait_rc == VIP_SUCCESS ? VipConnectAccept(conn, x->vi) : x->wait_rc;
-	return NULL;
-}
-
-/* Connect @p cvi to @p svi (ConnectWait + Accept on @p snic in a thread). */
-static bool
-connect_pair(VIP_VI_HANDLE cvi, VIP_NIC_HANDLE snic, VIP_VI_HANDLE svi, const char *tag)
-{
-	char cd[32], sd[32];
-	struct acceptor x = { snic, sd, svi, VIP_ERROR_RESOURCE, VIP_ERROR_RESOURCE };
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	pthread_t t;
-	VIP_RETURN rc;
-
-	snprintf(cd, sizeof(cd), "%s-c", tag);
-	snprintf(sd, sizeof(sd), "%s-s", tag);
-	if (pthread_create(&t, NULL, acceptor_main, &x) != 0)
-		return false;
-	rc = VipConnectRequest(cvi, addr_set(&l, cd), addr_set(&r, sd), 5000, &ra);
-	pthread_join(t, NULL);
-	return CHECK(rc == VIP_SUCCESS && x.acc_rc == VIP_SUCCESS,
-		     "connect pair '%s' (request %s, accept %s)", tag, VipDpdkReturnString(rc),
-		     VipDpdkReturnString(x.acc_rc));
-}
-
-static void
-disconnect_pair(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
-{
-	VIP_DESCRIPTOR *d;
-
-	VipDisconnect(a);
-	VipDisconnect(b);
-	while (VipSendDone(a, &d) == VIP_SUCCESS || VipRecvDone(a, &d) == VIP_SUCCESS ||
-	       VipSendDone(b, &d) == VIP_SUCCESS || VipRecvDone(b, &d) == VIP_SUCCESS)
-		;
-	h_err_clear();
 }
 
 /* ---- tests ------------------------------------------------------------------------ */
@@ -269,7 +183,7 @@ test_unconnected(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 
 		CHECK_RET(VipRecvDone(b, &out), VIP_NOT_DONE, "receives wait while Idle");
 	}
-	if (!connect_pair(a, nic, b, "unc"))
+	if (!h_connect(nic, a, nic, b, "unc", 5000))
 		return;
 	for (i = 0; i < 2; i++) {
 		sd[i] = send1(m, 500 + i);
@@ -287,7 +201,7 @@ test_unconnected(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 			      "message %u landed in the receive posted while Idle", i);
 		}
 	}
-	disconnect_pair(a, b);
+	h_pair_drain(a, b);
 	CHECK_RET(VipDestroyVi(a), VIP_SUCCESS, "destroy");
 	CHECK_RET(VipDestroyVi(b), VIP_SUCCESS, "destroy");
 }
@@ -338,7 +252,7 @@ test_format(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 				     ? VIP_STATUS_OP_RDMA_READ : VIP_STATUS_OP_SEND),
 			    bad[i].what);
 	}
-	CHECK(vi_state(a) == VIP_STATE_CONNECTED && vi_state(b) == VIP_STATE_CONNECTED,
+	CHECK(h_vi_state(a) == VIP_STATE_CONNECTED && h_vi_state(b) == VIP_STATE_CONNECTED,
 	      "the connection survives descriptor errors (§2.5.1)");
 	CHECK_RET(VipRecvDone(b, &out), VIP_NOT_DONE, "no erroneous send reached the receiver");
 	s = send1(m, 64);
@@ -608,7 +522,7 @@ test_recvq_empty(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 	CHECK(h_err_take(VIP_ERROR_RECVQ_EMPTY, b, 2000, &ev),
 	      "the receiver's error callback gets VIP_ERROR_RECVQ_EMPTY");
 	CHECK(ev.resource == VIP_RESOURCE_VI, "ResourceCode VI (%d)", (int)ev.resource);
-	CHECK(vi_state(b) == VIP_STATE_CONNECTED, "the receiver stays Connected");
+	CHECK(h_vi_state(b) == VIP_STATE_CONNECTED, "the receiver stays Connected");
 	s = send1(m, 20000);
 	VipPostSend(a, s, m->mh);
 	expect_done(a, false, s, ST_SEND_OK, "a multi-frame send, still no receive");
@@ -840,9 +754,7 @@ test_fifo(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 	CHECK(recvs_ok == nb_good,
 	      "the %u valid messages fill the receives in order (%u right)", nb_good, recvs_ok);
 	/* drain the unused receives */
-	VipDisconnect(b);
-	for (; k < N; k++)
-		VipRecvDone(b, &out);
+	h_vi_drain(b);
 }
 
 /* §9.6.7, §9.6.8: completion queues. */
@@ -865,7 +777,7 @@ test_cq(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 	}
 	c = vi_new(nic, pt, 0, cq, cq);
 	d = vi_new(nic, pt, 0, NULL, NULL);
-	if (c == NULL || d == NULL || !connect_pair(c, nic, d, "cq"))
+	if (c == NULL || d == NULL || !h_connect(nic, c, nic, d, "cq", 5000))
 		return;
 	CHECK_RET(VipSendWait(c, 10, &out), VIP_ERROR_RESOURCE,
 		  "SendWait on a send queue with a CQ");
@@ -937,12 +849,12 @@ test_cq(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 	CHECK(ok == 2, "flushed receives reach the CQ too (%u/2)", ok);
 	CHECK_RET(VipCQDone(cq, &vh, &rq), VIP_NOT_DONE, "the CQ is empty");
 	CHECK_RET(VipDestroyCQ(cq), VIP_ERROR_RESOURCE, "DestroyCQ with a VI attached");
-	disconnect_pair(c, d);
+	h_pair_drain(c, d);
 
 	/* receive queue only */
 	e = vi_new(nic, pt, 0, NULL, cq);
 	f = vi_new(nic, pt, 0, NULL, NULL);
-	if (e != NULL && f != NULL && connect_pair(e, nic, f, "cq2")) {
+	if (e != NULL && f != NULL && h_connect(nic, e, nic, f, "cq2", 5000)) {
 		CHECK_RET(VipRecvWait(e, 10, &out), VIP_ERROR_RESOURCE,
 			  "RecvWait on the CQ-bound receive queue");
 		r[0] = recv1(m, 100);
@@ -963,7 +875,7 @@ test_cq(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 		      VipRecvDone(e, &out) == VIP_SUCCESS && out == r[0] && out->CS.Length == 60,
 		      "the receive of the receive-CQ VI");
 		expect_done(f, false, s[0], ST_SEND_OK, "peer send");
-		disconnect_pair(e, f);
+		h_pair_drain(e, f);
 	}
 	VipDestroyVi(c);
 	VipDestroyVi(d);
@@ -1041,11 +953,11 @@ static void *
 bg_request_main(void *arg)
 {
 	struct bg_request *x = arg;
-	union net_addr l, r;
+	union h_net_addr l, r;
 	VIP_VI_ATTRIBUTES ra;
 
-	x->rc = VipConnectRequest(x->vi, addr_set(&l, "pend-c"), addr_set(&r, "pend-nobody"), 800,
-				  &ra);
+	x->rc = VipConnectRequest(x->vi, h_addr(&l, mac_self, "pend-c"),
+				  h_addr(&r, mac_self, "pend-nobody"), 800, &ra);
 	return NULL;
 }
 
@@ -1056,16 +968,14 @@ test_pending_send(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 	VIP_VI_HANDLE v = vi_new(nic, pt, 0, NULL, NULL);
 	struct bg_request x = { v, VIP_SUCCESS };
 	VIP_DESCRIPTOR *s, *r, *out;
-	uint64_t t0 = h_now_ms();
 	pthread_t t;
 
 	h_note("a send posted in Pending Connect (§5.2)");
 	h_mem_reset(m);
 	if (v == NULL || pthread_create(&t, NULL, bg_request_main, &x) != 0)
 		return;
-	while (vi_state(v) != VIP_STATE_CONNECT_PENDING && h_now_ms() - t0 < 500)
-		h_sleep_ms(1);
-	CHECK(vi_state(v) == VIP_STATE_CONNECT_PENDING, "the VI is Pending Connect");
+	CHECK(h_state_wait(v, VIP_STATE_CONNECT_PENDING, 500) == VIP_STATE_CONNECT_PENDING,
+	      "the VI is Pending Connect");
 	r = recv1(m, 100);
 	VipPostRecv(v, r, m->mh);
 	s = send1(m, 100);
@@ -1390,11 +1300,8 @@ stream_run(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m, unsigned n, unsign
 	res->sdone = sdone;
 	res->bytes = bytes;
 	res->ms = h_now_ms() - t0;
-	if (res->stalled) {
-		VipDisconnect(b);
-		while (VipRecvDone(b, &out) == VIP_SUCCESS)
-			;
-	}
+	if (res->stalled)
+		h_vi_drain(b);
 out:
 	free(rd);
 	free(sd);
@@ -1483,7 +1390,7 @@ test_concurrent(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *hm, 
 		jobs[i].seed = h_rand(&rng);
 		snprintf(tag, sizeof(tag), "conc%u", i);
 		if (jobs[i].a == NULL || jobs[i].b == NULL ||
-		    !connect_pair(jobs[i].a, nic, jobs[i].b, tag))
+		    !h_connect(nic, jobs[i].a, nic, jobs[i].b, tag, 5000))
 			continue;
 	}
 	for (i = 0; i < P; i++)
@@ -1502,7 +1409,7 @@ test_concurrent(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *hm, 
 			 "intact (%u right)",
 	      P, good);
 	for (i = 0; i < P; i++) {
-		disconnect_pair(jobs[i].a, jobs[i].b);
+		h_pair_drain(jobs[i].a, jobs[i].b);
 		VipDestroyVi(jobs[i].a);
 		VipDestroyVi(jobs[i].b);
 	}
@@ -1578,8 +1485,8 @@ test_disconnect_busy(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struc
 	      r_bad);
 	CHECK(r_prefix, "the flushed receives all come after the received ones");
 	CHECK(r_ok <= s_ok, "no more received (%u) than sent (%u)", r_ok, s_ok);
-	disconnect_pair(a, b);
-	connect_pair(a, nic, b, "p64-again");
+	h_pair_drain(a, b);
+	h_connect(nic, a, nic, b, "p64-again", 5000);
 }
 
 /* Every receive posted at once, MaxTransferSize messages as fast as they go. */
@@ -1643,9 +1550,7 @@ test_flood(VIP_NIC_HANDLE nic, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m
 	      "loopback: every one of %u back-to-back MaxTransferSize messages arrives (%u)", n,
 	      got);
 	CHECK(memcmp(rbuf, sbuf, mtu) == 0 || got == 0, "the last one is intact");
-	VipDisconnect(b);
-	while (VipRecvDone(b, &out) == VIP_SUCCESS)
-		;
+	h_vi_drain(b);
 	free(rd);
 	free(sd);
 }
@@ -1712,7 +1617,7 @@ child_server(void)
 	struct child_ctx c;
 	VIP_DESCRIPTOR *rd[FORK_BATCH], *ack, *out;
 	uint8_t *rbuf[FORK_BATCH];
-	union net_addr l, r;
+	union h_net_addr l, r;
 	VIP_VI_ATTRIBUTES ra;
 	VIP_CONN_HANDLE conn;
 	struct h_err_event ev;
@@ -1727,7 +1632,8 @@ child_server(void)
 		VipPostRecv(c.vi, rd[i], c.m.mh);
 	}
 	ack = desc_new(&c.m, 0);
-	if (!CHECK_RET(VipConnectWait(c.nic, addr_set(&l, "fork-srv"), 10000, &r.a, &ra, &conn),
+	if (!CHECK_RET(VipConnectWait(c.nic, h_addr(&l, mac_self, "fork-srv"), 10000, &r.a, &ra,
+				      &conn),
 		       VIP_SUCCESS, "wait for the other process") ||
 	    !CHECK_RET(VipConnectAccept(conn, c.vi), VIP_SUCCESS, "accept it"))
 		return;
@@ -1761,7 +1667,7 @@ child_server(void)
 	      FORK_MSGS, right);
 	CHECK(h_err_take(VIP_ERROR_CONN_LOST, c.vi, 5000, &ev),
 	      "CONN_LOST when the other process disconnects");
-	CHECK(vi_state(c.vi) == VIP_STATE_ERROR, "Error state");
+	CHECK(h_vi_state(c.vi) == VIP_STATE_ERROR, "Error state");
 	CHECK_RET(VipDisconnect(c.vi), VIP_SUCCESS, "disconnect");
 	for (i = 0; i < FORK_BATCH; i++)
 		VipRecvDone(c.vi, &out);
@@ -1775,7 +1681,7 @@ child_client(void)
 	struct child_ctx c;
 	VIP_DESCRIPTOR *sd[FORK_BATCH], *ack, *out;
 	uint8_t *sbuf[FORK_BATCH];
-	union net_addr l, r;
+	union h_net_addr l, r;
 	VIP_VI_ATTRIBUTES ra;
 	unsigned i, sent = 0, batch, acks = 0;
 	VIP_RETURN rc = VIP_TIMEOUT;
@@ -1791,8 +1697,8 @@ child_client(void)
 	VipPostRecv(c.vi, ack, c.m.mh);
 	/* the server may not be waiting yet */
 	while (h_now_ms() - t0 < 10000) {
-		rc = VipConnectRequest(c.vi, addr_set(&l, "fork-cli"), addr_set(&r, "fork-srv"), 1000,
-				       &ra);
+		rc = VipConnectRequest(c.vi, h_addr(&l, mac_self, "fork-cli"),
+				       h_addr(&r, mac_self, "fork-srv"), 1000, &ra);
 		if (rc != VIP_NO_MATCH && rc != VIP_TIMEOUT)
 			break;
 	}
@@ -1953,7 +1859,7 @@ main(int argc, char **argv)
 	test_overrun(nic, pt, &pm);
 	a32 = vi_new(nic, pt, 32768, NULL, NULL);
 	b32 = vi_new(nic, pt, 32768, NULL, NULL);
-	if (a32 != NULL && b32 != NULL && connect_pair(a32, nic, b32, "p32")) {
+	if (a32 != NULL && b32 != NULL && h_connect(nic, a32, nic, b32, "p32", 5000)) {
 		test_format(a32, b32, &pm);
 		test_protection(nic, pt, a32, b32, &pm, &hm, &om);
 		test_length(a32, b32, &hm);
@@ -1961,13 +1867,13 @@ main(int argc, char **argv)
 		test_immediate(a32, b32, &hm);
 		test_waits(a32, b32, &pm);
 		test_fifo(a32, b32, &pm);
-		disconnect_pair(a32, b32);
+		h_pair_drain(a32, b32);
 	}
 	test_cq(nic, pt, &pm);
 	test_destroy_busy(nic, pt, &pm);
 	a64 = vi_new(nic, pt, mtu, NULL, NULL);
 	b64 = vi_new(nic, pt, mtu, NULL, NULL);
-	if (a64 != NULL && b64 != NULL && connect_pair(a64, nic, b64, "p64")) {
+	if (a64 != NULL && b64 != NULL && h_connect(nic, a64, nic, b64, "p64", 5000)) {
 		VIP_DESCRIPTOR *s, *out;
 
 		h_mem_reset(&pm);
@@ -1980,7 +1886,7 @@ main(int argc, char **argv)
 		test_stream(nic, a64, b64, &hm);
 		test_disconnect_busy(nic, a64, b64, &hm);
 		test_flood(nic, a64, b64, &hm);
-		disconnect_pair(a64, b64);
+		h_pair_drain(a64, b64);
 	}
 	test_concurrent(nic, pt, &hm, &pm);
 	CHECK_RET(VipDestroyVi(a32), VIP_SUCCESS, "destroy a32");

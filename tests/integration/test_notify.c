@@ -45,12 +45,6 @@
 #define ST_SEND_OK (VIP_STATUS_DONE | VIP_STATUS_OP_SEND)
 #define ST_RECV_OK (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE)
 
-union net_addr {
-	VIP_NET_ADDRESS a;
-	uint64_t align;
-	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 64];
-};
-
 /* A registered region with a bump allocator. */
 struct mem {
 	uint8_t *base;
@@ -61,7 +55,6 @@ struct mem {
 static VIP_NIC_HANDLE nic;
 static VIP_PROTECTION_HANDLE pt;
 static VIP_NIC_ATTRIBUTES nic_attrs;
-static uint8_t mac_self[6];
 static struct mem pm;
 
 /* ---- memory and descriptors ---------------------------------------------- */
@@ -158,7 +151,7 @@ expect_done(VIP_VI_HANDLE vi, bool recv, VIP_DESCRIPTOR *want, const char *what)
 		     rc == VIP_SUCCESS && out != want ? ", ANOTHER descriptor" : "");
 }
 
-/* ---- VIs and connections ----------------------------------------------------- */
+/* ---- VIs --------------------------------------------------------------------- */
 
 static VIP_VI_HANDLE
 vi_new(VIP_CQ_HANDLE scq, VIP_CQ_HANDLE rcq)
@@ -174,83 +167,6 @@ vi_new(VIP_CQ_HANDLE scq, VIP_CQ_HANDLE rcq)
 		return NULL;
 	}
 	return vi;
-}
-
-static VIP_NET_ADDRESS *
-addr_set(union net_addr *u, const char *disc)
-{
-	size_t dl = strlen(disc);
-
-	memset(u, 0, sizeof(*u));
-	u->a.HostAddressLen = 6;
-	u->a.DiscriminatorLen = (VIP_UINT16)dl;
-	memcpy(u->a.HostAddress, mac_self, 6);
-	memcpy(u->a.HostAddress + 6, disc, dl);
-	return &u->a;
-}
-
-struct acceptor {
-	const char *disc;
-	VIP_VI_HANDLE vi;
-	VIP_RETURN rc;
-};
-
-static void *
-acceptor_main(void *arg)
-{
-	struct acceptor *x = arg;
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	VIP_CONN_HANDLE conn;
-
-	x->rc = VipConnectWait(nic, addr_set(&l, x->disc), 5000, &r.a, &ra, &conn);
-	if (x->rc == VIP_SUCCESS)
-		x->rc = VipConnectAccept(conn, x->vi);
-	return NULL;
-}
-
-static bool
-connect_pair(VIP_VI_HANDLE cvi, VIP_VI_HANDLE svi, const char *tag)
-{
-	char cd[32], sd[32];
-	struct acceptor x = { sd, svi, VIP_ERROR_RESOURCE };
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	pthread_t t;
-	VIP_RETURN rc;
-
-	if (cvi == NULL || svi == NULL)
-		return false;
-	snprintf(cd, sizeof(cd), "%s-c", tag);
-	snprintf(sd, sizeof(sd), "%s-s", tag);
-	if (pthread_create(&t, NULL, acceptor_main, &x) != 0)
-		return false;
-	rc = VipConnectRequest(cvi, addr_set(&l, cd), addr_set(&r, sd), 5000, &ra);
-	pthread_join(t, NULL);
-	return CHECK(rc == VIP_SUCCESS && x.rc == VIP_SUCCESS, "connect pair '%s' (%s, %s)", tag,
-		     VipDpdkReturnString(rc), VipDpdkReturnString(x.rc));
-}
-
-/* Disconnect, dequeue whatever is left, destroy. */
-static void
-pair_close(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
-{
-	VIP_VI_HANDLE v[2] = { a, b };
-	VIP_DESCRIPTOR *d;
-	unsigned i;
-
-	for (i = 0; i < 2; i++) {
-		if (v[i] != NULL)
-			VipDisconnect(v[i]);
-	}
-	h_sleep_ms(20);
-	for (i = 0; i < 2; i++) {
-		if (v[i] == NULL)
-			continue;
-		while (VipSendDone(v[i], &d) == VIP_SUCCESS || VipRecvDone(v[i], &d) == VIP_SUCCESS)
-			;
-		CHECK_RET(VipDestroyVi(v[i]), VIP_SUCCESS, "destroy a VI");
-	}
 }
 
 /* ---- handler calls ----------------------------------------------------------- */
@@ -351,7 +267,7 @@ cq_cb(VIP_PVOID ctx, VIP_NIC_HANDLE n, VIP_VI_HANDLE v, VIP_BOOLEAN rq)
 static void
 quiet_errors(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *e)
 {
-	/* the peer of a VI disconnected by pair_close loses its connection */
+	/* the peer of a VI disconnected by h_pair_drop loses its connection */
 	(void)ctx;
 	(void)e;
 }
@@ -613,7 +529,7 @@ test_cancel(void)
 	/* new objects may reuse the memory: nothing may fire there */
 	e = vi_new(NULL, NULL);
 	f = vi_new(NULL, NULL);
-	if (connect_pair(e, f, "cancel")) {
+	if (h_connect(nic, e, nic, f, "cancel", 5000)) {
 		r = recv1(64);
 		s = send1(8, 0);
 		VipPostRecv(f, r, pm.mh);
@@ -621,7 +537,7 @@ test_cancel(void)
 		expect_done(e, false, s, "traffic on new VIs");
 		expect_done(f, true, r, "traffic on new VIs");
 	}
-	pair_close(e, f);
+	h_pair_drop(e, f);
 	h_sleep_ms(200);
 	CHECK(rec_count() == 0, "no cancelled handler ever ran (%u)", rec_count());
 
@@ -629,7 +545,7 @@ test_cancel(void)
 	CHECK_RET(VipCreateCQ(nic, 8, &cq), VIP_SUCCESS, "a CQ");
 	e = vi_new(NULL, cq);
 	f = vi_new(NULL, NULL);
-	if (!connect_pair(e, f, "keep"))
+	if (!h_connect(nic, e, nic, f, "keep", 5000))
 		return;
 	CHECK_RET(VipCQNotify(cq, (VIP_PVOID)34, cq_cb), VIP_SUCCESS, "arm the CQ");
 	CHECK_RET(VipDestroyCQ(cq), VIP_ERROR_RESOURCE, "DestroyCQ with a VI attached fails");
@@ -643,7 +559,7 @@ test_cancel(void)
 	CHECK_RET(VipCQDone(cq, &vh, &rq), VIP_NOT_DONE, "the entry was taken for the handler");
 	expect_done(e, true, r, "the descriptor itself is dequeued by RecvDone");
 	expect_done(f, false, s, "peer send");
-	pair_close(e, f);
+	h_pair_drop(e, f);
 	CHECK_RET(VipDestroyCQ(cq), VIP_SUCCESS, "destroy the CQ");
 }
 
@@ -722,7 +638,7 @@ test_destroy_waits(void)
 	CHECK_RET(VipCreateCQ(nic, 16, &cq), VIP_SUCCESS, "a CQ");
 	e = vi_new(NULL, cq);
 	f = vi_new(NULL, NULL);
-	if (!connect_pair(e, f, "blkcq"))
+	if (!h_connect(nic, e, nic, f, "blkcq", 5000))
 		return;
 	CHECK_RET(VipCQNotify(cq, (VIP_PVOID)40, block_cq_cb), VIP_SUCCESS, "arm a blocking handler");
 	r = recv1(64);
@@ -733,7 +649,7 @@ test_destroy_waits(void)
 		return;
 	expect_done(e, true, r, "dequeue the receive meanwhile");
 	expect_done(f, false, s, "peer send");
-	pair_close(e, f);
+	h_pair_drop(e, f);
 	memset(&x, 0, sizeof(x));
 	x.cq = cq;
 	pthread_create(&t, NULL, destroyer_main, &x);
@@ -752,7 +668,7 @@ test_destroy_waits(void)
 	blk_finished = 0;
 	e = vi_new(NULL, NULL);
 	f = vi_new(NULL, NULL);
-	if (!connect_pair(e, f, "blkvi"))
+	if (!h_connect(nic, e, nic, f, "blkvi", 5000))
 		return;
 	r = recv1(64);
 	VipPostRecv(e, r, pm.mh);
@@ -775,7 +691,7 @@ test_destroy_waits(void)
 	CHECK(x.rc == VIP_SUCCESS && x.finished_before,
 	      "it returns VIP_SUCCESS once the handler has returned (%s, finished before: %d)",
 	      VipDpdkReturnString(x.rc), x.finished_before);
-	pair_close(NULL, f);
+	h_vi_drop(f);
 	sem_destroy(&blk_entered);
 	sem_destroy(&blk_release);
 }
@@ -802,7 +718,7 @@ test_self_destroy(void)
 	rec_reset();
 	e = vi_new(NULL, NULL);
 	f = vi_new(NULL, NULL);
-	if (!connect_pair(e, f, "self"))
+	if (!h_connect(nic, e, nic, f, "self", 5000))
 		return;
 	r = recv1(64);
 	VipPostRecv(e, r, pm.mh);
@@ -814,7 +730,7 @@ test_self_destroy(void)
 		CHECK(self_destroy_rc == VIP_SUCCESS,
 		      "the handler's VipDestroyVi of its own VI returned %s",
 		      VipDpdkReturnString(self_destroy_rc));
-	pair_close(NULL, f);
+	h_vi_drop(f);
 }
 
 /* ---- CQNotify -------------------------------------------------------------------- */
@@ -837,7 +753,7 @@ test_cq_notify(void)
 	}
 	c = vi_new(cq, cq);
 	d = vi_new(NULL, NULL);
-	if (!connect_pair(c, d, "cqn"))
+	if (!h_connect(nic, c, nic, d, "cqn", 5000))
 		return;
 	CHECK_RET(VipSendNotify(c, NULL, vi_cb), VIP_ERROR_RESOURCE,
 		  "VipSendNotify on a CQ-bound send queue");
@@ -876,7 +792,7 @@ test_cq_notify(void)
 	expect_done(d, true, r2, "peer receive");
 	h_sleep_ms(50);
 	CHECK(rec_count() == 2, "and only once");
-	pair_close(c, d);
+	h_pair_drop(c, d);
 	CHECK_RET(VipDestroyCQ(cq), VIP_SUCCESS, "destroy the CQ");
 }
 
@@ -947,7 +863,7 @@ test_resize_basic(void)
 	CHECK_RET(VipResizeCQ(cq, 4), VIP_SUCCESS, "back to 4");
 	c = vi_new(NULL, cq);
 	d = vi_new(NULL, NULL);
-	if (!connect_pair(c, d, "rsz"))
+	if (!h_connect(nic, c, nic, d, "rsz", 5000))
 		return;
 	exchange(c, d, r, 4, 0);
 	CHECK_RET(VipResizeCQ(cq, 3), VIP_ERROR_RESOURCE, "3 entries with 4 queued");
@@ -1010,7 +926,7 @@ test_resize_basic(void)
 	CHECK(rec_wait(1, 2000) && calls[0].ctx == (VIP_PVOID)60 && calls[0].vi == c,
 	      "the handler runs at the next entry");
 	expect_done(c, true, r[0], "receive");
-	pair_close(c, d);
+	h_pair_drop(c, d);
 	CHECK_RET(VipDestroyCQ(cq), VIP_SUCCESS, "destroy the CQ");
 	CHECK_RET(VipResizeCQ(cq, 8), VIP_INVALID_PARAMETER, "resize a destroyed CQ");
 }
@@ -1178,7 +1094,7 @@ traffic_setup(struct traffic *x)
 		p->s = vi_new(x->cq, x->cq);
 		p->r = vi_new(x->cq, x->cq);
 		snprintf(tag, sizeof(tag), "tr%u", i);
-		if (!connect_pair(p->s, p->r, tag))
+		if (!h_connect(nic, p->s, nic, p->r, tag, 5000))
 			return false;
 		for (k = 0; k < TW; k++) {
 			p->rd[k] = desc_new();
@@ -1236,7 +1152,7 @@ traffic_close(struct traffic *x)
 	unsigned i;
 
 	for (i = 0; i < TP; i++)
-		pair_close(x->p[i].s, x->p[i].r);
+		h_pair_drop(x->p[i].s, x->p[i].r);
 	CHECK_RET(VipDestroyCQ(x->cq), VIP_SUCCESS, "destroy the CQ");
 	pthread_mutex_destroy(&x->lock);
 }
@@ -1451,7 +1367,6 @@ main(int argc, char **argv)
 		viad_stop(&v);
 		return h_finish();
 	}
-	memcpy(mac_self, nic_attrs.LocalNicAddress, 6);
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = pt;
 	pm.len = 4u << 20;
@@ -1469,14 +1384,14 @@ main(int argc, char **argv)
 	b = vi_new(NULL, NULL);
 	CHECK_RET(VipSendNotify(a, NULL, NULL), VIP_INVALID_PARAMETER, "SendNotify, NULL Handler");
 	CHECK_RET(VipRecvNotify(a, NULL, NULL), VIP_INVALID_PARAMETER, "RecvNotify, NULL Handler");
-	if (connect_pair(a, b, "main")) {
+	if (h_connect(nic, a, nic, b, "main", 5000)) {
 		test_immediate(a, b);
 		test_deferred(a, b);
 		test_fifo(a, b);
 		test_rearm(a, b);
 		test_idle_cpu(a, b);
 	}
-	pair_close(a, b);
+	h_pair_drop(a, b);
 	test_cancel();
 	test_destroy_waits();
 	test_self_destroy();

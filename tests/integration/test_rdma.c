@@ -30,7 +30,6 @@
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,17 +59,10 @@
 #define ST_RECV_OK  (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE)
 #define ST_REMOTE_W (VIP_STATUS_DONE | VIP_STATUS_OP_REMOTE_RDMA_WRITE | VIP_STATUS_IMMEDIATE)
 
-union net_addr {
-	VIP_NET_ADDRESS a;
-	uint64_t align;
-	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 64];
-};
-
 /* One session (NIC) and its memory. */
 static struct {
 	VIP_NIC_HANDLE nic;
 	VIP_NIC_ATTRIBUTES na;
-	uint8_t mac[6];
 	VIP_PROTECTION_HANDLE pt, pt2;
 	struct h_mem pm;   /* provider: descriptors and local buffers, no RDMA */
 	struct h_mem hm;   /* heap: local buffers, no RDMA */
@@ -318,146 +310,28 @@ vi_new(VIP_RELIABILITY_LEVEL lv, VIP_PROTECTION_HANDLE ptag, bool wr, bool rd)
 	return vi;
 }
 
-static int
-vi_state(VIP_VI_HANDLE vi)
-{
-	VIP_VI_STATE st;
-	VIP_VI_ATTRIBUTES a;
-	VIP_BOOLEAN se, re;
-
-	if (VipQueryVi(vi, &st, &a, &se, &re) != VIP_SUCCESS)
-		return -1;
-	return (int)st;
-}
-
-static const char *
-state_name(int st)
-{
-	switch (st) {
-	case VIP_STATE_IDLE:
-		return "Idle";
-	case VIP_STATE_CONNECTED:
-		return "Connected";
-	case VIP_STATE_CONNECT_PENDING:
-		return "Pending";
-	case VIP_STATE_ERROR:
-		return "Error";
-	default:
-		return "?";
-	}
-}
-
-static int
-state_wait(VIP_VI_HANDLE vi, int want, unsigned ms)
-{
-	uint64_t end = h_now_ms() + ms;
-	int st;
-
-	while ((st = vi_state(vi)) != want && h_now_ms() < end)
-		h_sleep_ms(1);
-	return st;
-}
-
-static VIP_NET_ADDRESS *
-addr_set(union net_addr *u, const char *disc)
-{
-	size_t dl = strlen(disc);
-
-	memset(u, 0, sizeof(*u));
-	u->a.HostAddressLen = 6;
-	u->a.DiscriminatorLen = (VIP_UINT16)dl;
-	memcpy(u->a.HostAddress, g.mac, 6);
-	memcpy(u->a.HostAddress + 6, disc, dl);
-	return &u->a;
-}
-
-struct acceptor {
-	const char *disc;
-	VIP_VI_HANDLE vi;
-	VIP_RETURN wait_rc, acc_rc;
-};
-
-static void *
-acceptor_main(void *arg)
-{
-	struct acceptor *x = arg;
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	VIP_CONN_HANDLE conn;
-
-	x->wait_rc = VipConnectWait(g.nic, addr_set(&l, x->disc), 5000, &r.a, &ra, &conn);
-	x->acc_rc = x->wait_rc == VIP_SUCCESS ? VipConnectAccept(conn, x->vi) : x->wait_rc;
-	return NULL;
-}
-
-/* Connect initiator @p a to target @p b (ConnectWait + Accept in a thread). */
+/* Connect initiator @p a to target @p b. Every connection gets discriminators
+ * of its own: nothing left of an earlier one (the delaying NIC holds frames
+ * DELAY_MS) can match it. */
 static bool
 connect_pair(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
 {
-	char cd[32], sd[32];
-	struct acceptor x = { sd, b, VIP_ERROR_RESOURCE, VIP_ERROR_RESOURCE };
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	pthread_t t;
-	VIP_RETURN rc;
+	char tag[16];
 
-	if (a == NULL || b == NULL)
-		return false;
-	conn_seq++;
-	snprintf(cd, sizeof(cd), "rdma-c%u", conn_seq);
-	snprintf(sd, sizeof(sd), "rdma-s%u", conn_seq);
-	if (pthread_create(&t, NULL, acceptor_main, &x) != 0)
-		return false;
-	rc = VipConnectRequest(a, addr_set(&l, cd), addr_set(&r, sd), 5000, &ra);
-	pthread_join(t, NULL);
-	if (rc == VIP_SUCCESS && x.acc_rc == VIP_SUCCESS)
-		return true;
-	return CHECK(0, "connect pair %u (request %s, accept %s)", conn_seq,
-		     VipDpdkReturnString(rc), VipDpdkReturnString(x.acc_rc));
-}
-
-/* Disconnect, drain and destroy; every descriptor must come back. */
-static void
-vi_drop(VIP_VI_HANDLE vi)
-{
-	VIP_DESCRIPTOR *d;
-	VIP_RETURN rc;
-	uint64_t end;
-
-	if (vi == NULL)
-		return;
-	VipDisconnect(vi);
-	end = h_now_ms() + 2000;
-	for (;;) {
-		while (VipSendDone(vi, &d) == VIP_SUCCESS || VipRecvDone(vi, &d) == VIP_SUCCESS)
-			;
-		rc = VipDestroyVi(vi);
-		if (rc == VIP_SUCCESS || h_now_ms() >= end)
-			break;
-		h_sleep_ms(5);
-	}
-	if (rc != VIP_SUCCESS)
-		CHECK_RET(rc, VIP_SUCCESS,
-			  "destroy a VI after VipDisconnect (every posted descriptor came back)");
-}
-
-static void
-pair_drop(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
-{
-	vi_drop(a);
-	vi_drop(b);
-	h_err_clear();
+	snprintf(tag, sizeof(tag), "rdma%u", ++conn_seq);
+	return h_connect(g.nic, a, g.nic, b, tag, 5000);
 }
 
 /* The connection of @p a (initiator) and @p b broke: both in Error. */
 static void
 expect_broken(VIP_VI_HANDLE a, VIP_VI_HANDLE b, bool lost_a, const char *what)
 {
-	int sa = state_wait(a, VIP_STATE_ERROR, WAIT_MS), sb = state_wait(b, VIP_STATE_ERROR, WAIT_MS);
+	int sa = h_state_wait(a, VIP_STATE_ERROR, WAIT_MS);
+	int sb = h_state_wait(b, VIP_STATE_ERROR, WAIT_MS);
 
 	CHECK(sa == VIP_STATE_ERROR && sb == VIP_STATE_ERROR,
 	      "%s: the connection breaks, both VIs in Error (initiator %s, target %s)", what,
-	      state_name(sa), state_name(sb));
+	      h_state_name(sa), h_state_name(sb));
 	if (lost_a)
 		CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, WAIT_MS, NULL), "%s: CONN_LOST at the initiator",
 		      what);
@@ -525,7 +399,7 @@ matrix_cell(VIP_RELIABILITY_LEVEL lv, bool read, bool tag_ok, bool vi_en, bool m
 			      all_bytes(mx_buf, MX_OFF, CANARY) &&
 			      all_bytes(tgt + MX_LEN, MX_BUF - MX_OFF - MX_LEN, CANARY),
 			      "%s: allowed, the data is written, nothing around it", what);
-		CHECK(vi_state(a) == VIP_STATE_CONNECTED && vi_state(b) == VIP_STATE_CONNECTED,
+		CHECK(h_vi_state(a) == VIP_STATE_CONNECTED && h_vi_state(b) == VIP_STATE_CONNECTED,
 		      "%s: both still Connected", what);
 		goto out;
 	}
@@ -539,7 +413,8 @@ matrix_cell(VIP_RELIABILITY_LEVEL lv, bool read, bool tag_ok, bool vi_en, bool m
 		CHECK(all_bytes(mx_buf, MX_BUF, CANARY), "%s: refused, no byte moved", what);
 		CHECK(h_err_count(VIP_ERROR_RDMAW_PROT, a) == 0,
 		      "%s: reported once for the message (%u B, several frames)", what, MX_LEN);
-		CHECK(vi_state(a) == VIP_STATE_CONNECTED && vi_state(b) == VIP_STATE_CONNECTED &&
+		CHECK(h_vi_state(a) == VIP_STATE_CONNECTED &&
+		      h_vi_state(b) == VIP_STATE_CONNECTED &&
 		      h_err_count(VIP_ERROR_CONN_LOST, a) + h_err_count(VIP_ERROR_CONN_LOST, b) == 0,
 		      "%s: both still Connected, no CONN_LOST", what);
 		/* and the connection still carries data */
@@ -572,7 +447,7 @@ matrix_cell(VIP_RELIABILITY_LEVEL lv, bool read, bool tag_ok, bool vi_en, bool m
 	else
 		CHECK(all_bytes(mx_buf, MX_BUF, CANARY), "%s: refused, no byte moved", what);
 out:
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 static void
@@ -607,7 +482,7 @@ refused(VIP_RELIABILITY_LEVEL lv, bool read, VIP_VI_HANDLE a, VIP_VI_HANDLE b, V
 	if (lv == LV_U) {
 		expect_done(a, false, d, ST_WRITE_OK, what);
 		CHECK(h_err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL), "%s: RDMAW_PROT", what);
-		CHECK(vi_state(a) == VIP_STATE_CONNECTED, "%s: still Connected", what);
+		CHECK(h_vi_state(a) == VIP_STATE_CONNECTED, "%s: still Connected", what);
 	} else if (lv == LV_RD && !read) {
 		expect_done(a, false, d, ST_WRITE_OK, what);
 		CHECK(h_err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, NULL), "%s: RDMAW_PROT", what);
@@ -654,7 +529,7 @@ bad_target(VIP_RELIABILITY_LEVEL lv, bool read, const void *raddr, VIP_MEM_HANDL
 		CHECK(memcmp(saved, watch, watch_len) == 0, "%s: nothing written", w);
 out:
 	free(saved);
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 static void
@@ -714,7 +589,7 @@ test_target_checks(void)
 			expect_done(a, false, d, ST_READ_OK, "RR read of exactly the region");
 			CHECK(memcmp(sub, local, 2 * PAGE) == 0, "RR: the whole region read");
 		}
-		pair_drop(a, b);
+		h_pair_drop(a, b);
 	}
 	CHECK_RET(VipDeregisterMem(g.nic, sub, sub_mh), VIP_SUCCESS, "deregister the 8 KiB");
 
@@ -747,7 +622,7 @@ test_target_checks(void)
 				CHECK(memcmp(local, ro, 2 * PAGE) == 0 && local[2 * PAGE] == CANARY,
 				      "RR: read intact");
 			}
-			pair_drop(a, b);
+			h_pair_drop(a, b);
 			bad_target(LV_RR, false, ro + 10, ro_mh, NULL, 0,
 				   "into a read-only mapping (the pages are not writable)");
 			CHECK_RET(VipDeregisterMem(g.nic, ro, ro_mh), VIP_SUCCESS, "deregister it");
@@ -933,13 +808,13 @@ test_integrity(VIP_RELIABILITY_LEVEL lv, unsigned iters)
 		CHECK(r_ok == nr,
 		      "%s: every read completes (ST_READ_OK, Length) with the data scattered "
 		      "intact and nothing past a segment (%u of %u)", lv_name(lv), r_ok, nr);
-	CHECK(vi_state(a) == VIP_STATE_CONNECTED && vi_state(b) == VIP_STATE_CONNECTED,
+	CHECK(h_vi_state(a) == VIP_STATE_CONNECTED && h_vi_state(b) == VIP_STATE_CONNECTED,
 	      "%s: still Connected", lv_name(lv));
 	h_note("%s integrity took %llu ms", lv_name(lv), (unsigned long long)(h_now_ms() - t0));
 out:
 	free(msg);
 	free(msg2);
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /* Local length checks of RDMA descriptors (§10.2 bit 3, §10.3). */
@@ -1000,7 +875,7 @@ test_format(void)
 	CHECK(all_bytes(g.th.base, 2 * PAGE, CANARY), "none of them wrote anything");
 	CHECK_RET(VipSendDone(a, &out), VIP_NOT_DONE, "nothing else completed");
 out:
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /* ---- (3) ordering ------------------------------------------------------------------ */
@@ -1167,7 +1042,7 @@ test_order(VIP_RELIABILITY_LEVEL lv)
 		      "before the read completed (§6.3.1.1): %u of %u reads got the old content",
 		      nf_old, nfence);
 out:
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /*
@@ -1226,7 +1101,7 @@ test_rr_failed_read(void)
 	CHECK(all_bytes(tgt, 2000, CANARY), "RR: the write had no remote effect");
 	CHECK(all_bytes(dst, 1001, CANARY), "RR: nothing read");
 out:
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /* ---- (4, 7) immediate data, 0-byte operations -------------------------------------- */
@@ -1358,7 +1233,7 @@ test_immediate(VIP_RELIABILITY_LEVEL lv)
 		expect_done(a, false, d, ST_WRITE_OK, w);
 		CHECK(h_err_take(VIP_ERROR_RECVQ_EMPTY, b, WAIT_MS, NULL), "%s: RECVQ_EMPTY at the target",
 		      w);
-		CHECK(vi_state(a) == VIP_STATE_CONNECTED && vi_state(b) == VIP_STATE_CONNECTED,
+		CHECK(h_vi_state(a) == VIP_STATE_CONNECTED && h_vi_state(b) == VIP_STATE_CONNECTED,
 		      "%s: both still Connected", w);
 	} else if (lv == LV_RD) {
 		expect_done(a, false, d, ST_WRITE_OK, w);
@@ -1370,7 +1245,7 @@ test_immediate(VIP_RELIABILITY_LEVEL lv)
 		expect_broken(a, b, false, w);
 	}
 out:
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /* ---- (5) attribute changes ------------------------------------------------------------ */
@@ -1455,7 +1330,7 @@ test_attributes(void)
 				  "VipSetViAttributes on a Connected VI");
 		}
 	}
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 
 	/* RR: the region's write bit off: the descriptor says so */
 	h_mem_reset(&g.pm);
@@ -1475,7 +1350,7 @@ test_attributes(void)
 		ma.EnableRdmaWrite = VIP_TRUE;
 		VipSetMemAttributes(g.nic, rbuf, rmh, &ma);
 	}
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 
 	/* RD: the region's read bit off */
 	h_mem_reset(&g.pm);
@@ -1501,7 +1376,7 @@ test_attributes(void)
 		ma.EnableRdmaRead = VIP_TRUE;
 		VipSetMemAttributes(g.nic, rbuf, rmh, &ma);
 	}
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 
 	/* VipSetViAttributes on an Idle VI, then connect */
 	h_mem_reset(&g.pm);
@@ -1532,7 +1407,7 @@ test_attributes(void)
 			CHECK(all_bytes(dst, n + 1, CANARY), "RD: nothing read");
 		}
 	}
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 	CHECK_RET(VipDeregisterMem(g.nic, rbuf, rmh), VIP_SUCCESS, "deregister the target region");
 }
 
@@ -1561,7 +1436,7 @@ test_deregistered(void)
 		a = vi_new(lv, g.pt, false, false);
 		b = vi_new(lv, g.pt, true, lv != LV_U);
 		if (!connect_pair(a, b)) {
-			pair_drop(a, b);
+			h_pair_drop(a, b);
 			continue;
 		}
 		fill_rand(lbuf, 2 * PAGE);
@@ -1569,7 +1444,7 @@ test_deregistered(void)
 		if (VipRegisterMem(g.nic, lbuf, 2 * PAGE, &ma, &lmh) != VIP_SUCCESS ||
 		    VipDeregisterMem(g.nic, lbuf, lmh) != VIP_SUCCESS) {
 			CHECK(0, "register and deregister a local buffer");
-			pair_drop(a, b);
+			h_pair_drop(a, b);
 			continue;
 		}
 		d = rdma1(VIP_CONTROL_OP_RDMAWRITE, g.th.base, g.th.mh, lbuf, lmh, 2 * PAGE);
@@ -1594,13 +1469,13 @@ test_deregistered(void)
 							   VIP_STATUS_OP_RDMA_READ),
 				      "%s: DONE | PROTECTION_ERROR | OP_RDMA_READ (Status %#x; "
 				      "VI %s)", w, out ? out->CS.Status : 0,
-				      state_name(vi_state(a)));
+				      h_state_name(h_vi_state(a)));
 				CHECK(all_bytes(lbuf, 2 * PAGE, CANARY), "%s: nothing read", w);
 			} else {
 				CHECK(0, "post a read");
 			}
 		}
-		pair_drop(a, b);
+		h_pair_drop(a, b);
 	}
 	free(lbuf);
 }
@@ -1761,7 +1636,6 @@ session_open(const struct viad_proc *v)
 		   VipCreatePtag(g.nic, &g.pt2) == VIP_SUCCESS,
 		   "open via0 of viad '%s', two protection tags", v->name))
 		return false;
-	memcpy(g.mac, g.na.LocalNicAddress, 6);
 	g.mtu = (uint32_t)g.na.MaxTransferSize;
 	CHECK(g.na.RDMAReadSupport, "RDMAReadSupport is TRUE");
 	CHECK_RET(VipErrorCallback(g.nic, NULL, h_err_handler), VIP_SUCCESS, "error callback");
@@ -1835,7 +1709,7 @@ delayed_send_after_read(void)
 	expect_done(a, false, s, ST_SEND_OK, "then the send");
 	expect_done(b, true, r, ST_RECV_OK | VIP_STATUS_IMMEDIATE, "the send arrives");
 out:
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /* QFENCE (§6.3.1.2): the fenced write is not even sent while the read is out. */
@@ -1879,7 +1753,7 @@ delayed_fence(void)
 	      "QFENCE: the write is placed only after the read's round trip plus its own way "
 	      "(%llu ms)", (unsigned long long)t1);
 out:
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /* The local scatter list deregistered while the read is outstanding. */
@@ -1917,14 +1791,14 @@ delayed_scatter_gone(void)
 				   (VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR | VIP_STATUS_OP_RDMA_READ),
 	      "the read completes with PROTECTION_ERROR when its answer finds the region gone "
 	      "(§3.2.1) (%s, Status %#x, after %llu ms; VI %s)", VipDpdkReturnString(rc),
-	      out ? out->CS.Status : 0, (unsigned long long)t1, state_name(vi_state(a)));
+	      out ? out->CS.Status : 0, (unsigned long long)t1, h_state_name(h_vi_state(a)));
 	CHECK(t1 >= DELAY_MS * 3 / 2,
 	      "it was issued before the deregistration: completed at the answer (%llu ms)",
 	      (unsigned long long)t1);
 	CHECK(all_bytes(z, 2 * PAGE, CANARY), "nothing placed in the deregistered buffer");
 out:
 	free(z);
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /*
@@ -1975,7 +1849,7 @@ delayed_read_cap(void)
 	      (unsigned long long)at[15], NR - 16, (unsigned long long)at[16],
 	      (unsigned long long)at[NR - 1]);
 out:
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /* VipDisconnect while a read is outstanding: it comes back (§5.4, §9.4.5). */
@@ -2009,7 +1883,7 @@ delayed_disconnect(void)
 	      "and the send held behind it comes back too (%s, Status %#x)",
 	      VipDpdkReturnString(rc), out ? out->CS.Status : 0);
 out:
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 /*
@@ -2072,7 +1946,8 @@ delayed_source_gone(void)
 	      "with RDMA_PROT_ERROR: a protection error at the remote node (§3.2.1, §10.2 bit 7) "
 	      "(Status %#x)", out ? out->CS.Status : 0);
 	CHECK(all_bytes(dst, n + 1, CANARY), "nothing placed");
-	CHECK(state_wait(b, VIP_STATE_ERROR, WAIT_MS) == VIP_STATE_ERROR, "the target is in Error");
+	CHECK(h_state_wait(b, VIP_STATE_ERROR, WAIT_MS) == VIP_STATE_ERROR,
+	      "the target is in Error");
 	/* the target's sends: each comes back once, sent or flushed */
 	for (k = 0; k < nsend; k++) {
 		out = next_done(b, false, 1000, NULL);
@@ -2105,7 +1980,7 @@ delayed_source_gone(void)
 	}
 out:
 	free(y);
-	pair_drop(a, b);
+	h_pair_drop(a, b);
 }
 
 static void

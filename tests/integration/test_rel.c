@@ -44,7 +44,6 @@
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -64,19 +63,12 @@
 #define ST_SEND_OK (VIP_STATUS_DONE | VIP_STATUS_OP_SEND)
 #define ST_RECV_OK (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE)
 
-union net_addr {
-	VIP_NET_ADDRESS a;
-	uint64_t align;
-	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 64];
-};
-
 /* One session (VipOpenNic) of a viad and its resources. */
 struct nicx {
 	const char *name;
 	VIP_NIC_HANDLE nic;
 	VIP_PROTECTION_HANDLE pt;
 	VIP_NIC_ATTRIBUTES attrs;
-	uint8_t mac[6];
 	struct h_mem m;
 	bool open;
 };
@@ -198,7 +190,7 @@ mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* ---- NICs, VIs and connections --------------------------------------------------- */
+/* ---- NICs and VIs ---------------------------------------------------------------- */
 
 static bool
 nic_open(struct nicx *x, const char *name, const struct viad_proc *v, size_t memlen)
@@ -213,7 +205,6 @@ nic_open(struct nicx *x, const char *name, const struct viad_proc *v, size_t mem
 		   VipQueryNic(x->nic, &x->attrs) == VIP_SUCCESS &&
 		   VipCreatePtag(x->nic, &x->pt) == VIP_SUCCESS, "open via0 of viad '%s'", v->name))
 		return false;
-	memcpy(x->mac, x->attrs.LocalNicAddress, 6);
 	VipErrorCallback(x->nic, NULL, h_err_handler);
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = x->pt;
@@ -269,127 +260,6 @@ vi_new(struct nicx *x, VIP_RELIABILITY_LEVEL level, VIP_ULONG mtu)
 		return NULL;
 	}
 	return vi;
-}
-
-static int
-vi_state(VIP_VI_HANDLE vi)
-{
-	VIP_VI_STATE st;
-	VIP_VI_ATTRIBUTES a;
-	VIP_BOOLEAN se, re;
-
-	if (VipQueryVi(vi, &st, &a, &se, &re) != VIP_SUCCESS)
-		return -1;
-	return (int)st;
-}
-
-static const char *
-state_name(int st)
-{
-	switch (st) {
-	case VIP_STATE_IDLE: return "Idle";
-	case VIP_STATE_CONNECTED: return "Connected";
-	case VIP_STATE_CONNECT_PENDING: return "Pending Connect";
-	case VIP_STATE_ERROR: return "Error";
-	default: return "?";
-	}
-}
-
-/* Wait until @p vi is in @p want; @return the state reached. */
-static int
-state_wait(VIP_VI_HANDLE vi, int want, unsigned ms)
-{
-	uint64_t end = h_now_ms() + ms;
-	int st;
-
-	while ((st = vi_state(vi)) != want && h_now_ms() < end)
-		h_sleep_ms(2);
-	return st;
-}
-
-static VIP_NET_ADDRESS *
-addr_set(union net_addr *u, const uint8_t *mac, const char *disc)
-{
-	size_t dl = strlen(disc);
-
-	memset(u, 0, sizeof(*u));
-	u->a.HostAddressLen = 6;
-	u->a.DiscriminatorLen = (VIP_UINT16)dl;
-	memcpy(u->a.HostAddress, mac, 6);
-	memcpy(u->a.HostAddress + 6, disc, dl);
-	return &u->a;
-}
-
-struct acceptor {
-	struct nicx *x;
-	const char *disc;
-	VIP_VI_HANDLE vi;
-	unsigned timeout;
-	VIP_RETURN wait_rc, acc_rc;
-};
-
-static void *
-acceptor_main(void *arg)
-{
-	struct acceptor *a = arg;
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	VIP_CONN_HANDLE conn;
-
-	a->wait_rc = VipConnectWait(a->x->nic, addr_set(&l, a->x->mac, a->disc), a->timeout, &r.a,
-				    &ra, &conn);
-	a->acc_rc = a->wait_rc == VIP_SUCCESS ? VipConnectAccept(conn, a->vi) : a->wait_rc;
-	return NULL;
-}
-
-/* Connect @p cvi of @p cx to @p svi of @p sx (wait + accept in a thread). */
-static bool
-connect_pair(struct nicx *cx, VIP_VI_HANDLE cvi, struct nicx *sx, VIP_VI_HANDLE svi,
-	     const char *tag)
-{
-	char cd[40], sd[40];
-	struct acceptor a = { sx, sd, svi, 10000, VIP_ERROR_RESOURCE, VIP_ERROR_RESOURCE };
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	pthread_t t;
-	VIP_RETURN rc;
-	uint64_t t0 = h_now_ms();
-
-	snprintf(cd, sizeof(cd), "%s-c", tag);
-	snprintf(sd, sizeof(sd), "%s-s", tag);
-	if (pthread_create(&t, NULL, acceptor_main, &a) != 0)
-		return false;
-	rc = VipConnectRequest(cvi, addr_set(&l, cx->mac, cd), addr_set(&r, sx->mac, sd), 10000,
-			       &ra);
-	pthread_join(t, NULL);
-	return CHECK(rc == VIP_SUCCESS && a.acc_rc == VIP_SUCCESS,
-		     "connect '%s' (request %s, accept %s, %llu ms)", tag, VipDpdkReturnString(rc),
-		     VipDpdkReturnString(a.acc_rc), (unsigned long long)(h_now_ms() - t0));
-}
-
-/* Disconnect and reap whatever completes; destroy unless @p keep. */
-static void
-vi_drop(VIP_VI_HANDLE vi, bool keep)
-{
-	VIP_DESCRIPTOR *d;
-	uint64_t end;
-	VIP_RETURN rc;
-
-	if (vi == NULL)
-		return;
-	VipDisconnect(vi);
-	end = h_now_ms() + 2000;
-	do {
-		while (VipSendDone(vi, &d) == VIP_SUCCESS || VipRecvDone(vi, &d) == VIP_SUCCESS)
-			;
-		if (keep)
-			return;
-		rc = VipDestroyVi(vi);
-		if (rc == VIP_SUCCESS)
-			return;
-		h_sleep_ms(5);
-	} while (h_now_ms() < end);
-	CHECK_RET(rc, VIP_SUCCESS, "destroy a VI after disconnecting it");
 }
 
 /* Post a one-segment send of @p len bytes of message @p seq's content. */
@@ -642,7 +512,7 @@ stream_run(struct stream *st, uint64_t total, uint64_t deadline_ms)
 			CHECK(0, "%s stream stalled for 10 s: %" PRIu64 " sent, %" PRIu64
 			      " send completions, %" PRIu64 " delivered, VI states %s/%s",
 			      level_name(st->level), st->sent, st->send_done, st->delivered,
-			      state_name(vi_state(st->s)), state_name(vi_state(st->r)));
+			      h_state_name(h_vi_state(st->s)), h_state_name(h_vi_state(st->r)));
 			st->broken = true;
 			break;
 		}
@@ -694,7 +564,7 @@ stress_level(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint64_t total, bool f
 		      : "no faults (baseline)");
 	h_mem_reset(&x->m);
 	snprintf(tag, sizeof(tag), "stress-%s", level_name(level));
-	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, tag))
+	if (a == NULL || b == NULL || !h_connect(x->nic, a, x->nic, b, tag, 10000))
 		goto out;
 	h_err_clear();
 	if (!stream_init(&st, level, a, &x->m, b, &x->m, mtu, 8192, 5, 64))
@@ -737,8 +607,8 @@ stress_level(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint64_t total, bool f
 			      st.lost, (unsigned long long)(c1.FramesCorrupt - c0.FramesCorrupt));
 		h_note("Unreliable: %u RECVQ_EMPTY (credits resolved by timeout), %u CONN_LOST",
 		       rq_empty, conn_lost);
-		CHECK(conn_lost == 0 && vi_state(a) == VIP_STATE_CONNECTED &&
-		      vi_state(b) == VIP_STATE_CONNECTED,
+		CHECK(conn_lost == 0 && h_vi_state(a) == VIP_STATE_CONNECTED &&
+		      h_vi_state(b) == VIP_STATE_CONNECTED,
 		      "Unreliable: the connection stays up (§2.5.1)");
 	} else {
 		CHECK(st.delivered == total && st.bad_order == 0,
@@ -748,11 +618,11 @@ stress_level(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint64_t total, bool f
 		CHECK(st.bad_status == 0 && st.bad_send == 0,
 		      "%s: no error completions (%u receive, %u send)", level_name(level),
 		      st.bad_status, st.bad_send);
-		CHECK(conn_lost == 0 && rq_empty == 0 && vi_state(a) == VIP_STATE_CONNECTED &&
-		      vi_state(b) == VIP_STATE_CONNECTED,
+		CHECK(conn_lost == 0 && rq_empty == 0 && h_vi_state(a) == VIP_STATE_CONNECTED &&
+		      h_vi_state(b) == VIP_STATE_CONNECTED,
 		      "%s: the connection survived (CONN_LOST %u, RECVQ_EMPTY %u, states %s/%s)",
-		      level_name(level), conn_lost, rq_empty, state_name(vi_state(a)),
-		      state_name(vi_state(b)));
+		      level_name(level), conn_lost, rq_empty, h_state_name(h_vi_state(a)),
+		      h_state_name(h_vi_state(b)));
 		if (faults)
 			CHECK(c1.FramesRetransmitted > c0.FramesRetransmitted,
 			      "%s: go-back-N retransmitted frames (%llu)", level_name(level),
@@ -768,9 +638,7 @@ stress_level(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint64_t total, bool f
 	       (unsigned long long)(c1.FramesCorrupt - c0.FramesCorrupt),
 	       (unsigned long long)(c1.FramesDropped - c0.FramesDropped));
 out:
-	vi_drop(a, false);
-	vi_drop(b, false);
-	h_err_clear();
+	h_pair_drop(a, b);
 }
 
 /*
@@ -793,7 +661,7 @@ comp_prot_unreliable(struct nicx *x)
 
 	h_note("COMP_PROT on a held Unreliable receive (§9.9.1), through the faulty NIC");
 	h_mem_reset(&x->m);
-	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, "cprot-u"))
+	if (a == NULL || b == NULL || !h_connect(x->nic, a, x->nic, b, "cprot-u", 10000))
 		goto out;
 	h_err_clear();
 	for (attempt = 0; attempt < 40 && !got; attempt++) {
@@ -860,12 +728,10 @@ comp_prot_unreliable(struct nicx *x)
 	       attempt, delivered, post_desc);
 	CHECK(got, "VIP_ERROR_COMP_PROT for a receive descriptor held mid-message whose region "
 	      "was deregistered");
-	CHECK(vi_state(b) == VIP_STATE_CONNECTED,
-	      "the Unreliable VI stays Connected (§2.5.1): %s", state_name(vi_state(b)));
+	CHECK(h_vi_state(b) == VIP_STATE_CONNECTED,
+	      "the Unreliable VI stays Connected (§2.5.1): %s", h_state_name(h_vi_state(b)));
 out:
-	vi_drop(a, false);
-	vi_drop(b, false);
-	h_err_clear();
+	h_pair_drop(a, b);
 }
 
 static void
@@ -925,7 +791,7 @@ delay_semantics(struct nicx *x)
 	h_mem_reset(&x->m);
 	a = vi_new(x, VIP_SERVICE_RELIABLE_RECEPTION, 32768);
 	b = vi_new(x, VIP_SERVICE_RELIABLE_RECEPTION, 32768);
-	if (a != NULL && b != NULL && connect_pair(x, a, x, b, "rr-delay")) {
+	if (a != NULL && b != NULL && h_connect(x->nic, a, x->nic, b, "rr-delay", 10000)) {
 		r = recv_new(&x->m, 1024);
 		VipPostRecv(b, r, x->m.mh);
 		s = send_new(&x->m, 100, 77);
@@ -967,20 +833,18 @@ delay_semantics(struct nicx *x)
 		      (out->CS.Status & VIP_STATUS_ERROR_MASK),
 		      "the pending RR send completes in error (flushed) on VipDisconnect (%s, "
 		      "Status %#x)", VipDpdkReturnString(rc), out != NULL ? out->CS.Status : 0);
-		CHECK(state_wait(b, VIP_STATE_ERROR, 2000) == VIP_STATE_ERROR &&
+		CHECK(h_state_wait(b, VIP_STATE_ERROR, 2000) == VIP_STATE_ERROR &&
 		      h_err_take(VIP_ERROR_CONN_LOST, b, 2000, NULL),
-		      "the peer learns of it: Error, CONN_LOST (%s)", state_name(vi_state(b)));
+		      "the peer learns of it: Error, CONN_LOST (%s)", h_state_name(h_vi_state(b)));
 	}
-	vi_drop(a, false);
-	vi_drop(b, false);
-	h_err_clear();
+	h_pair_drop(a, b);
 
 	/* RD: complete once transmitted */
 	h_note("RD send completion through the same NIC (Table 1, §2.5.2)");
 	h_mem_reset(&x->m);
 	a = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, 32768);
 	b = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, 32768);
-	if (a != NULL && b != NULL && connect_pair(x, a, x, b, "rd-delay")) {
+	if (a != NULL && b != NULL && h_connect(x->nic, a, x->nic, b, "rd-delay", 10000)) {
 		r = recv_new(&x->m, 1024);
 		VipPostRecv(b, r, x->m.mh);
 		s = send_new(&x->m, 100, 79);
@@ -999,9 +863,7 @@ delay_semantics(struct nicx *x)
 		      check_msg(seg_buf(r), 100, 79) < 0 && tr >= 150,
 		      "RD: the data arrives later, intact (%llu ms)", (unsigned long long)tr);
 	}
-	vi_drop(a, false);
-	vi_drop(b, false);
-	h_err_clear();
+	h_pair_drop(a, b);
 
 	/* §9.9.1 COMP_PROT: an RR send completes on its ACK, 400 ms later */
 	h_note("COMP_PROT: the region of an RR send descriptor deregistered before its "
@@ -1009,7 +871,7 @@ delay_semantics(struct nicx *x)
 	h_mem_reset(&x->m);
 	a = vi_new(x, VIP_SERVICE_RELIABLE_RECEPTION, 32768);
 	b = vi_new(x, VIP_SERVICE_RELIABLE_RECEPTION, 32768);
-	if (a != NULL && b != NULL && connect_pair(x, a, x, b, "rr-cprot")) {
+	if (a != NULL && b != NULL && h_connect(x->nic, a, x->nic, b, "rr-cprot", 10000)) {
 		VIP_MEM_ATTRIBUTES ma;
 		VIP_MEM_HANDLE dh;
 		uint8_t *page = h_mem_get(&x->m, 4096, 4096);
@@ -1051,9 +913,7 @@ delay_semantics(struct nicx *x)
 			      out != NULL ? out->CS.Status : 0);
 		}
 	}
-	vi_drop(a, false);
-	vi_drop(b, false);
-	h_err_clear();
+	h_pair_drop(a, b);
 }
 
 /*
@@ -1080,7 +940,7 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 		h_note("%s: %u bytes and no receive posted (§2.5.2, §9.9.1 RECVQ_EMPTY)", ln, len);
 	h_mem_reset(&x->m);
 	snprintf(tag, sizeof(tag), "remerr-%s-%u", ln, recv_cap);
-	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, tag))
+	if (a == NULL || b == NULL || !h_connect(x->nic, a, x->nic, b, tag, 10000))
 		goto out;
 	h_err_clear();
 	if (recv_cap > 0) {
@@ -1112,11 +972,11 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 		CHECK(h_err_take(VIP_ERROR_RECVQ_EMPTY, b, 3000, &ev) && ev.resource == VIP_RESOURCE_VI,
 		      "%s: VIP_ERROR_RECVQ_EMPTY at the receiver", ln);
 	}
-	sa = state_wait(a, VIP_STATE_ERROR, 3000);
-	sb = state_wait(b, VIP_STATE_ERROR, 3000);
+	sa = h_state_wait(a, VIP_STATE_ERROR, 3000);
+	sb = h_state_wait(b, VIP_STATE_ERROR, 3000);
 	CHECK(sa == VIP_STATE_ERROR && sb == VIP_STATE_ERROR,
-	      "%s: both VIs are in the Error state (sender %s, receiver %s)", ln, state_name(sa),
-	      state_name(sb));
+	      "%s: both VIs are in the Error state (sender %s, receiver %s)", ln, h_state_name(sa),
+	      h_state_name(sb));
 	CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, 3000, &ev) && ev.resource == VIP_RESOURCE_VI,
 	      "%s: VIP_ERROR_CONN_LOST at the sender%s", ln,
 	      level == VIP_SERVICE_RELIABLE_DELIVERY ? " (asynchronously, after the successful "
@@ -1144,12 +1004,12 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 	      out != NULL ? out->CS.Status : 0);
 	CHECK_RET(VipDisconnect(a), VIP_SUCCESS, "%s: VipDisconnect of the sender", ln);
 	CHECK_RET(VipDisconnect(b), VIP_SUCCESS, "%s: VipDisconnect of the receiver", ln);
-	CHECK(vi_state(a) == VIP_STATE_IDLE && vi_state(b) == VIP_STATE_IDLE,
-	      "%s: both are Idle again (%s, %s)", ln, state_name(vi_state(a)),
-	      state_name(vi_state(b)));
+	CHECK(h_vi_state(a) == VIP_STATE_IDLE && h_vi_state(b) == VIP_STATE_IDLE,
+	      "%s: both are Idle again (%s, %s)", ln, h_state_name(h_vi_state(a)),
+	      h_state_name(h_vi_state(b)));
 	/* and usable: a new connection carries data */
 	snprintf(tag, sizeof(tag), "remerr2-%s-%u", ln, recv_cap);
-	if (connect_pair(x, a, x, b, tag)) {
+	if (h_connect(x->nic, a, x->nic, b, tag, 10000)) {
 		r = recv_new(&x->m, 1024);
 		VipPostRecv(b, r, x->m.mh);
 		s = send_new(&x->m, 500, 3);
@@ -1162,9 +1022,7 @@ remote_error(struct nicx *x, VIP_RELIABILITY_LEVEL level, uint32_t recv_cap, uin
 		      "%s: and its data arrives", ln);
 	}
 out:
-	vi_drop(a, false);
-	vi_drop(b, false);
-	h_err_clear();
+	h_pair_drop(a, b);
 }
 
 static void
@@ -1229,7 +1087,7 @@ post_desc_send(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	ma.Ptag = x->pt;
 	if (other == NULL || a == NULL || b == NULL ||
 	    VipRegisterMem(x->nic, other, 8192, &ma, &oh) != VIP_SUCCESS ||
-	    !connect_pair(x, a, x, b, tag))
+	    !h_connect(x->nic, a, x->nic, b, tag, 10000))
 		goto out;
 	h_err_clear();
 	r = recv_new(&x->m, 1024);
@@ -1248,13 +1106,13 @@ post_desc_send(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	      "%s: it leaves the send queue in error (%s, Status %#x)", ln,
 	      VipDpdkReturnString(rc), out != NULL ? out->CS.Status : 0);
 	h_sleep_ms(50);
-	sa = vi_state(a);
+	sa = h_vi_state(a);
 	h_note("%s: after a local descriptor error the sender is %s, the receiver %s", ln,
-	       state_name(sa), state_name(vi_state(b)));
+	       h_state_name(sa), h_state_name(h_vi_state(b)));
 	if (level == VIP_SERVICE_RELIABLE_RECEPTION)
 		CHECK(sa == VIP_STATE_ERROR,
 		      "RR: any error breaks the connection, no later descriptor is processed "
-		      "(§2.5.3): the sender is in Error (%s)", state_name(sa));
+		      "(§2.5.3): the sender is in Error (%s)", h_state_name(sa));
 	if (sa == VIP_STATE_CONNECTED) {
 		s = send_new(&x->m, 64, 9);
 		VipPostSend(a, s, x->m.mh);
@@ -1265,12 +1123,10 @@ post_desc_send(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 		      "%s: and arrives", ln);
 	}
 out:
-	vi_drop(a, false);
-	vi_drop(b, false);
+	h_pair_drop(a, b);
 	if (oh != 0)
 		VipDeregisterMem(x->nic, other, oh);
 	free(other);
-	h_err_clear();
 }
 
 /* POST_DESC for a receive descriptor: on a reliable level that breaks the
@@ -1295,7 +1151,7 @@ post_desc_recv(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	ma.Ptag = x->pt;
 	if (other == NULL || a == NULL || b == NULL ||
 	    VipRegisterMem(x->nic, other, 8192, &ma, &oh) != VIP_SUCCESS ||
-	    !connect_pair(x, a, x, b, tag))
+	    !h_connect(x->nic, a, x->nic, b, tag, 10000))
 		goto out;
 	h_err_clear();
 	r = desc_at(other, 1);
@@ -1318,19 +1174,17 @@ post_desc_recv(struct nicx *x, VIP_RELIABILITY_LEVEL level)
 	CHECK(out == r && (out->CS.Status & VIP_STATUS_ERROR_MASK),
 	      "%s: the receive leaves its queue in error (Status %#x)", ln,
 	      out != NULL ? out->CS.Status : 0);
-	CHECK(state_wait(a, VIP_STATE_ERROR, 2000) == VIP_STATE_ERROR &&
-	      state_wait(b, VIP_STATE_ERROR, 2000) == VIP_STATE_ERROR,
+	CHECK(h_state_wait(a, VIP_STATE_ERROR, 2000) == VIP_STATE_ERROR &&
+	      h_state_wait(b, VIP_STATE_ERROR, 2000) == VIP_STATE_ERROR,
 	      "%s: the connection is broken, both VIs in Error (%s, %s)", ln,
-	      state_name(vi_state(a)), state_name(vi_state(b)));
+	      h_state_name(h_vi_state(a)), h_state_name(h_vi_state(b)));
 	CHECK(h_err_take(VIP_ERROR_CONN_LOST, a, 2000, NULL) &&
 	      h_err_take(VIP_ERROR_CONN_LOST, b, 2000, NULL), "%s: CONN_LOST on both", ln);
 out:
-	vi_drop(a, false);
-	vi_drop(b, false);
+	h_pair_drop(a, b);
 	if (oh != 0)
 		VipDeregisterMem(x->nic, other, oh);
 	free(other);
-	h_err_clear();
 }
 
 /* §9.9.1 VI Overrun on a connected RD VI. */
@@ -1346,7 +1200,7 @@ overrun(struct nicx *x)
 
 	h_note("RD: VI Overrun, %u receives posted on a connected VI, then one more (§9.9.1)", max);
 	h_mem_reset(&x->m);
-	if (a == NULL || b == NULL || !connect_pair(x, a, x, b, "overrun"))
+	if (a == NULL || b == NULL || !h_connect(x->nic, a, x->nic, b, "overrun", 10000))
 		goto out;
 	h_err_clear();
 	for (i = 0; i < max; i++) {
@@ -1362,8 +1216,8 @@ overrun(struct nicx *x)
 	CHECK(h_err_take(VIP_ERROR_VI_OVERRUN, b, 2000, &ev) && ev.resource == VIP_RESOURCE_VI,
 	      "VIP_ERROR_VI_OVERRUN reaches the error callback, ResourceCode VI (%d)",
 	      (int)ev.resource);
-	CHECK(vi_state(b) == VIP_STATE_CONNECTED, "the VI stays Connected (%s)",
-	      state_name(vi_state(b)));
+	CHECK(h_vi_state(b) == VIP_STATE_CONNECTED, "the VI stays Connected (%s)",
+	      h_state_name(h_vi_state(b)));
 	s = send_new(&x->m, 100, 5);
 	VipPostSend(a, s, x->m.mh);
 	out = wait_done(a, false, 2000, NULL);
@@ -1372,9 +1226,7 @@ overrun(struct nicx *x)
 	CHECK(out == first && out->CS.Length == 100 && check_msg(seg_buf(first), 100, 5) < 0,
 	      "and lands in the first receive");
 out:
-	vi_drop(a, false);
-	vi_drop(b, false);
-	h_err_clear();
+	h_pair_drop(a, b);
 }
 
 static void
@@ -1514,7 +1366,7 @@ kill_case(struct nicx *lx, struct viad_proc *lv, struct nicx *px, struct viad_pr
 	h_mem_reset(&lx->m);
 	h_mem_reset(&px->m);
 	snprintf(tag, sizeof(tag), "kill-%s-%d", ln, (int)how);
-	if (l == NULL || p == NULL || !connect_pair(lx, l, px, p, tag))
+	if (l == NULL || p == NULL || !h_connect(lx->nic, l, px->nic, p, tag, 10000))
 		goto out;
 	h_err_clear();
 	if (stream) {
@@ -1590,11 +1442,11 @@ kill_case(struct nicx *lx, struct viad_proc *lv, struct nicx *px, struct viad_pr
 	}
 	if (h_err_take(VIP_ERROR_CONN_LOST, l, KILL_BOUND_MS, &ev))
 		tl = ev.at_ms - tk;
-	sl = vi_state(l);
+	sl = h_vi_state(l);
 	CHECK(tl > 0 && sl == VIP_STATE_ERROR,
 	      "%s: CONN_LOST and the Error state within %u ms of the peer's death: %s after "
 	      "%llu ms, %s; detected by %s", ln, KILL_BOUND_MS, tl > 0 ? "CONN_LOST" : "nothing",
-	      (unsigned long long)tl, state_name(sl), detector(lv, link0, rto0));
+	      (unsigned long long)tl, h_state_name(sl), detector(lv, link0, rto0));
 	printf("# RESULT kill level=%s how=%s detect_ms=%llu by=%s\n", ln, hows[how],
 	       (unsigned long long)tl, detector(lv, link0, rto0));
 	/* §5.4: in Error, posts complete in error at once */
@@ -1607,7 +1459,7 @@ kill_case(struct nicx *lx, struct viad_proc *lv, struct nicx *px, struct viad_pr
 out:
 	if (pv->pid > 0)
 		viad_kill(pv);          /* a frozen peer, or one a failure spared */
-	vi_drop(l, false);
+	h_vi_drop(l);
 	/* the peer's session: its viad is gone, the VI goes with the session */
 	(void)p;
 	h_err_clear();

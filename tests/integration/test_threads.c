@@ -59,12 +59,6 @@
 #define ST_SEND_OK (VIP_STATUS_DONE | VIP_STATUS_OP_SEND)
 #define ST_RECV_OK (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE)
 
-union net_addr {
-	VIP_NET_ADDRESS a;
-	uint64_t align;
-	uint8_t bytes[sizeof(VIP_NET_ADDRESS) + 6 + 64];
-};
-
 struct pair {
 	unsigned idx;
 	bool cq;                   /* queues on the shared CQs */
@@ -97,7 +91,6 @@ struct sender {
 static VIP_NIC_HANDLE nic;
 static VIP_PROTECTION_HANDLE pt;
 static VIP_CQ_HANDLE cq_s, cq_r;
-static uint8_t mac_self[6];
 static uint64_t run_seed;
 static struct pair pairs[NB_PAIRS];
 static struct sender senders[MAX_SENDERS];
@@ -524,83 +517,6 @@ receiver_main(void *arg)
 	return NULL;
 }
 
-/* ---- connections ------------------------------------------------------------------ */
-
-static VIP_NET_ADDRESS *
-addr_set(union net_addr *u, const char *disc)
-{
-	size_t dl = strlen(disc);
-
-	memset(u, 0, sizeof(*u));
-	u->a.HostAddressLen = 6;
-	u->a.DiscriminatorLen = (VIP_UINT16)dl;
-	memcpy(u->a.HostAddress, mac_self, 6);
-	memcpy(u->a.HostAddress + 6, disc, dl);
-	return &u->a;
-}
-
-static VIP_RETURN
-peer_connect(VIP_VI_HANDLE x, VIP_VI_HANDLE y, const char *tag)
-{
-	char dx[48], dy[48];
-	union net_addr ax, ay;
-	VIP_VI_ATTRIBUTES ra;
-	VIP_RETURN rc;
-
-	snprintf(dx, sizeof(dx), "%s-x", tag);
-	snprintf(dy, sizeof(dy), "%s-y", tag);
-	rc = VipConnectPeerRequest(x, addr_set(&ax, dx), addr_set(&ay, dy), 20000);
-	if (rc != VIP_SUCCESS)
-		return rc;
-	rc = VipConnectPeerRequest(y, addr_set(&ay, dy), addr_set(&ax, dx), 20000);
-	if (rc != VIP_SUCCESS)
-		return rc;
-	rc = VipConnectPeerWait(x, &ra);
-	if (rc != VIP_SUCCESS)
-		return rc;
-	return VipConnectPeerWait(y, &ra);
-}
-
-struct acceptor {
-	const char *disc;
-	VIP_VI_HANDLE vi;
-	VIP_RETURN rc;
-};
-
-static void *
-acceptor_main(void *arg)
-{
-	struct acceptor *x = arg;
-	union net_addr l, r;
-	VIP_VI_ATTRIBUTES ra;
-	VIP_CONN_HANDLE conn;
-
-	x->rc = VipConnectWait(nic, addr_set(&l, x->disc), 20000, &r.a, &ra, &conn);
-	if (x->rc == VIP_SUCCESS)
-		x->rc = VipConnectAccept(conn, x->vi);
-	return NULL;
-}
-
-/* Client/server: VipConnectWait + Accept in a thread of its own. */
-static VIP_RETURN
-cs_connect(VIP_VI_HANDLE x, VIP_VI_HANDLE y, const char *tag)
-{
-	char dx[48], dy[48];
-	struct acceptor acc = { dy, y, VIP_ERROR_RESOURCE };
-	union net_addr ax, ay;
-	VIP_VI_ATTRIBUTES ra;
-	pthread_t t;
-	VIP_RETURN rc;
-
-	snprintf(dx, sizeof(dx), "%s-c", tag);
-	snprintf(dy, sizeof(dy), "%s-s", tag);
-	if (pthread_create(&t, NULL, acceptor_main, &acc) != 0)
-		return VIP_ERROR_RESOURCE;
-	rc = VipConnectRequest(x, addr_set(&ax, dx), addr_set(&ay, dy), 20000, &ra);
-	pthread_join(t, NULL);
-	return rc != VIP_SUCCESS ? rc : acc.rc;
-}
-
 /* ---- control threads ---------------------------------------------------------------- */
 
 struct ctl_mem {
@@ -731,8 +647,11 @@ ctl_connections_main(void *arg)
 			break;
 		}
 		snprintf(tag, sizeof(tag), "ctl%u", i);
-		if (expect(i & 1 ? peer_connect(x, y, tag) : cs_connect(x, y, tag), VIP_SUCCESS,
-			   i & 1 ? "connect peer-to-peer" : "connect client/server", i)) {
+		/* the _rc forms: this thread reports through fail(), not checks */
+		if (expect(i & 1 ? h_peer_connect_rc(nic, x, nic, y, tag, 20000)
+				 : h_connect_rc(nic, x, nic, y, tag, 20000, NULL),
+			   VIP_SUCCESS, i & 1 ? "connect peer-to-peer" : "connect client/server",
+			   i)) {
 			desc_at(rd, rb, pmem_mh, MSG_MAX, false);
 			msg_fill(sb, len, key);
 			desc_at(sd, sb, pmem_mh, len, true);
@@ -837,7 +756,6 @@ run(const char *poll_mode)
 	    !CHECK_RET(VipCreatePtag(nic, &pt), VIP_SUCCESS, "create a protection tag"))
 		goto stop;
 	CHECK(na.ThreadSafe == VIP_TRUE, "VipQueryNic: ThreadSafe is VIP_TRUE (§9.10.4)");
-	memcpy(mac_self, na.LocalNicAddress, 6);
 	VipErrorCallback(nic, NULL, err_handler);
 
 	/* memory: descriptors (and pairs 0, 2's buffers) in provider memory,
@@ -894,7 +812,7 @@ run(const char *poll_mode)
 			       "pair %u: create the receiving VI", i))
 			goto stop;
 		snprintf(tag, sizeof(tag), "pair%u", i);
-		if (!CHECK_RET(peer_connect(p->a, p->b, tag), VIP_SUCCESS, "pair %u: connect", i))
+		if (!h_peer_connect(nic, p->a, nic, p->b, tag, 20000))
 			goto stop;
 		p->rdesc = pfree;
 		pfree += RECV_WINDOW * DESC_SIZE;
@@ -1039,22 +957,8 @@ run(const char *poll_mode)
 	      c1.RegionsRegistered - c0.RegionsRegistered);
 
 stop:
-	for (i = 0; i < NB_PAIRS; i++) {
-		VIP_DESCRIPTOR *d;
-
-		if (pairs[i].a != NULL) {
-			VipDisconnect(pairs[i].a);
-			while (VipSendDone(pairs[i].a, &d) == VIP_SUCCESS)
-				;
-			CHECK_RET(VipDestroyVi(pairs[i].a), VIP_SUCCESS, "pair %u: destroy", i);
-		}
-		if (pairs[i].b != NULL) {
-			VipDisconnect(pairs[i].b);
-			while (VipRecvDone(pairs[i].b, &d) == VIP_SUCCESS)
-				;
-			CHECK_RET(VipDestroyVi(pairs[i].b), VIP_SUCCESS, "pair %u: destroy", i);
-		}
-	}
+	for (i = 0; i < NB_PAIRS; i++)
+		h_pair_drop(pairs[i].a, pairs[i].b);
 	if (cq_s != NULL) {
 		VIP_VI_HANDLE vi;
 		VIP_BOOLEAN rq;
