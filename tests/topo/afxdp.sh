@@ -4,8 +4,9 @@
 # Topology 3: two network namespaces created here, joined by a veth pair;
 # one viad in each, driving its end of the pair with net_af_xdp (generic
 # XDP), or with net_af_packet (qdisc_bypass=0) where af_xdp cannot start.
-# A client of viad B connects to a server of viad A by the MAC of A's veth.
-# Raw Ethernet only: no IP addresses.
+# A client of viad B connects to a server of viad A by the MAC of A's veth,
+# once per check of TOPO_MODES (send/receive, RDMA). Raw Ethernet only: no
+# IP addresses.
 #
 #   afxdp.sh [BUILD_DIR] [TOPO_CHECK]
 #
@@ -85,7 +86,11 @@ run_glue() { # GLUE: start, check, stop
 	[ "$g" = af_xdp ] && topo_log "XDP on the veths: $(ip -n "$NSA" -o link show dev "$VETH_A" |
 		grep -o 'xdp[a-z]*' | head -1) / $(ip -n "$NSB" -o link show dev "$VETH_B" |
 		grep -o 'xdp[a-z]*' | head -1)"
-	pair_check "$g" "$(viad_sock "A-$g")" "$(viad_sock "B-$g")" "$MAC_A"
+	for mode in $(topo_modes); do
+		mode_set "$mode" || continue
+		pair_check "$g$MODE_TAG" "$(viad_sock "A-$g")" "$(viad_sock "B-$g")" "$MAC_A" \
+			"${MODE_ARGS[@]}"
+	done
 	viad_stop "B-$g"
 	viad_stop "A-$g"
 	topo_log "glue $g: ran"

@@ -19,7 +19,16 @@
 #                                           topo_check --server on one viad,
 #                                           --client on the other; failure
 #                                           recorded unless both pass
+#   topo_modes                              the checks to run (TOPO_MODES)
+#   mode_set MODE                           MODE_TAG (label suffix) and
+#                                           MODE_ARGS (topo_check arguments,
+#                                           after the others) of a check
 #   topo_fail MSG                           record a failure (exit status 1)
+#
+# Every topology runs each check of TOPO_MODES ("send rdma"): send is
+# send/receive on Unreliable Delivery VIs, rdma is topo_check --rdma (RDMA
+# Write and RDMA Read, 1 B .. MaxTransferSize at offsets across pages, on
+# Reliable Delivery VIs), TOPO_RDMA_ROUNDS rounds (TOPO_ROUNDS).
 #
 # Environment: TOPO_ROUNDS (300), TOPO_SEED (random), TOPO_MEM ("pmem heap":
 # one pair_check per memory kind), TOPO_CHECK_TIMEOUT (120 s per topo_check),
@@ -299,6 +308,32 @@ pair_check() {
 		fi
 	done
 	return $ok
+}
+
+topo_modes() {
+	echo "${TOPO_MODES:-send rdma}"
+}
+
+# mode_set MODE: MODE_TAG and MODE_ARGS of check MODE; 1 (and a failure
+# recorded) if there is no such check. MODE_ARGS come after -n in the
+# command lines, so that their -n wins.
+MODE_TAG=
+MODE_ARGS=()
+mode_set() {
+	case $1 in
+	send)
+		MODE_TAG=
+		MODE_ARGS=()
+		;;
+	rdma)
+		MODE_TAG=-rdma
+		MODE_ARGS=(--rdma -n "${TOPO_RDMA_ROUNDS:-${TOPO_ROUNDS:-300}}")
+		;;
+	*)
+		topo_fail "unknown check '$1' in TOPO_MODES (send, rdma)"
+		return 1
+		;;
+	esac
 }
 
 topo_cleanup() {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Topology 1: one viad with a loopback port; topo_check --loopback runs both
-# ends (two VIs, each on its own VipOpenNic session) in one process.
+# ends (two VIs, each on its own VipOpenNic session) in one process, once
+# per check of TOPO_MODES (send/receive, RDMA) and memory kind.
 #
 #   loopback.sh [BUILD_DIR] [TOPO_CHECK]
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -23,19 +24,24 @@ CONF
 viad_start L -c "$RUN/L.conf" -- $(topo_eal L "$CPU0" "$CPU1") ||
 	{ topo_fail "viad did not start"; exit 1; }
 
-for mem in ${TOPO_MEM:-pmem heap}; do
-	margs=()
-	[ "$mem" = heap ] && margs=(--heap)
-	t0=$(date +%s%N)
-	check_run "loopback-$mem" "$(viad_sock L)" --loopback -D "topo-lo-$$" -s "$TOPO_SEED" \
-		-n "${TOPO_ROUNDS:-300}" "${margs[@]}"
-	st=$?
-	check_print "loopback-$mem"
-	if [ $st -eq 0 ]; then
-		topo_log "loopback $mem memory: PASS in $((($(date +%s%N) - t0) / 1000000)) ms"
-	else
-		topo_fail "loopback $mem memory: topo_check status $st"
-	fi
+for mode in $(topo_modes); do
+	mode_set "$mode" || continue
+	for mem in ${TOPO_MEM:-pmem heap}; do
+		margs=()
+		[ "$mem" = heap ] && margs=(--heap)
+		name=loopback$MODE_TAG-$mem
+		t0=$(date +%s%N)
+		check_run "$name" "$(viad_sock L)" --loopback -D "topo-lo-$$" -s "$TOPO_SEED" \
+			-n "${TOPO_ROUNDS:-300}" "${margs[@]}" "${MODE_ARGS[@]}"
+		st=$?
+		check_print "$name"
+		if [ $st -eq 0 ]; then
+			topo_log "loopback$MODE_TAG $mem memory: PASS in" \
+				"$((($(date +%s%N) - t0) / 1000000)) ms"
+		else
+			topo_fail "loopback$MODE_TAG $mem memory: topo_check status $st"
+		fi
+	done
 done
 
 viad_stop L

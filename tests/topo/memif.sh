@@ -3,7 +3,8 @@
 #
 # Topology 2: two viads on this host joined by net_memif (A: role=server,
 # B: role=client, one socket in the run dir). A client of viad B connects to
-# a server of viad A by A's port MAC and checks echoed messages.
+# a server of viad A by A's port MAC and checks echoed messages, then (a new
+# connection) RDMA Writes and Reads into a region of the server.
 #
 #   memif.sh [BUILD_DIR] [TOPO_CHECK]
 #
@@ -39,7 +40,10 @@ viad_start B -c "$RUN/B.conf" --set viad.poll_mode=backoff -- $(topo_eal B "$CPU
 	{ topo_fail "viad B did not start"; exit 1; }
 
 # topo_check waits for the memif link (VIP_DPDK_SMI_PORT LinkUp) itself
-pair_check memif "$(viad_sock A)" "$(viad_sock B)" "$MAC_A"
+for mode in $(topo_modes); do
+	mode_set "$mode" || continue
+	pair_check "memif$MODE_TAG" "$(viad_sock A)" "$(viad_sock B)" "$MAC_A" "${MODE_ARGS[@]}"
+done
 
 viad_stop B
 viad_stop A

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Runs the three topologies, each under a time limit, and prints PASS topoN
-# or FAIL topoN for each:
+# or FAIL topoN for each. Each runs topo_check's send/receive check and its
+# RDMA Write/Read check (--rdma), with provider and heap memory:
 #   topo1  one viad, loopback port, topo_check --loopback      (loopback.sh)
 #   topo2  two viads joined by net_memif                       (memif.sh)
 #   topo3  two viads in two netns joined by a veth, af_xdp     (afxdp.sh)
@@ -12,7 +13,7 @@
 #
 # Exit status: 0 if all passed, 77 (skip) when not root. Environment: TOPO_TIMEOUT (seconds per
 # topology, default 300), TOPO_ONLY (e.g. "1 3"), and those of lib.sh
-# (TOPO_ROUNDS, TOPO_SEED, TOPO_MEM, TOPO_KEEP) and afxdp.sh
+# (TOPO_ROUNDS, TOPO_SEED, TOPO_MEM, TOPO_MODES, TOPO_RDMA_ROUNDS, TOPO_KEEP) and afxdp.sh
 # (TOPO_AFXDP_GLUE).
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=${1:-$HERE/../../build}

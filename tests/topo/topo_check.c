@@ -6,11 +6,15 @@
  *   topo_check --client MAC [-D DISC] [options]   connect to MAC/DISC, check echoes
  *   topo_check --loopback [options]               both ends in this process
  *
- * Unreliable Delivery VIs. The client first sends a hello carrying the seed,
- * the largest message size and the frame payload size, then N rounds of W
- * messages (--window, default 1): each of a size (0 .. MaxTransferSize, edge
- * sizes favoured) and content derived from (seed, sequence number), gathered
- * from 1..8 segments of random lengths at random offsets. The server
+ * Two checks: send/receive (the default) and, with --rdma on both ends,
+ * RDMA Write and RDMA Read.
+ *
+ * Send/receive: Unreliable Delivery VIs. The client first sends a hello
+ * carrying the seed, the largest message size and the frame payload size,
+ * then N rounds of W messages (--window, default 1): each of a size
+ * (0 .. MaxTransferSize, edge sizes favoured) and content derived from
+ * (seed, sequence number), gathered from 1..8 segments of random lengths
+ * at random offsets. The server
  * scatters it into 1..8 segments, checks status, length, immediate data,
  * content and that nothing outside the descriptor's segments was written,
  * and echoes the bytes it received; the client checks the echo the same
@@ -20,6 +24,30 @@
  * Exit status 0 only if every message checked matched and every round
  * completed. Buffers: VipDpdkAllocMem provider memory, or malloc'd memory
  * with --heap; both registered with VipRegisterMem.
+ *
+ * --rdma: Reliable Delivery VIs with EnableRdmaWrite and EnableRdmaRead
+ * (VIA §9.10.5; RDMA Read needs a reliable level, §2.5.1). The server also
+ * registers a target region (the same kind of memory as its buffers,
+ * MaxTransferSize + 4 pages, RDMA Write and Read enabled, §9.10.6) and
+ * answers the hello with the region's address, length and memory handle.
+ * Round r (of N) writes `size` bytes at `offset` of that region, both
+ * derived from (seed, r): sizes 1 .. MaxTransferSize with the edges
+ * favoured (1, pages, frame payloads of RDMA Write and Read Response
+ * frames, the maximum), offsets crossing a page boundary where the size
+ * allows, or at either end of the region or of a page. The client
+ * RDMA-Writes content derived from (seed, r) gathered from 1..16 local
+ * segments at random offsets (VIA §9.8.2, address segment first, §10.3),
+ * then RDMA-Reads the range back into another 1..16-segment scatter list
+ * (§9.8.3), half the time posted right behind the write ("RDMA Reads do
+ * not pass RDMA Writes", §6.3.1.1), some of those with the queue fence.
+ * It checks both completions (Status, Length, FIFO dequeue: §9.8.4,
+ * §9.8.5), every byte read, and that no byte outside the scatter segments
+ * changed. Every K rounds (--verify-every, and after the last) it sends
+ * the server a check request naming the round: the server replays the
+ * writes of rounds 0..r on a copy of its region's initial content and
+ * compares the whole region (the writes landed there, in place, and
+ * nothing else moved), then answers with what it found. Exit status 0 only
+ * if every round and every check matched.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +68,15 @@
 #include <vipl_dpdk.h>
 
 #define MAX_SEGS        8
+#define RDMA_SEGS       16         /* --rdma: local segments of an RDMA descriptor */
+#define RDMA_DESC_STRIDE 512       /* CS + address segment + 16 DS = 304 */
+#define PAGE            4096u
+#define RDMA_WAIT_MS    5000       /* an RDMA completion or a check's answer */
+#define RINFO_MAGIC     0x4e4f49474552504fULL   /* "OPREGION": the server's answer */
+#define RCHECK_LEN      16
+#define RDMA_SALT       0x52444d4157524954ULL   /* content of RDMA round r */
+#define TINIT_SALT      0x54494e4954524547ULL   /* initial content of the region */
+#define HELLO_F_RDMA    1u         /* hello flags: the client runs --rdma */
 #define NB_RECV         8          /* receive descriptors kept posted */
 #define NB_SEND         8          /* send descriptors: the largest window */
 #define GAP_MAX         4095       /* bytes skipped before each segment */
@@ -53,6 +90,7 @@
 #define IMM_SEQ_MASK    0x3fffffffu
 #define T_DATA          0u
 #define T_HELLO         1u
+#define T_RCHECK        2u         /* --rdma: check request and its answer */
 #define T_BYE           3u
 #define MK_IMM(t, s)    (((uint32_t)(t) << IMM_TYPE_SHIFT) | ((s) & IMM_SEQ_MASK))
 
@@ -76,6 +114,8 @@ static struct {
 	uint32_t max_size;         /* 0: MaxTransferSize */
 	bool heap;
 	bool strict_tail;          /* a dirty tail (see canary_check) is a mismatch */
+	bool rdma;                 /* RDMA Write/Read check instead of send/receive */
+	unsigned verify_every;     /* --rdma: the server checks its region every K rounds */
 	int verbose;
 } opt = {
 	.nic = "via0",
@@ -88,6 +128,7 @@ static struct {
 	.idle_ms = 10000,
 	.link_ms = 10000,
 	.window = 1,
+	.verify_every = 8,
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -283,8 +324,10 @@ struct seg {
 
 struct dslot {
 	VIP_DESCRIPTOR *d;
+	size_t dsize;              /* bytes of registered memory at d */
 	uint8_t *buf;              /* this descriptor's buffer area */
-	struct seg segs[MAX_SEGS];
+	size_t len;                /* of buf */
+	struct seg segs[RDMA_SEGS];
 	unsigned nb_segs;
 	uint8_t canary;
 };
@@ -309,6 +352,13 @@ struct ep {
 	unsigned recv_head;        /* next receive slot to complete (FIFO) */
 	uint8_t *scratch;          /* contiguous copy of a message */
 	uint8_t *expect;           /* expected content */
+	/* --rdma */
+	struct dslot rw, rr;       /* client: RDMA Write gather, RDMA Read scatter */
+	uint8_t *tmem;             /* server: the target region */
+	size_t tlen;
+	VIP_MEM_HANDLE tmh;
+	bool tmem_pmem, tmem_reg;
+	uint8_t *shadow;           /* server: what the target region must hold */
 	struct rng rng;
 	/* counters */
 	uint64_t msgs_rx, msgs_tx, bytes_rx, bytes_tx, stale, mismatches, errors, dirty_tails;
@@ -382,12 +432,38 @@ wait_link(struct ep *e)
 	}
 }
 
+/* @p len bytes of memory, zeroed: VipDpdkAllocMem, or the heap with --heap. */
 static int
-ep_open(struct ep *e, const char *who, uint64_t rng_seed)
+ep_alloc(struct ep *e, size_t len, uint8_t **out, bool *pmem)
+{
+	void *p;
+
+	if (opt.heap) {
+		p = aligned_alloc(PAGE, len);
+		if (p == NULL) {
+			say(e->who, "FAIL: aligned_alloc(%zu)", len);
+			return -1;
+		}
+		*pmem = false;
+	} else {
+		CHK(e, VipDpdkAllocMem(e->nic, len, &p));
+		*pmem = true;
+	}
+	memset(p, 0, len);
+	*out = p;
+	return 0;
+}
+
+/*
+ * @p server: with --rdma, the end that owns the target region; the other
+ * end gets the RDMA descriptors and their local buffers instead.
+ */
+static int
+ep_open(struct ep *e, const char *who, uint64_t rng_seed, bool server)
 {
 	VIP_MEM_ATTRIBUTES ma = { 0 };
 	VIP_VI_ATTRIBUTES va = { 0 };
-	size_t desc_area;
+	size_t desc_area, rbuf_len = 0;
 	uint32_t mtu;
 	unsigned i;
 
@@ -409,6 +485,13 @@ ep_open(struct ep *e, const char *who, uint64_t rng_seed)
 		say(who, "FAIL: MaxSegmentsPerDesc %lu < %u", e->na.MaxSegmentsPerDesc, MAX_SEGS);
 		return -1;
 	}
+	if (opt.rdma && (!(e->na.ReliabilityLevelSupport & VIP_SERVICE_RELIABLE_DELIVERY) ||
+			 !e->na.RDMAReadSupport)) {
+		say(who, "FAIL: --rdma needs Reliable Delivery and RDMA Read; the NIC supports "
+		    "levels %#x, RDMAReadSupport %d", e->na.ReliabilityLevelSupport,
+		    e->na.RDMAReadSupport);
+		return -1;
+	}
 	e->max_transfer = (uint32_t)e->na.MaxTransferSize;
 	mtu = (uint32_t)e->na.NativeMTU;
 	e->chunk = mtu > WIRE_HDR_LEN + 64 ? mtu - WIRE_HDR_LEN : 1024;
@@ -416,32 +499,42 @@ ep_open(struct ep *e, const char *who, uint64_t rng_seed)
 
 	e->buf_len = ((size_t)e->max_transfer + MAX_SEGS * (GAP_MAX + 1) + 4095) & ~(size_t)4095;
 	desc_area = 4096;
-	e->nb_send = opt.window;
+	/* --rdma: one message at a time each way (Reliable Delivery loses
+	 * none), and on the client two RDMA descriptors after the first page */
+	e->nb_send = opt.rdma ? 1 : opt.window;
 	e->mem_len = desc_area + (NB_RECV + e->nb_send) * e->buf_len;
-	if (opt.heap) {
-		e->mem = aligned_alloc(4096, e->mem_len);
-		if (e->mem == NULL) {
-			say(who, "FAIL: aligned_alloc(%zu)", e->mem_len);
-			return -1;
-		}
-		memset(e->mem, 0, e->mem_len);
-	} else {
-		void *p;
-
-		CHK(e, VipDpdkAllocMem(e->nic, e->mem_len, &p));
-		e->mem = p;
-		e->mem_pmem = true;
+	if (opt.rdma && !server) {
+		desc_area += PAGE;
+		rbuf_len = ((size_t)e->max_transfer + RDMA_SEGS * (GAP_MAX + 1) + PAGE - 1) &
+			   ~(size_t)(PAGE - 1);
+		e->mem_len += PAGE + 2 * rbuf_len;
 	}
+	if (ep_alloc(e, e->mem_len, &e->mem, &e->mem_pmem) != 0)
+		return -1;
 	ma.Ptag = e->ptag;
 	CHK(e, VipRegisterMem(e->nic, e->mem, e->mem_len, &ma, &e->mh));
 	for (i = 0; i < NB_RECV; i++) {
 		e->recv[i].d = (VIP_DESCRIPTOR *)(e->mem + (size_t)i * DESC_STRIDE);
+		e->recv[i].dsize = DESC_STRIDE;
 		e->recv[i].buf = e->mem + desc_area + (size_t)i * e->buf_len;
+		e->recv[i].len = e->buf_len;
 		e->recv[i].canary = (uint8_t)(0xa5 ^ (i * 0x11));
 	}
 	for (i = 0; i < e->nb_send; i++) {
 		e->send[i].d = (VIP_DESCRIPTOR *)(e->mem + (size_t)(NB_RECV + i) * DESC_STRIDE);
+		e->send[i].dsize = DESC_STRIDE;
 		e->send[i].buf = e->mem + desc_area + (size_t)(NB_RECV + i) * e->buf_len;
+		e->send[i].len = e->buf_len;
+	}
+	if (rbuf_len != 0) {
+		uint8_t *rb = e->mem + desc_area + (size_t)(NB_RECV + e->nb_send) * e->buf_len;
+
+		e->rw.d = (VIP_DESCRIPTOR *)(e->mem + PAGE);
+		e->rr.d = (VIP_DESCRIPTOR *)(e->mem + PAGE + RDMA_DESC_STRIDE);
+		e->rw.dsize = e->rr.dsize = RDMA_DESC_STRIDE;
+		e->rw.buf = rb;
+		e->rr.buf = rb + rbuf_len;
+		e->rw.len = e->rr.len = rbuf_len;
 	}
 	e->scratch = malloc(e->max_transfer + 64);
 	e->expect = malloc(e->max_transfer + 64);
@@ -449,10 +542,30 @@ ep_open(struct ep *e, const char *who, uint64_t rng_seed)
 		say(who, "FAIL: out of memory");
 		return -1;
 	}
+	if (opt.rdma && server) {
+		/* the target: room for MaxTransferSize at any offset of a page,
+		 * and whole pages on either side; RDMA Write and Read allowed on
+		 * the region (§9.10.6) as on the VI below (§9.10.5), same Ptag */
+		VIP_MEM_ATTRIBUTES ta = { .Ptag = e->ptag, .EnableRdmaWrite = VIP_TRUE,
+					  .EnableRdmaRead = VIP_TRUE };
 
-	va.ReliabilityLevel = VIP_SERVICE_UNRELIABLE;
+		e->tlen = (((size_t)e->max_transfer + PAGE - 1) & ~(size_t)(PAGE - 1)) + 4 * PAGE;
+		if (ep_alloc(e, e->tlen, &e->tmem, &e->tmem_pmem) != 0)
+			return -1;
+		CHK(e, VipRegisterMem(e->nic, e->tmem, e->tlen, &ta, &e->tmh));
+		e->tmem_reg = true;
+		e->shadow = malloc(e->tlen);
+		if (e->shadow == NULL) {
+			say(who, "FAIL: out of memory");
+			return -1;
+		}
+	}
+
+	va.ReliabilityLevel = opt.rdma ? VIP_SERVICE_RELIABLE_DELIVERY : VIP_SERVICE_UNRELIABLE;
 	va.MaxTransferSize = e->max_transfer;
 	va.Ptag = e->ptag;
+	va.EnableRdmaWrite = opt.rdma ? VIP_TRUE : VIP_FALSE;
+	va.EnableRdmaRead = opt.rdma ? VIP_TRUE : VIP_FALSE;
 	CHK(e, VipCreateVi(e->nic, &va, NULL, NULL, &e->vi));
 	return 0;
 }
@@ -480,6 +593,15 @@ ep_close(struct ep *e)
 		else
 			free(e->mem);
 	}
+	if (e->tmem != NULL && e->nic != NULL) {
+		if (e->tmem_reg)
+			VipDeregisterMem(e->nic, e->tmem, e->tmh);
+		if (e->tmem_pmem)
+			VipDpdkFreeMem(e->nic, e->tmem);
+		else
+			free(e->tmem);
+	}
+	free(e->shadow);
 	if (e->ptag != NULL)
 		VipDestroyPtag(e->nic, e->ptag);
 	if (e->nic != NULL)
@@ -489,17 +611,18 @@ ep_close(struct ep *e)
 }
 
 /*
- * Lay @p total bytes out as 1..8 segments (a random split, zero-length
- * pieces allowed) at random offsets in @p s's buffer and write the
- * descriptor's data segments.
+ * Lay @p total bytes out as @p k segments (a random split, zero-length
+ * pieces allowed, §10.4) at random offsets in @p s's buffer and write the
+ * descriptor's data segments after its first @p first segments (1: the
+ * address segment of an RDMA descriptor, §10.3, left for the caller).
  */
 static void
-layout(struct ep *e, struct dslot *s, uint32_t total)
+layout_k(struct ep *e, struct dslot *s, uint32_t total, unsigned k, unsigned first)
 {
-	uint32_t cuts[MAX_SEGS + 1];
-	unsigned k = 1 + rnd_below(&e->rng, MAX_SEGS), i, j;
-	VIP_DATA_SEGMENT *ds = desc_ds(s->d);
+	uint32_t cuts[RDMA_SEGS + 1];
+	VIP_DATA_SEGMENT *ds = desc_ds(s->d) + first;
 	size_t pos = 0;
+	unsigned i, j;
 
 	cuts[0] = 0;
 	cuts[k] = total;
@@ -513,7 +636,7 @@ layout(struct ep *e, struct dslot *s, uint32_t total)
 			cuts[j - 1] = t;
 		}
 	}
-	memset(s->d, 0, DESC_STRIDE);
+	memset(s->d, 0, s->dsize);
 	s->nb_segs = k;
 	for (i = 0; i < k; i++) {
 		/* half the segments start right after the previous one */
@@ -526,11 +649,18 @@ layout(struct ep *e, struct dslot *s, uint32_t total)
 		ds[i].Handle = e->mh;
 		ds[i].Length = s->segs[i].len;
 	}
-	if (pos > e->buf_len) {
+	if (pos > s->len) {
 		fprintf(stderr, "topo_check: internal error: layout overflows its buffer\n");
 		abort();
 	}
-	s->d->CS.SegCount = (VIP_UINT16)k;
+	s->d->CS.SegCount = (VIP_UINT16)(k + first);
+}
+
+/* A send or receive: 1..8 segments. */
+static void
+layout(struct ep *e, struct dslot *s, uint32_t total)
+{
+	layout_k(e, s, total, 1 + rnd_below(&e->rng, MAX_SEGS), 0);
 }
 
 static void
@@ -599,9 +729,10 @@ canary_check(struct ep *e, const struct dslot *s, uint32_t len, long *tail)
 	size_t pos = 0, q;
 	unsigned i;
 
+	(void)e;
 	*tail = -1;
 	for (i = 0; i <= s->nb_segs; i++) {
-		size_t start = i < s->nb_segs ? (size_t)(s->segs[i].ptr - s->buf) : e->buf_len;
+		size_t start = i < s->nb_segs ? (size_t)(s->segs[i].ptr - s->buf) : s->len;
 		size_t used;
 
 		for (; pos < start; pos++) {
@@ -658,6 +789,9 @@ check_recv(struct ep *e, const struct dslot *s, const VIP_DESCRIPTOR *d, uint64_
 		break;
 	case T_BYE:
 		want_len = 0;
+		break;
+	case T_RCHECK:
+		want_len = RCHECK_LEN;
 		break;
 	case T_DATA:
 		if (!seed_known) {
@@ -808,31 +942,29 @@ struct hello {
 	uint32_t max;
 	uint32_t chunk;
 	uint32_t rounds;
-	uint32_t pad;
+	uint32_t flags;            /* HELLO_F_* (was padding: 0) */
 };
 _Static_assert(sizeof(struct hello) == HELLO_LEN, "hello layout");
 
+/* Post the receives, wait for one connection request and accept it. */
 static int
-run_server(struct ep *e)
+server_accept(struct ep *e)
 {
 	VIP_NET_ADDRESS *local = mk_addr(e->na.LocalNicAddress, opt.disc);
 	VIP_NET_ADDRESS *remote = mk_addr((const uint8_t[6]){ 0 }, "");
 	VIP_VI_ATTRIBUTES ra;
 	VIP_CONN_HANDLE conn;
-	uint64_t seed = opt.seed, last_msg_us, t0 = 0;
-	uint32_t last_seq = 0, max = 0, chunk = 0;
-	bool seed_known = false, got_bye = false, peer_gone = false;
 	VIP_RETURN r;
-	int rc = 0;
+	int rc = -1;
 
 	if (post_all_recv(e) != 0)
-		return -1;
+		goto out;
 	say(e->who, "waiting for a connection on discriminator \"%s\" (%u ms)", opt.disc,
 	    opt.wait_ms);
 	r = VipConnectWait(e->nic, local, opt.wait_ms, remote, &ra, &conn);
 	if (r != VIP_SUCCESS) {
 		say(e->who, "FAIL: VipConnectWait: %s", VipDpdkReturnString(r));
-		return -1;
+		goto out;
 	}
 	say(e->who, "request from %02x:%02x:%02x:%02x:%02x:%02x disc \"%.*s\" mtu %lu",
 	    remote->HostAddress[0], remote->HostAddress[1], remote->HostAddress[2],
@@ -841,9 +973,26 @@ run_server(struct ep *e)
 	r = VipConnectAccept(conn, e->vi);
 	if (r != VIP_SUCCESS) {
 		say(e->who, "FAIL: VipConnectAccept: %s", VipDpdkReturnString(r));
-		return -1;
+		goto out;
 	}
 	say(e->who, "connected");
+	rc = 0;
+out:
+	free(local);
+	free(remote);
+	return rc;
+}
+
+static int
+run_server(struct ep *e)
+{
+	uint64_t seed = opt.seed, last_msg_us, t0 = 0;
+	uint32_t last_seq = 0, max = 0, chunk = 0;
+	bool seed_known = false, got_bye = false, peer_gone = false;
+	int rc = 0;
+
+	if (server_accept(e) != 0)
+		return -1;
 	last_msg_us = now_us();
 	for (;;) {
 		VIP_DESCRIPTOR *d;
@@ -912,6 +1061,11 @@ run_server(struct ep *e)
 					    "chunk %u)", h.magic, h.max, h.chunk);
 					e->mismatches++;
 				} else {
+					if (h.flags & HELLO_F_RDMA) {
+						say(e->who, "MISMATCH: the client runs --rdma, "
+						    "this server does not");
+						e->mismatches++;
+					}
 					if (opt.seed_set && h.seed != opt.seed) {
 						say(e->who, "MISMATCH: client seed %#" PRIx64
 						    " != --seed %#" PRIx64, h.seed, opt.seed);
@@ -948,8 +1102,6 @@ run_server(struct ep *e)
 	print_port(e);
 	print_counters(e);
 	print_async_errors(e->who);
-	free(local);
-	free(remote);
 	if (rc == 0 && e->mismatches == 0 && e->errors == 0 && seed_known)
 		return 0;
 	if (!seed_known && rc == 0)
@@ -1200,6 +1352,657 @@ run_client(struct ep *e, const uint8_t mac[6], const char *local_disc)
 	return -1;
 }
 
+/* ---- RDMA mode (--rdma) -------------------------------------------------- */
+
+/* The server's answer to an --rdma hello: the target region, for the
+ * address segments (§10.3) of the client's RDMA descriptors. */
+struct rinfo {
+	uint64_t magic;            /* RINFO_MAGIC */
+	uint64_t addr;             /* the region's virtual address */
+	uint32_t handle;           /* its memory handle */
+	uint32_t len;              /* its length: a multiple of PAGE */
+	uint32_t max;              /* the hello's largest transfer, confirmed */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct rinfo) == HELLO_LEN, "rinfo layout");
+
+/* Check request: the round whose write was the last, and where it went. */
+struct rcheck_req {
+	uint32_t round, off, size, pad;
+};
+_Static_assert(sizeof(struct rcheck_req) == RCHECK_LEN, "rcheck_req layout");
+
+/* Its answer: bytes of the region that differ, the first, what it held. */
+struct rcheck_ans {
+	uint32_t round, nbad, first;
+	uint8_t got, want;
+	uint16_t pad;
+};
+_Static_assert(sizeof(struct rcheck_ans) == RCHECK_LEN, "rcheck_ans layout");
+
+static uint32_t
+nz(uint32_t x)
+{
+	return x ? x : 1;
+}
+
+/*
+ * Size of RDMA round @p r: 1 .. @p max, the edges favoured: the first
+ * rounds take one each of 1, the maximum, around a page and around a
+ * frame; then a third of the time an edge, uniform otherwise. @p chunk is
+ * the payload of a frame: an RDMA Read Response frame carries that many
+ * bytes of data, an RDMA Write frame 16 less (its RDMA extension,
+ * wire-format.md), so both kinds of frame boundary are covered.
+ */
+static uint32_t
+rdma_size(uint64_t seed, uint32_t r, uint32_t max, uint32_t chunk)
+{
+	const uint32_t wchunk = chunk > 32 ? chunk - 16 : chunk;
+	const int64_t fixed[] = { 1, max, PAGE, PAGE + 1, PAGE - 1, (int64_t)max - 1, 2,
+				  (int64_t)wchunk + 1, (int64_t)chunk + 1 };
+	uint64_t h = mix64(seed * 0x2545f4914f6cdd1dULL ^ r ^ RDMA_SALT), h2 = mix64(h);
+	int64_t v, d = (int64_t)((h2 >> 40) % 3) - 1;
+
+	if (r < sizeof(fixed) / sizeof(fixed[0])) {
+		v = fixed[r];
+	} else {
+		switch (h % 24) {
+		case 0:
+		case 1:
+			v = 1 + (int64_t)(h2 % 16);
+			break;
+		case 2:
+			v = max;
+			break;
+		case 3:
+			v = (int64_t)max - (int64_t)(h2 % 8);
+			break;
+		case 4:
+		case 5:
+			v = (int64_t)(1 + h2 % nz(max / PAGE)) * PAGE + d;
+			break;
+		case 6:
+		case 7:
+			v = (int64_t)(1 + h2 % nz(max / wchunk)) * wchunk + d;
+			break;
+		case 8:
+		case 9:
+			v = (int64_t)(1 + h2 % nz(max / chunk)) * chunk + d;
+			break;
+		default:
+			v = 1 + (int64_t)(h2 % max);
+			break;
+		}
+	}
+	return v < 1 ? 1 : v > max ? max : (uint32_t)v;
+}
+
+/*
+ * Offset of RDMA round @p r's @p size bytes in a region of @p tlen bytes
+ * (a multiple of PAGE, at least size + 4 pages): mostly across a page
+ * boundary (one byte or more on each side; a single byte is the last of a
+ * page or the first), else at the start or the end of the region, at the
+ * start of a page, or ending at the end of one.
+ */
+static uint32_t
+rdma_offset(uint64_t seed, uint32_t r, uint32_t size, uint32_t tlen)
+{
+	uint64_t h = mix64(seed ^ ((uint64_t)r << 32) ^ 0x0ff5e70ff5e7ULL), h2 = mix64(h);
+	uint32_t room = tlen - size, npages = tlen / PAGE, j, jmin;
+	int64_t off;
+
+	switch (h % 16) {
+	case 0:
+		return 0;
+	case 1:
+		return room;
+	case 2:
+		return PAGE * (uint32_t)(h2 % (room / PAGE + 1));
+	case 3:
+		jmin = (size + PAGE - 1) / PAGE;
+		j = jmin + (uint32_t)(h2 % (npages - jmin + 1));
+		return j * PAGE - size;
+	default:
+		/* boundary P, not the region's ends: [off, off + size) holds
+		 * P - 1 and P; a range longer than a page crosses one anyway */
+		j = 1 + (uint32_t)(h2 % (npages - 1));
+		if (size >= 2)
+			off = (int64_t)j * PAGE - 1 - (int64_t)((h2 >> 32) % (size - 1));
+		else
+			off = (int64_t)j * PAGE - 1 + (int64_t)((h2 >> 32) & 1);
+		if (off < 0)
+			off = 0;
+		if (off > room)
+			off = room;
+		return (uint32_t)off;
+	}
+}
+
+static void
+rdma_plan(uint64_t seed, uint32_t r, uint32_t max, uint32_t chunk, uint32_t tlen, uint32_t *off,
+	  uint32_t *size)
+{
+	*size = rdma_size(seed, r, max, chunk);
+	*off = rdma_offset(seed, r, *size, tlen);
+}
+
+/* Content of RDMA round @p r. */
+static void
+rdma_fill(uint8_t *p, uint32_t len, uint64_t seed, uint32_t r)
+{
+	pattern_fill(p, len, seed ^ RDMA_SALT, r);
+}
+
+/* ---- RDMA: the server ---- */
+
+/*
+ * Answer a check request: replay the writes of every round up to
+ * @p q->round on the copy of the region and compare the whole region.
+ */
+static void
+rdma_verify(struct ep *e, uint64_t seed, uint32_t max, uint32_t chunk, uint32_t rounds,
+	    uint32_t *applied, const struct rcheck_req *q, struct rcheck_ans *a)
+{
+	uint32_t tlen = (uint32_t)e->tlen, off, size, i, in_last = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->round = q->round;
+	if (q->round >= rounds || q->round + 1 < *applied) {
+		say(e->who, "MISMATCH: check of round %u: out of order (rounds %u, %u replayed)",
+		    q->round, rounds, *applied);
+		e->mismatches++;
+		a->nbad = UINT32_MAX;
+		return;
+	}
+	for (; *applied <= q->round; (*applied)++) {
+		rdma_plan(seed, *applied, max, chunk, tlen, &off, &size);
+		rdma_fill(e->shadow + off, size, seed, *applied);
+	}
+	rdma_plan(seed, q->round, max, chunk, tlen, &off, &size);
+	if (off != q->off || size != q->size) {
+		say(e->who, "MISMATCH: round %u: the client wrote %u B at +%u, the plan here says "
+		    "%u B at +%u (different builds of topo_check?)", q->round, q->size, q->off,
+		    size, off);
+		e->mismatches++;
+		a->nbad = UINT32_MAX;
+		return;
+	}
+	if (memcmp(e->tmem, e->shadow, tlen) == 0)
+		return;
+	for (i = 0; i < tlen; i++) {
+		if (e->tmem[i] != e->shadow[i]) {
+			if (a->nbad++ == 0) {
+				a->first = i;
+				a->got = e->tmem[i];
+				a->want = e->shadow[i];
+			}
+			in_last += i >= off && i < off + size;
+		}
+	}
+	{
+		/* the round that wrote the first bad byte last, if any */
+		uint32_t o2, s2, r = q->round + 1;
+
+		while (r-- > 0) {
+			rdma_plan(seed, r, max, chunk, tlen, &o2, &s2);
+			if (a->first >= o2 && a->first < o2 + s2)
+				break;
+		}
+		say(e->who, "MISMATCH: after round %u: %u bytes of the target region (%u B) differ "
+		    "from what rounds 0..%u wrote, %u of them in round %u's range [+%u, +%u); "
+		    "first at +%u (page %u +%u): %#x, want %#x", q->round, a->nbad, tlen, q->round,
+		    in_last, q->round, off, off + size, a->first, a->first / PAGE, a->first % PAGE,
+		    a->got, a->want);
+		if (r != UINT32_MAX)
+			say(e->who, "  byte +%u was last written by round %u (%u B at +%u, byte %u "
+			    "of it)", a->first, r, s2, o2, a->first - o2);
+		else
+			say(e->who, "  byte +%u was never written: it should still hold its initial "
+			    "content", a->first);
+	}
+	e->mismatches++;
+	/* go on from what the region holds: report each corruption once */
+	memcpy(e->shadow, e->tmem, tlen);
+}
+
+static int
+run_rdma_server(struct ep *e)
+{
+	uint64_t seed = opt.seed, last_msg_us, t0 = 0;
+	uint32_t max = 0, chunk = 0, rounds = 0, applied = 0, next_seq = 1, checks = 0;
+	bool seed_known = false, got_bye = false, peer_gone = false, checked_last = false;
+	int rc = 0;
+
+	if (server_accept(e) != 0)
+		return -1;
+	say(e->who, "target region %p, %zu B, memory handle %#x, %s memory", (void *)e->tmem,
+	    e->tlen, e->tmh, e->tmem_pmem ? "provider" : "heap");
+	last_msg_us = now_us();
+	for (;;) {
+		VIP_DESCRIPTOR *d;
+		struct msg_info mi;
+		unsigned idx;
+		int got = recv_msg(e, 500, &d, &idx), bad;
+
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		if (got == 0) {
+			if (now_us() - last_msg_us > (uint64_t)opt.idle_ms * 1000u) {
+				say(e->who, "no message for %u ms: giving up waiting", opt.idle_ms);
+				break;
+			}
+			continue;
+		}
+		if (d->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR) {
+			peer_gone = true;          /* the client disconnected */
+			break;
+		}
+		last_msg_us = now_us();
+		bad = check_recv(e, &e->recv[idx], d, seed, max ? max : e->max_transfer,
+				 chunk ? chunk : 1, seed_known, &mi);
+		if (post_recv(e, idx) != 0) {
+			rc = -1;
+			break;
+		}
+		if (bad) {
+			/* Reliable Delivery: a bad message means a broken provider */
+			e->mismatches++;
+			rc = -1;
+			break;
+		}
+		e->msgs_rx++;
+		e->bytes_rx += mi.len;
+		/* Reliable Delivery: every message once, in order (§2.5.2) */
+		if (mi.seq != next_seq) {
+			say(e->who, "MISMATCH: message seq %u (type %u), want %u", mi.seq, mi.type,
+			    next_seq);
+			e->mismatches++;
+		}
+		next_seq = mi.seq + 1;
+		if (mi.type == T_BYE) {
+			/* answered, so that the client disconnects only once we
+			 * expect it (no CONN_LOST report racing the bye) */
+			got_bye = true;
+			async_quiet = 1;
+			if (send_msg(e, NULL, 0, MK_IMM(T_BYE, mi.seq)) != 0)
+				rc = -1;
+			break;
+		}
+		if (mi.type == T_HELLO) {
+			struct hello h;
+			struct rinfo ri = { 0 };
+
+			memcpy(&h, e->scratch, sizeof(h));
+			if (seed_known || h.magic != HELLO_MAGIC || !(h.flags & HELLO_F_RDMA) ||
+			    h.max == 0 || h.max > e->max_transfer || h.chunk == 0) {
+				say(e->who, "MISMATCH: bad hello (%s, magic %#" PRIx64 " flags %#x "
+				    "max %u chunk %u)", seed_known ? "a second one" :
+				    !(h.flags & HELLO_F_RDMA) ? "the client does not run --rdma" :
+				    "bad values", h.magic, h.flags, h.max, h.chunk);
+				e->mismatches++;
+				rc = -1;
+				break;
+			}
+			if (opt.seed_set && h.seed != opt.seed) {
+				say(e->who, "MISMATCH: client seed %#" PRIx64 " != --seed %#" PRIx64,
+				    h.seed, opt.seed);
+				e->mismatches++;
+			}
+			seed = h.seed;
+			max = h.max;
+			chunk = h.chunk;
+			rounds = h.rounds;
+			seed_known = true;
+			say(e->who, "hello: seed %#" PRIx64 " max %u chunk %u rounds %u (RDMA)", seed,
+			    max, chunk, rounds);
+			/* known initial content: a write or read at a wrong place shows */
+			pattern_fill(e->tmem, (uint32_t)e->tlen, seed ^ TINIT_SALT, 0);
+			memcpy(e->shadow, e->tmem, e->tlen);
+			ri.magic = RINFO_MAGIC;
+			ri.addr = (uint64_t)(uintptr_t)e->tmem;
+			ri.handle = e->tmh;
+			ri.len = (uint32_t)e->tlen;
+			ri.max = max;
+			t0 = now_us();
+			if (send_msg(e, (const uint8_t *)&ri, sizeof(ri), MK_IMM(T_HELLO, mi.seq)) != 0) {
+				rc = -1;
+				break;
+			}
+		} else if (mi.type == T_RCHECK && seed_known) {
+			struct rcheck_req q;
+			struct rcheck_ans a;
+
+			memcpy(&q, e->scratch, sizeof(q));
+			rdma_verify(e, seed, max, chunk, rounds, &applied, &q, &a);
+			checks++;
+			if (opt.verbose > 1 || (opt.verbose && a.nbad != 0))
+				say(e->who, "check of round %u: %u bytes differ", q.round, a.nbad);
+			if (q.round + 1 == rounds)
+				checked_last = true;
+			if (send_msg(e, (const uint8_t *)&a, sizeof(a), MK_IMM(T_RCHECK, mi.seq)) != 0) {
+				rc = -1;
+				break;
+			}
+		} else {
+			say(e->who, "MISMATCH: unexpected message type %u seq %u len %u in --rdma mode",
+			    mi.type, mi.seq, mi.len);
+			e->mismatches++;
+			rc = -1;
+			break;
+		}
+	}
+	if (got_bye || peer_gone)
+		async_quiet = 1;
+	say(e->who, "summary: %" PRIu64 " messages received, %u region checks (rounds 0..%d "
+	    "replayed), %" PRIu64 " mismatches, end: %s, %.2f s", e->msgs_rx, checks,
+	    (int)applied - 1, e->mismatches,
+	    got_bye ? "bye" : peer_gone ? "peer disconnected" : rc ? "error" : "idle timeout",
+	    t0 ? (double)(now_us() - t0) / 1e6 : 0.0);
+	print_port(e);
+	print_counters(e);
+	print_async_errors(e->who);
+	if (rc != 0 || e->mismatches != 0)
+		return -1;
+	if (!seed_known) {
+		say(e->who, "FAIL: no hello received");
+		return -1;
+	}
+	if (rounds != 0 && !checked_last) {
+		say(e->who, "FAIL: the client did not ask for the check of its last round (%u)",
+		    rounds - 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- RDMA: the client ---- */
+
+struct rdma_stats {
+	uint64_t bytes;
+	unsigned pipelined, fenced, checks;
+};
+
+/* Send one message and wait for its answer: the same type and seq. */
+static int
+rdma_call(struct ep *e, uint32_t type, uint32_t seq, const void *req, uint32_t len, void *ans,
+	  uint32_t ans_len, uint64_t seed, uint32_t max, uint32_t chunk)
+{
+	VIP_DESCRIPTOR *d;
+	struct msg_info mi;
+	unsigned idx;
+	int got, bad;
+
+	if (send_msg(e, req, len, MK_IMM(type, seq)) != 0)
+		return -1;
+	got = recv_msg(e, RDMA_WAIT_MS, &d, &idx);
+	if (got <= 0) {
+		if (got == 0)
+			say(e->who, "FAIL: no answer to message type %u seq %u within %u ms", type,
+			    seq, RDMA_WAIT_MS);
+		return -1;
+	}
+	bad = check_recv(e, &e->recv[idx], d, seed, max, chunk, true, &mi);
+	if (post_recv(e, idx) != 0)
+		return -1;
+	if (bad) {
+		e->mismatches++;
+		return -1;
+	}
+	if (mi.type != type || mi.seq != seq) {
+		say(e->who, "MISMATCH: answer of type %u seq %u, want type %u seq %u", mi.type,
+		    mi.seq, type, seq);
+		e->mismatches++;
+		return -1;
+	}
+	e->msgs_rx++;
+	if (ans_len != 0)
+		memcpy(ans, e->scratch, ans_len);
+	return 0;
+}
+
+/* 1..16 local segments: 1..4 half the time, 5..8 or 9..16 a quarter each. */
+static unsigned
+rdma_nsegs(struct ep *e)
+{
+	switch (rnd_below(&e->rng, 4)) {
+	case 0:
+	case 1:
+		return 1 + rnd_below(&e->rng, 4);
+	case 2:
+		return 5 + rnd_below(&e->rng, 4);
+	default:
+		return 9 + rnd_below(&e->rng, RDMA_SEGS - 8);
+	}
+}
+
+/* An RDMA descriptor in @p s: the address segment (§10.3), then @p size
+ * bytes laid out over 1..16 local segments. */
+static void
+rdma_desc(struct ep *e, struct dslot *s, uint16_t control, uint64_t raddr, VIP_MEM_HANDLE rh,
+	  uint32_t size)
+{
+	VIP_ADDRESS_SEGMENT *as;
+
+	layout_k(e, s, size, rdma_nsegs(e), 1);
+	as = (VIP_ADDRESS_SEGMENT *)desc_ds(s->d);
+	as->Data.AddressBits = raddr;
+	as->Handle = rh;
+	as->Reserved = 0;
+	s->d->CS.Control = control;
+	s->d->CS.Length = size;
+}
+
+/* The next send queue completion must be @p s's, with @p status and @p size. */
+static int
+rdma_reap(struct ep *e, const struct dslot *s, uint32_t status, uint32_t size, const char *what,
+	  uint32_t r, uint32_t off)
+{
+	VIP_DESCRIPTOR *out;
+	VIP_RETURN rv = VipSendWait(e->vi, RDMA_WAIT_MS, &out);
+	char lay[512];
+
+	describe_layout(e, s, lay, sizeof(lay));
+	if (rv != VIP_SUCCESS) {
+		say(e->who, "FAIL: round %u: %s of %u B at +%u: VipSendWait: %s (layout [%s])", r,
+		    what, size, off, VipDpdkReturnString(rv), lay);
+		return -1;
+	}
+	/* §6.3.1.1: dequeued in FIFO order, whatever the completion order */
+	if (out != s->d) {
+		say(e->who, "MISMATCH: round %u: %s: VipSendWait gave descriptor %p, want %p "
+		    "(FIFO dequeue)", r, what, (void *)out, (void *)s->d);
+		e->mismatches++;
+		return -1;
+	}
+	if (out->CS.Status != status || out->CS.Length != size) {
+		say(e->who, "MISMATCH: round %u: %s of %u B at +%u: Status %#x Length %u, want "
+		    "Status %#x Length %u (layout [%s])", r, what, size, off, out->CS.Status,
+		    out->CS.Length, status, size, lay);
+		e->mismatches++;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Round @p r: RDMA Write the round's content from a gather list to its
+ * place in the target region, RDMA Read it back into a scatter list,
+ * check both completions and every byte.
+ */
+static int
+rdma_round(struct ep *e, const struct rinfo *ri, uint64_t seed, uint32_t r, uint32_t max,
+	   uint32_t chunk, struct rdma_stats *st)
+{
+	/* half the rounds post the read right behind the write: it must
+	 * still see the write (§6.3.1.1, RDMA Reads do not pass RDMA
+	 * Writes); a quarter of those with the queue fence (§6.3.1.2) */
+	const bool pipe = rnd(&e->rng) & 1, fence = pipe && rnd_below(&e->rng, 4) == 0;
+	uint32_t off, size, i;
+	long bad, tail;
+	char lw[512], lr[512];
+
+	rdma_plan(seed, r, max, chunk, ri->len, &off, &size);
+	rdma_fill(e->expect, size, seed, r);
+	/* the write gathers its segments; the bytes around them are not the
+	 * content, so that gathering a wrong byte shows */
+	rdma_desc(e, &e->rw, VIP_CONTROL_OP_RDMAWRITE, ri->addr + off, ri->handle, size);
+	memset(e->rw.buf, 0x3c, e->rw.len);
+	scatter(&e->rw, e->expect, size);
+	/* the read scatters into another layout: its segments hold the
+	 * complement of the content (every byte must change), canary
+	 * everywhere else (no byte may change) */
+	rdma_desc(e, &e->rr, VIP_CONTROL_OP_RDMAREAD | (fence ? VIP_CONTROL_QFENCE : 0),
+		  ri->addr + off, ri->handle, size);
+	e->rr.canary = (uint8_t)(0xc3 ^ (r * 0x3b));
+	memset(e->rr.buf, e->rr.canary, e->rr.len);
+	for (i = 0; i < size; i++)
+		e->scratch[i] = (uint8_t)~e->expect[i];
+	scatter(&e->rr, e->scratch, size);
+	describe_layout(e, &e->rw, lw, sizeof(lw));
+	describe_layout(e, &e->rr, lr, sizeof(lr));
+	if (opt.verbose > 1)
+		say(e->who, "round %u: %u B at +%u%s%s, write [%s], read [%s]", r, size, off,
+		    pipe ? ", pipelined" : "", fence ? ", fenced" : "", lw, lr);
+
+	CHK(e, VipPostSend(e->vi, e->rw.d, e->mh));
+	if (!pipe && rdma_reap(e, &e->rw, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE, size,
+			       "RDMA Write", r, off) != 0)
+		return -1;
+	CHK(e, VipPostSend(e->vi, e->rr.d, e->mh));
+	if (pipe && rdma_reap(e, &e->rw, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE, size,
+			      "RDMA Write", r, off) != 0)
+		return -1;
+	if (rdma_reap(e, &e->rr, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_READ, size, "RDMA Read", r,
+		      off) != 0)
+		return -1;
+	st->pipelined += pipe;
+	st->fenced += fence;
+	st->bytes += size;
+
+	gather(&e->rr, e->scratch, size);
+	if (memcmp(e->scratch, e->expect, size) != 0) {
+		uint32_t first = 0, nbad = 0, seg = 0, in_seg, acc = 0;
+		const uint32_t wchunk = chunk > 32 ? chunk - 16 : chunk;
+
+		for (i = 0; i < size; i++) {
+			if (e->scratch[i] != e->expect[i] && nbad++ == 0)
+				first = i;
+		}
+		while (seg < e->rr.nb_segs && acc + e->rr.segs[seg].len <= first)
+			acc += e->rr.segs[seg++].len;
+		in_seg = first - acc;
+		say(e->who, "MISMATCH: round %u: %u B at +%u%s%s: %u bytes read back differ, first "
+		    "at byte %u (remote +%u, page %u +%u; RDMA Write frame %u, Read Response frame "
+		    "%u; scatter segment %u byte %u): %#x, want %#x%s; write layout [%s], read "
+		    "layout [%s]", r, size, off, pipe ? " (read right behind the write)" : "",
+		    fence ? " (fenced)" : "", nbad, first, off + first, (off + first) / PAGE,
+		    (off + first) % PAGE, first / wchunk, first / chunk, seg, in_seg,
+		    e->scratch[first], e->expect[first],
+		    (e->scratch[first] ^ e->expect[first]) == 0xff ? " (not written by the read)" : "",
+		    lw, lr);
+		e->mismatches++;
+		return -1;
+	}
+	bad = canary_check(e, &e->rr, size, &tail);
+	if (bad >= 0 || tail >= 0) {
+		long at = bad >= 0 ? bad : tail;
+
+		say(e->who, "MISMATCH: round %u: %u B at +%u: the RDMA Read wrote byte %ld of its "
+		    "buffer, outside its scatter segments (%#x, canary %#x); read layout [%s]", r,
+		    size, off, at, e->rr.buf[at], e->rr.canary, lr);
+		e->mismatches++;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+run_rdma_client(struct ep *e, const uint8_t mac[6], const char *local_disc)
+{
+	uint32_t max = e->max_transfer, chunk = e->chunk, seq = 1, r, done = 0, ksz;
+	const unsigned k = opt.verify_every ? opt.verify_every : 1;
+	struct rdma_stats st = { 0 };
+	uint64_t seed = opt.seed, t0;
+	struct hello h = { 0 };
+	struct rinfo ri;
+	double secs;
+	int rc = 0;
+
+	if (opt.max_size != 0 && opt.max_size < max)
+		max = opt.max_size;
+	if (post_all_recv(e) != 0 || client_connect(e, mac, local_disc) != 0)
+		return -1;
+	h.magic = HELLO_MAGIC;
+	h.seed = seed;
+	h.max = max;
+	h.chunk = chunk;
+	h.rounds = opt.rounds;
+	h.flags = HELLO_F_RDMA;
+	if (rdma_call(e, T_HELLO, seq++, &h, HELLO_LEN, &ri, sizeof(ri), seed, max, chunk) != 0) {
+		say(e->who, "FAIL: hello");
+		return -1;
+	}
+	ksz = (max + PAGE - 1) / PAGE * PAGE;
+	if (ri.magic != RINFO_MAGIC || ri.max != max || ri.len % PAGE != 0 ||
+	    ri.len < ksz + 2 * PAGE) {
+		say(e->who, "FAIL: bad answer to the hello (magic %#" PRIx64 ", max %u, region "
+		    "%u B; want %u, at least %u B): is the server running --rdma?", ri.magic,
+		    ri.max, ri.len, max, ksz + 2 * PAGE);
+		return -1;
+	}
+	say(e->who, "target region %#" PRIx64 ", %u B, handle %#x; %u rounds of 1 .. %u B, "
+	    "server check every %u rounds", ri.addr, ri.len, ri.handle, opt.rounds, max, k);
+	t0 = now_us();
+	for (r = 0; r < opt.rounds; r++) {
+		if (rdma_round(e, &ri, seed, r, max, chunk, &st) != 0) {
+			rc = -1;
+			break;
+		}
+		done++;
+		if ((r + 1) % k == 0 || r + 1 == opt.rounds) {
+			struct rcheck_req q = { .round = r };
+			struct rcheck_ans a;
+
+			rdma_plan(seed, r, max, chunk, ri.len, &q.off, &q.size);
+			if (rdma_call(e, T_RCHECK, seq++, &q, sizeof(q), &a, sizeof(a), seed, max,
+				      chunk) != 0) {
+				rc = -1;
+				break;
+			}
+			st.checks++;
+			if (a.round != r || a.nbad != 0) {
+				say(e->who, "MISMATCH: server's check after round %u (answer for round "
+				    "%u): %u bytes of its region differ, first at +%u: %#x, want %#x "
+				    "(its output says more)", r, a.round, a.nbad, a.first, a.got,
+				    a.want);
+				e->mismatches++;
+				rc = -1;
+				break;
+			}
+		}
+	}
+	secs = (double)(now_us() - t0) / 1e6;
+	/* bye, and its answer: the server stops expecting messages first */
+	if (rc == 0 && rdma_call(e, T_BYE, seq++, NULL, 0, NULL, 0, seed, max, chunk) != 0) {
+		say(e->who, "FAIL: bye");
+		rc = -1;
+	}
+	async_quiet = 1;
+	say(e->who, "summary: %u/%u RDMA rounds (write + read back) completed, %u with the read "
+	    "right behind the write (%u fenced), %u server checks, %" PRIu64 " mismatches; "
+	    "%" PRIu64 " bytes each way, %.2f s, %.1f MB/s; seed %#" PRIx64, done, opt.rounds,
+	    st.pipelined, st.fenced, st.checks, e->mismatches, st.bytes, secs,
+	    secs > 0 ? (double)st.bytes / secs / 1e6 : 0.0, seed);
+	print_port(e);
+	print_counters(e);
+	print_async_errors(e->who);
+	if (rc == 0 && done == opt.rounds && e->mismatches == 0 && e->errors == 0)
+		return 0;
+	return -1;
+}
+
 /* ---- modes --------------------------------------------------------------- */
 
 struct server_arg {
@@ -1212,7 +2015,7 @@ server_thread(void *p)
 {
 	struct server_arg *a = p;
 
-	a->rc = run_server(&a->e);
+	a->rc = opt.rdma ? run_rdma_server(&a->e) : run_server(&a->e);
 	return NULL;
 }
 
@@ -1234,6 +2037,10 @@ usage(FILE *f)
 		"      --max-size N     largest message (default MaxTransferSize)\n"
 		"      --strict-tail    fail if receive buffer bytes beyond the message were\n"
 		"                       written (normal after a lost message)\n"
+		"      --rdma           RDMA Write and Read check on Reliable Delivery VIs\n"
+		"                       (both ends; --window does not apply)\n"
+		"      --verify-every K --rdma: the server checks its whole target region\n"
+		"                       every K rounds and after the last (default 8)\n"
 		"      --retry-ms MS    resend a round after MS without echo (default 200)\n"
 		"      --max-retries N  resends of one round before failing (default 50)\n"
 		"      --connect-ms MS  client: keep trying to connect this long (default 10000)\n"
@@ -1247,7 +2054,8 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv)
 {
-	enum { O_NIC = 256, O_HEAP, O_STRICT, O_MAX, O_RETRY, O_MAXRETRY, O_CONNECT, O_WAIT, O_IDLE, O_LINK };
+	enum { O_NIC = 256, O_HEAP, O_STRICT, O_MAX, O_RETRY, O_MAXRETRY, O_CONNECT, O_WAIT, O_IDLE, O_LINK,
+	       O_RDMA, O_VERIFY };
 	static const struct option lo[] = {
 		{ "server", no_argument, NULL, 'S' },
 		{ "client", required_argument, NULL, 'C' },
@@ -1268,6 +2076,8 @@ parse_args(int argc, char **argv)
 		{ "wait-ms", required_argument, NULL, O_WAIT },
 		{ "idle-ms", required_argument, NULL, O_IDLE },
 		{ "link-ms", required_argument, NULL, O_LINK },
+		{ "rdma", no_argument, NULL, O_RDMA },
+		{ "verify-every", required_argument, NULL, O_VERIFY },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -1336,6 +2146,12 @@ parse_args(int argc, char **argv)
 		case O_LINK:
 			opt.link_ms = (unsigned)strtoul(optarg, NULL, 0);
 			break;
+		case O_RDMA:
+			opt.rdma = true;
+			break;
+		case O_VERIFY:
+			opt.verify_every = (unsigned)strtoul(optarg, NULL, 0);
+			break;
 		default:
 			usage(stderr);
 			return -1;
@@ -1343,6 +2159,10 @@ parse_args(int argc, char **argv)
 	}
 	if (optind != argc || opt.mode == M_NONE) {
 		usage(stderr);
+		return -1;
+	}
+	if (opt.verify_every < 1) {
+		fprintf(stderr, "topo_check: --verify-every must be at least 1\n");
 		return -1;
 	}
 	if (opt.window < 1 || opt.window > NB_SEND) {
@@ -1372,30 +2192,32 @@ main(int argc, char **argv)
 	if (parse_args(argc, argv) != 0)
 		return 2;
 	mode_name = opt.mode == M_SERVER ? "server" : opt.mode == M_CLIENT ? "client" : "loopback";
-	printf("topo_check %s: nic %s, disc \"%s\", %u rounds, %s memory, seed %#" PRIx64
-	       "%s, VIAD_SOCKET=%s\n", mode_name, opt.nic, opt.disc, opt.rounds,
+	printf("topo_check %s%s: nic %s, disc \"%s\", %u rounds, %s memory, seed %#" PRIx64
+	       "%s, VIAD_SOCKET=%s\n", mode_name, opt.rdma ? " (RDMA)" : "", opt.nic, opt.disc,
+	       opt.rounds,
 	       opt.heap ? "heap (malloc)" : "provider (VipDpdkAllocMem)", opt.seed,
 	       opt.mode == M_SERVER && !opt.seed_set ? " (the client's is used)" : "",
 	       getenv("VIAD_SOCKET") ? getenv("VIAD_SOCKET") : "(default)");
 	if (opt.mode == M_SERVER) {
-		rc = ep_open(&e, "server", opt.seed ^ 0x5e5e5e5eULL);
+		rc = ep_open(&e, "server", opt.seed ^ 0x5e5e5e5eULL, true);
 		if (rc == 0)
 			rc = wait_link(&e);
 		if (rc == 0) {
 			print_port(&e);
-			rc = run_server(&e);
+			rc = opt.rdma ? run_rdma_server(&e) : run_server(&e);
 		}
 		ep_close(&e);
 	} else if (opt.mode == M_CLIENT) {
 		char disc[64];
 
 		snprintf(disc, sizeof(disc), "%s-client-%ld", opt.disc, (long)getpid());
-		rc = ep_open(&e, "client", opt.seed ^ 0xc1c1c1c1ULL);
+		rc = ep_open(&e, "client", opt.seed ^ 0xc1c1c1c1ULL, false);
 		if (rc == 0)
 			rc = wait_link(&e);
 		if (rc == 0) {
 			print_port(&e);
-			rc = run_client(&e, opt.peer_mac, disc);
+			rc = opt.rdma ? run_rdma_client(&e, opt.peer_mac, disc)
+				      : run_client(&e, opt.peer_mac, disc);
 		}
 		ep_close(&e);
 	} else {
@@ -1408,9 +2230,9 @@ main(int argc, char **argv)
 			opt.wait_ms = opt.connect_ms + 5000;
 		snprintf(disc, sizeof(disc), "%s-client-%ld", opt.disc, (long)getpid());
 		memset(&e, 0, sizeof(e));
-		rc = ep_open(&sa.e, "server", opt.seed ^ 0x5e5e5e5eULL);
+		rc = ep_open(&sa.e, "server", opt.seed ^ 0x5e5e5e5eULL, true);
 		if (rc == 0)
-			rc = ep_open(&e, "client", opt.seed ^ 0xc1c1c1c1ULL);
+			rc = ep_open(&e, "client", opt.seed ^ 0xc1c1c1c1ULL, false);
 		if (rc == 0)
 			rc = wait_link(&e);
 		if (rc == 0) {
@@ -1419,7 +2241,8 @@ main(int argc, char **argv)
 				perror("pthread_create");
 				return 1;
 			}
-			rc = run_client(&e, e.na.LocalNicAddress, disc);
+			rc = opt.rdma ? run_rdma_client(&e, e.na.LocalNicAddress, disc)
+				      : run_client(&e, e.na.LocalNicAddress, disc);
 			/* the server stops on our disconnect (ep_close) at the latest */
 			ep_close(&e);
 			pthread_join(t, NULL);
