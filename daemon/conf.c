@@ -94,6 +94,8 @@ static const struct conf_key conf_keys[] = {
 	  log_levels },
 	{ SECT_VIAD, "poll_mode", CT_POLL_MODE, 0, G(poll_mode), 0, 0,
 	  poll_modes },
+	/* Without EAL arguments: how many poll lcores viad starts (shards). */
+	{ SECT_VIAD, "poll_lcores", CT_UINT, 0, G(poll_lcores), 1, VIA_CONF_MAX_POLL_LCORES, NULL },
 	/* Bounded at one second: a longer idle spin or sleep is a typo. */
 	{ SECT_VIAD, "idle_spin_us", CT_UINT, 0, G(idle_spin_us),
 	  0, 1000000, NULL },
@@ -183,6 +185,7 @@ static const struct via_conf conf_defaults = {
 	.hosts_path = "",
 	.log_level = "info",
 	.poll_mode = VIA_POLL_BACKOFF,
+	.poll_lcores = 1,
 	.idle_spin_us = 200,
 	.idle_sleep_us = 100,
 	.adaptive_timeout_us = 10000,

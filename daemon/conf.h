@@ -25,6 +25,7 @@
 
 /** Maximum number of [port] sections. */
 #define VIA_CONF_MAX_PORTS 16
+#define VIA_CONF_MAX_POLL_LCORES 32   /**< = VIA_MAX_SHARDS (viad.h) */
 
 /** How the datapath lcore waits for work. */
 enum via_poll_mode {
@@ -91,6 +92,7 @@ struct via_conf {
 	char hosts_path[256];	/**< name-service hosts file; "" = none */
 	char log_level[16];	/**< "error" | "warning" | "info" | "debug" */
 	enum via_poll_mode poll_mode;
+	uint32_t poll_lcores;	/**< poll lcores viad starts when given no EAL arguments */
 	uint32_t idle_spin_us;	/**< backoff: spin this long before sleeping */
 	uint32_t idle_sleep_us;	/**< backoff: sleep per idle iteration */
 	uint32_t adaptive_timeout_us;	/**< adaptive: longest sleep (port frames wait) */

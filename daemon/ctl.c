@@ -696,6 +696,7 @@ announce_stop(struct viad *d)
 
 #define EP_LISTEN UINT64_MAX
 #define EP_SIGNAL (UINT64_MAX - 1)
+#define EP_CM     (UINT64_MAX - 2)  /* viad.cm_fd: frames for the connection manager */
 
 int
 via_ctl_run(struct viad *d, int lfd)
@@ -718,27 +719,34 @@ via_ctl_run(struct viad *d, int lfd)
 	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev[0]);
 	ev[0].data.u64 = EP_SIGNAL;
 	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev[0]);
+	ev[0].data.u64 = EP_CM;
+	epoll_ctl(ep, EPOLL_CTL_ADD, d->cm_fd, &ev[0]);
 	VLOG_INFO("listening on %s", d->conf.socket_path);
 
 	while (!d->stopping) {
 		int timeout;
 
-		via_dp_lock(&d->dp_lock);
+		via_dp_lock_all(d);
 		{
 			uint64_t now = via_now_ms();
 			int cm = via_cm_timers(d, now), watch = via_nics_watch(d, now);
 
 			timeout = cm >= 0 && cm < watch ? cm : watch;
 		}
-		via_dp_unlock(&d->dp_lock);
+		via_dp_unlock_all(d);
 		n = epoll_wait(ep, ev, (int)(sizeof(ev) / sizeof(ev[0])), timeout);
 		/* everything below may touch what the data path reads */
-		via_dp_lock(&d->dp_lock);
+		via_dp_lock_all(d);
 		for (i = 0; i < n; i++) {
 			uint64_t key = ev[i].data.u64;
 
 			if (key == EP_LISTEN) {
 				session_accept(d, lfd, ep);
+			} else if (key == EP_CM) {
+				uint64_t cnt;
+
+				if (read(d->cm_fd, &cnt, sizeof(cnt)) > 0)
+					via_dp_cm_input(d);
 			} else if (key == EP_SIGNAL) {
 				struct signalfd_siginfo si;
 
@@ -754,17 +762,17 @@ via_ctl_run(struct viad *d, int lfd)
 					session_readable(d, s);
 			}
 		}
-		via_dp_unlock(&d->dp_lock);
+		via_dp_unlock_all(d);
 		/* what was just done (a new session, frames queued to the self
 		 * ring) may be work for a poller asleep in adaptive mode */
 		if (n > 0 && __atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST))
 			eventfd_write(d->wake_fd, 1);
 	}
-	via_dp_lock(&d->dp_lock);
+	via_dp_lock_all(d);
 	announce_stop(d);
 	while ((s = TAILQ_FIRST(&d->session_list)) != NULL)
 		session_end(d, s);
-	via_dp_unlock(&d->dp_lock);
+	via_dp_unlock_all(d);
 	close(ep);
 	close(sfd);
 	close(lfd);

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
 
 #include <rte_cycles.h>
 #include <rte_ether.h>
@@ -36,11 +37,11 @@
 #define DP_SEND_BUDGET  16     /* descriptors per VI per turn: fairness */
 #define DP_SEND_QUANTUM 16384  /* bytes per VI per turn (deficit round robin) */
 #define DP_DESC_COST    256    /* bytes a descriptor costs besides its data */
-#define DP_TXQ_BYTES    (32u * 1024u) /* queued for the port or the self ring */
+#define DP_TXQ_BYTES    (32u * 1024u) /* queued ahead of a message: port or inbox */
 #define DP_TX_RETRIES   64
-#define SELF_RING_SIZE  4096
+#define INBOX_SIZE      4096   /* frames handed to a shard or the control thread */
 #define BACKLOG_SIZE    8192   /* frames held while the port is busy */
-#define SELF_ROUNDS     8      /* self-delivery bursts per iteration */
+#define INBOX_ROUNDS    8      /* inbox bursts per iteration */
 #define DESC_CS_SIZE    sizeof(VIP_CONTROL_SEGMENT)
 #define DESC_SEG_SIZE   sizeof(VIP_DATA_SEGMENT)
 #define STATUS_OFF      offsetof(VIP_CONTROL_SEGMENT, Status)
@@ -55,6 +56,8 @@ static unsigned read_answers(struct viad *d, struct via_vi *vi);
 
 /* Segment scratch of the send side: one descriptor at a time per lcore. */
 static RTE_DEFINE_PER_LCORE(struct via_dp_seg *, tx_segs);
+/* The inbox of the shard this lcore runs (NULL: the control thread). */
+static RTE_DEFINE_PER_LCORE(struct rte_ring *, cur_inbox);
 
 int
 via_dp_init(struct viad *d)
@@ -63,38 +66,51 @@ via_dp_init(struct viad *d)
 	unsigned i;
 
 	for (i = 0; i < d->nb_nics; i++) {
-		snprintf(name, sizeof(name), "via_self_%u", i);
-		/* producers and the consumer all hold the data-path lock */
-		d->nics[i].self = rte_ring_create(name, SELF_RING_SIZE, (int)rte_socket_id(),
-						  RING_F_SP_ENQ | RING_F_SC_DEQ);
 		snprintf(name, sizeof(name), "via_backlog_%u", i);
+		/* producers and the consumer all hold the NIC's tx_lock */
 		d->nics[i].backlog = rte_ring_create(name, BACKLOG_SIZE, (int)rte_socket_id(),
 						     RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (d->nics[i].self == NULL || d->nics[i].backlog == NULL)
+		if (d->nics[i].backlog == NULL)
 			return -ENOMEM;
 	}
-	return 0;
+	for (i = 0; i < d->nb_shards; i++) {
+		struct via_shard *sh = &d->shards[i];
+
+		snprintf(name, sizeof(name), "via_inbox_%u", i);
+		/* any shard and the control thread hand frames in; one takes them */
+		sh->inbox = rte_ring_create(name, INBOX_SIZE, (int)rte_socket_id(),
+					    RING_F_SC_DEQ);
+		if (sh->inbox == NULL)
+			return -ENOMEM;
+	}
+	d->cm_inbox = rte_ring_create("via_cm_inbox", INBOX_SIZE, (int)rte_socket_id(),
+				      RING_F_SC_DEQ);
+	return d->cm_inbox == NULL ? -ENOMEM : 0;
+}
+
+static void
+ring_drop(struct rte_ring **r)
+{
+	struct rte_mbuf *m;
+
+	if (*r == NULL)
+		return;
+	while (rte_ring_dequeue(*r, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(*r);
+	*r = NULL;
 }
 
 void
 via_dp_fini(struct viad *d)
 {
-	struct rte_mbuf *m;
 	unsigned i;
 
-	for (i = 0; i < d->nb_nics; i++) {
-		struct rte_ring **rings[] = { &d->nics[i].self, &d->nics[i].backlog };
-		unsigned k;
-
-		for (k = 0; k < RTE_DIM(rings); k++) {
-			if (*rings[k] == NULL)
-				continue;
-			while (rte_ring_dequeue(*rings[k], (void **)&m) == 0)
-				rte_pktmbuf_free(m);
-			rte_ring_free(*rings[k]);
-			*rings[k] = NULL;
-		}
-	}
+	for (i = 0; i < d->nb_nics; i++)
+		ring_drop(&d->nics[i].backlog);
+	for (i = 0; i < d->nb_shards; i++)
+		ring_drop(&d->shards[i].inbox);
+	ring_drop(&d->cm_inbox);
 }
 
 /* ---- transmit ------------------------------------------------------------ */
@@ -119,7 +135,7 @@ port_tx(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 	return sent;
 }
 
-/* Send what waits in the backlog, oldest first. @return frames left. */
+/* Send what waits in the backlog, oldest first (tx_lock held). @return frames left. */
 static unsigned
 backlog_flush(struct via_nic *nic, struct via_poll_stats *st)
 {
@@ -138,6 +154,61 @@ backlog_flush(struct via_nic *nic, struct via_poll_stats *st)
 	return rte_ring_count(nic->backlog);
 }
 
+/* Whether frame @p m is for the connection manager. */
+static inline bool
+frame_is_cm(const struct rte_mbuf *m)
+{
+	const struct via_wire_hdr *h = rte_pktmbuf_mtod_offset(m, const struct via_wire_hdr *,
+								RTE_ETHER_HDR_LEN);
+
+	return via_wire_ops[h->opcode].flags & VIA_OPF_CM;
+}
+
+/*
+ * Where frame @p m goes next: the inbox of its destination VI's shard, CM
+ * frames included, so that a VI's frames stay in order (a NAK before the
+ * DISC that follows it); the control thread's for a CM frame naming no VI
+ * of this viad; shard 0's for other frames naming none (it answers RESET).
+ */
+static struct rte_ring *
+frame_route(struct viad *d, const struct rte_mbuf *m)
+{
+	const struct via_wire_hdr *h = rte_pktmbuf_mtod_offset(m, const struct via_wire_hdr *,
+								RTE_ETHER_HDR_LEN);
+	const struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+
+	/* VIs are freed only under every shard's lock: @p vi stays valid */
+	if (vi != NULL)
+		return vi->shard->inbox;
+	return frame_is_cm(m) ? d->cm_inbox : d->shards[0].inbox;
+}
+
+/*
+ * Hand frames to another shard or the control thread (@p to), waking
+ * whoever may sleep. @return how many it took; the caller frees the rest.
+ */
+static unsigned
+hand_over(struct viad *d, struct via_nic *nic, struct rte_ring *to, struct rte_mbuf **pkts,
+	  unsigned n)
+{
+	unsigned i, took;
+
+	for (i = 0; i < n; i++)
+		pkts[i]->port = nic->index;
+	took = rte_ring_enqueue_burst(to, (void **)pkts, n, NULL);
+	if (took == 0)
+		return 0;
+	/* the frames before the look at poller_asleep (StoreLoad), against
+	 * via_dp_prepare_sleep()'s count before its look at the inbox */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (to == d->cm_inbox)
+		eventfd_write(d->cm_fd, 1);
+	else if (to != RTE_PER_LCORE(cur_inbox) &&
+		 __atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST) != 0)
+		eventfd_write(d->wake_fd, 1);
+	return took;
+}
+
 void
 via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -151,9 +222,11 @@ via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 	if (!nic->self_via_port &&
 	    rte_is_same_ether_addr(&rte_pktmbuf_mtod(pkts[0], struct rte_ether_hdr *)->dst_addr,
 				   via_port_mac(nic->port))) {
-		sent = (uint16_t)rte_ring_enqueue_burst(nic->self, (void **)pkts, n, NULL);
+		sent = (uint16_t)hand_over(nic->d, nic, frame_route(nic->d, pkts[0]), pkts, n);
 		st->frames_tx += sent;
+		st->frames_rx += sent;
 	} else {
+		via_dp_lock(&nic->tx_lock);
 		/* frames keep their order: none passes those already waiting */
 		if (backlog_flush(nic, st) == 0) {
 			sent = port_tx(nic, pkts, n);
@@ -161,6 +234,7 @@ via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 		}
 		held = rte_ring_enqueue_burst(nic->backlog, (void **)(pkts + sent),
 					      (unsigned)(n - sent), NULL);
+		via_dp_unlock(&nic->tx_lock);
 		sent = (uint16_t)(sent + held);
 	}
 	if (sent < n) {
@@ -284,7 +358,12 @@ complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via
 	if (cq != NULL) {
 		struct via_cqe e = { .vi_cookie = vi->cookie, .flags = q == VIA_WQ_RECV ? VIA_CQE_RECV : 0 };
 
-		if (via_ring_enqueue(&cq->ring, &e) != 0)
+		int full;
+
+		via_dp_lock(&cq->lock);
+		full = via_ring_enqueue(&cq->ring, &e);
+		via_dp_unlock(&cq->lock);
+		if (full != 0)
 			dp_stats()->cq_overruns++;
 		via_shm_wait_bump(&cq->sh->wait);
 		bell |= __atomic_load_n(&cq->sh->notify, __ATOMIC_SEQ_CST) != 0;
@@ -665,7 +744,7 @@ via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
 
 /*
  * Whether the frames of one more message of @p vi fit where they go next (the
- * NIC's self-delivery ring, or its backlog should the port be busy): a
+ * peer VI's inbox when it is on this NIC, else the backlog should the port be busy): a
  * descriptor is taken only then, so a sender outrunning the port waits in
  * its own queue instead of losing messages. Waiting there, it also waits its
  * turn (vi_send): so the shared FIFO is kept short (DP_TXQ_BYTES), or a bulk
@@ -680,14 +759,16 @@ tx_room(const struct via_vi *vi)
 	uint32_t need = vi->attr.max_transfer / chunk + 1;
 	bool self = !nic->self_via_port &&
 		    memcmp(vi->conn.remote_mac, via_port_mac(nic->port)->addr_bytes, 6) == 0;
-	struct rte_ring *r = self ? nic->self : nic->backlog;
-	uint32_t depth = RTE_MAX(need, DP_TXQ_BYTES / chunk);
+	const struct via_vi *peer = self ? via_idtab_lookup(&nic->d->vis, vi->conn.remote_vi)
+					 : NULL;
+	struct rte_ring *r = peer != NULL ? peer->shard->inbox : nic->backlog;
+	uint32_t ahead = RTE_MAX(DP_TXQ_BYTES / chunk, 1u), queued = rte_ring_count(r);
 
 	/* a message larger than the ring goes when the ring is empty, or it
 	 * would never go (Unreliable may then lose its tail, a reliable level
 	 * sends it again) */
-	depth = RTE_MIN(depth, rte_ring_get_capacity(r));
-	return rte_ring_count(r) + RTE_MIN(need, depth) <= depth;
+	return queued < ahead && queued + RTE_MIN(need, rte_ring_get_capacity(r)) <=
+					 rte_ring_get_capacity(r);
 }
 
 static bool
@@ -1162,8 +1243,30 @@ rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	via_rel_input(d, vi, h, st);
 }
 
-static void
-rx_frame(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, struct via_poll_stats *st)
+/* A frame for a VI of this shard, checked. @return whether it was handed on
+ * (else the caller frees it) */
+static bool
+rx_deliver(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, struct via_poll_stats *st)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct via_wire_hdr *h = (const struct via_wire_hdr *)(eth + 1);
+
+	if (via_wire_ops[h->opcode].flags & VIA_OPF_CM) {
+		/* after the VI's earlier frames; the CM runs on the control thread */
+		if (hand_over(d, nic, d->cm_inbox, &m, 1) == 1)
+			return true;
+		st->frames_dropped++;
+	} else if (via_wire_ops[h->opcode].flags & VIA_OPF_XPORT) {
+		rx_xport(d, nic, eth, h, st);
+	} else {
+		rx_send(d, nic, eth, h, st);
+	}
+	return false;
+}
+
+/* Whether frame @p m from the port of @p nic is a sound VIA frame for it. */
+static bool
+rx_check(struct via_nic *nic, struct rte_mbuf *m, struct via_poll_stats *st)
 {
 	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	const struct via_wire_hdr *h = (const struct via_wire_hdr *)(eth + 1);
@@ -1172,26 +1275,88 @@ rx_frame(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, struct via_pol
 	/* other traffic on a shared link (IPv6 neighbour discovery on a veth,
 	 * say) is none of viad's business and not counted */
 	if (m->data_len < RTE_ETHER_HDR_LEN || eth->ether_type != rte_cpu_to_be_16(VIA_ETHERTYPE))
-		return;
+		return false;
 	st->frames_rx++;
 	if (m->nb_segs != 1 || m->data_len < VIA_FRAME_HDR_LEN ||
 	    !rte_is_same_ether_addr(&eth->dst_addr, via_port_mac(nic->port))) {
 		st->frames_dropped++;
-		return;
+		return false;
 	}
 	rc = via_wire_check(h, m->data_len - (uint32_t)VIA_FRAME_HDR_LEN);
 	if (rc != 0) {
 		st->frames_dropped++;
 		if (rc == -EBADMSG)
 			st->frames_corrupt++;
-		return;
+		return false;
 	}
-	if (via_wire_ops[h->opcode].flags & VIA_OPF_CM)
-		via_cm_input(d, nic, eth->src_addr.addr_bytes, h);
-	else if (via_wire_ops[h->opcode].flags & VIA_OPF_XPORT)
-		rx_xport(d, nic, eth, h, st);
-	else
-		rx_send(d, nic, eth, h, st);
+	return true;
+}
+
+/*
+ * Frames from a port's receive queue: checked, then taken here, or handed to
+ * the shard of their VI or to the control thread (connection manager).
+ * Consumes them.
+ */
+static void
+rx_port(struct viad *d, struct via_shard *me, struct via_nic *nic, struct rte_mbuf **pkts,
+	uint16_t n, struct via_poll_stats *st)
+{
+	uint16_t k;
+
+	for (k = 0; k < n; k++) {
+		struct rte_mbuf *m = pkts[k];
+		struct rte_ring *to;
+
+		if (!rx_check(nic, m, st)) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		to = frame_route(d, m);
+		if (to == me->inbox) {
+			if (!rx_deliver(d, nic, m, st))
+				rte_pktmbuf_free(m);
+		} else if (hand_over(d, nic, to, &m, 1) == 0) {
+			st->frames_dropped++;
+			rte_pktmbuf_free(m);
+		}
+	}
+}
+
+/* Frames other shards (or this one, sending to its own NIC) handed over. */
+static unsigned
+rx_inbox(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	unsigned rounds = 0, n, k, work = 0;
+
+	/* a few bursts: one message can be many frames */
+	do {
+		n = rte_ring_dequeue_burst(me->inbox, (void **)pkts, DP_BURST, NULL);
+		for (k = 0; k < n; k++) {
+			if (!rx_deliver(d, &d->nics[pkts[k]->port], pkts[k], st))
+				rte_pktmbuf_free(pkts[k]);
+		}
+		work += n;
+	} while (n == DP_BURST && ++rounds < INBOX_ROUNDS);
+	return work;
+}
+
+void
+via_dp_cm_input(struct viad *d)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	unsigned n, k;
+
+	while ((n = rte_ring_dequeue_burst(d->cm_inbox, (void **)pkts, DP_BURST, NULL)) > 0) {
+		for (k = 0; k < n; k++) {
+			const struct rte_ether_hdr *eth =
+				rte_pktmbuf_mtod(pkts[k], const struct rte_ether_hdr *);
+
+			via_cm_input(d, &d->nics[pkts[k]->port], eth->src_addr.addr_bytes,
+				     (const struct via_wire_hdr *)(eth + 1));
+		}
+		rte_pktmbuf_free_bulk(pkts, n);
+	}
 }
 
 /* ---- flush, reset, the poll iteration ------------------------------------- */
@@ -1232,74 +1397,89 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 	via_dp_vi_reset(vi);
 }
 
+/*
+ * One more (@p delta 1) or one fewer (-1) poller asleep: every client's
+ * segment says how many (via_abi.h poller_asleep, NEED_WAKEUP). Under
+ * sleep_lock, so that the last count stored is the true one.
+ */
 static void
-set_asleep(struct viad *d, uint32_t asleep)
+count_asleep(struct viad *d, int delta)
 {
 	struct via_session *s;
+	uint32_t n;
 
-	__atomic_store_n(&d->poller_asleep, asleep, __ATOMIC_SEQ_CST);
+	via_dp_lock(&d->sleep_lock);
+	n = d->poller_asleep + (uint32_t)delta;
+	__atomic_store_n(&d->poller_asleep, n, __ATOMIC_SEQ_CST);
 	TAILQ_FOREACH(s, &d->session_list, link) {
 		if (s->opened)
-			__atomic_store_n(&((struct via_shm_header *)s->seg.va)->poller_asleep,
-					 asleep, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&((struct via_shm_header *)s->seg.va)->poller_asleep, n,
+					 __ATOMIC_SEQ_CST);
 	}
+	via_dp_unlock(&d->sleep_lock);
 }
 
 uint32_t
-via_dp_prepare_sleep(struct viad *d)
+via_dp_prepare_sleep(struct viad *d, struct via_shard *me)
 {
 	uint32_t us = d->conf.adaptive_timeout_us;
 	struct via_session *s;
 	unsigned i;
 
-	/* the flag first, then the last look (seq_cst both): a client that
-	 * rang after our look sees the flag and writes the eventfd */
-	set_asleep(d, 1);
-	for (i = 0; i < d->nb_nics; i++) {
-		if (!rte_ring_empty(d->nics[i].self) || !rte_ring_empty(d->nics[i].backlog))
+	/* the count first, then the last look (seq_cst both): a client that
+	 * rang after our look sees the count and writes the eventfd */
+	count_asleep(d, 1);
+	if (!rte_ring_empty(me->inbox))
+		return 0;
+	for (i = 0; me->index == 0 && i < d->nb_nics; i++) {
+		if (!rte_ring_empty(d->nics[i].backlog))
 			return 0;
 	}
 	TAILQ_FOREACH(s, &d->session_list, link) {
 		if (!s->opened)
 			continue;
-		for (i = 0; i < s->bell_words; i++) {
+		for (i = me->index; i < s->bell_words; i += d->nb_shards) {
 			if (__atomic_load_n(&s->bells[i], __ATOMIC_SEQ_CST) != 0)
 				return 0;
 		}
-		/* reliable connections keep timers: wake up in time for them */
-		if (!TAILQ_EMPTY(&s->rel_vis))
-			us = RTE_MIN(us, d->conf.rel_rto_min_us);
 	}
+	/* reliable connections keep timers: wake up in time for them */
+	if (!TAILQ_EMPTY(&me->rel_vis))
+		us = RTE_MIN(us, d->conf.rel_rto_min_us);
 	return us;
 }
 
-void
+uint32_t
 via_dp_end_sleep(struct viad *d)
 {
-	set_asleep(d, 0);
+	count_asleep(d, -1);
+	return __atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST);
 }
 
-/* Counters of whoever holds the data-path lock: the poll lcore's, or the
- * control thread's own while it flushes or sends CM frames. */
+/* Counters of the lcore that runs the data path: a poll lcore's own, or
+ * (NULL) the control thread's while it flushes or sends CM frames. */
 static struct via_poll_stats ctl_stats;
-static struct via_poll_stats *cur_stats = &ctl_stats;
+static RTE_DEFINE_PER_LCORE(struct via_poll_stats *, cur_stats);
 
 static struct via_poll_stats *
 dp_stats(void)
 {
-	return cur_stats;
+	struct via_poll_stats *st = RTE_PER_LCORE(cur_stats);
+
+	return st != NULL ? st : &ctl_stats;
 }
 
 unsigned
-via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st)
+via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 {
 	struct rte_mbuf *pkts[DP_BURST];
 	struct via_session *s;
-	struct via_vi *vi;
+	struct via_vi *vi, *next;
 	unsigned i, work = 0;
 	uint64_t now;
 
-	cur_stats = st;
+	RTE_PER_LCORE(cur_stats) = st;
+	RTE_PER_LCORE(cur_inbox) = me->inbox;
 	if (RTE_PER_LCORE(tx_segs) == NULL) {
 		RTE_PER_LCORE(tx_segs) = calloc(d->conf.max_segments_per_desc,
 						sizeof(struct via_dp_seg));
@@ -1308,49 +1488,36 @@ via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st)
 	}
 	for (i = 0; i < d->nb_nics; i++) {
 		struct via_nic *nic = &d->nics[i];
-		uint16_t n, k;
+		uint16_t n;
 
-		if (q < via_port_nb_rxq(nic->port)) {
-			n = via_port_rx_burst(nic->port, q, pkts, DP_BURST);
-			for (k = 0; k < n; k++)
-				rx_frame(d, nic, pkts[k], st);
-			rte_pktmbuf_free_bulk(pkts, n);
+		/* port receive queue N belongs to shard N */
+		if (me->index < via_port_nb_rxq(nic->port)) {
+			n = via_port_rx_burst(nic->port, (uint16_t)me->index, pkts, DP_BURST);
+			rx_port(d, me, nic, pkts, n, st);
 			work += n;
 		}
-		if (q == 0) {
-			unsigned rounds = 0;
-
+		if (me->index == 0) {
+			via_dp_lock(&nic->tx_lock);
 			if (!rte_ring_empty(nic->backlog))
 				work += backlog_flush(nic, st) + 1;
 			/* a port that holds frames back (the faulty glue's delay
 			 * and reordering) releases them on a burst, even empty */
 			via_port_tx_burst(nic->port, 0, NULL, 0);
-
-			/* a few bursts: one message can be many frames */
-			do {
-				n = (uint16_t)rte_ring_dequeue_burst(nic->self, (void **)pkts,
-								     DP_BURST, NULL);
-				for (k = 0; k < n; k++)
-					rx_frame(d, nic, pkts[k], st);
-				rte_pktmbuf_free_bulk(pkts, n);
-				work += n;
-			} while (n == DP_BURST && ++rounds < SELF_ROUNDS);
+			via_dp_unlock(&nic->tx_lock);
 		}
 	}
-	if (q != 0)
-		return work;
-	/* VIA §11.2.2.1: the VIs whose doorbell rang get a bounded burst each,
-	 * in turn, so idle VIs cost nothing; connected reliable VIs also run
-	 * their timers and acknowledgments every iteration */
+	work += rx_inbox(d, me, st);
+	/* VIA §11.2.2.1: the VIs whose doorbell rang get a bounded turn each,
+	 * so idle VIs cost nothing; connected reliable VIs also run their
+	 * timers and acknowledgments every iteration */
 	now = rte_get_timer_cycles();
+	TAILQ_FOREACH_SAFE(vi, &me->rel_vis, rel_link, next)
+		via_rel_poll(d, vi, now, st);
 	TAILQ_FOREACH(s, &d->session_list, link) {
-		struct via_vi *next;
-
 		if (!s->opened)
 			continue;
-		TAILQ_FOREACH_SAFE(vi, &s->rel_vis, rel_link, next)
-			via_rel_poll(d, vi, now, st);
-		for (i = 0; i < s->bell_words; i++) {
+		/* this shard's words only: the others' VIs are not its own */
+		for (i = me->index; i < s->bell_words; i += d->nb_shards) {
 			uint64_t w;
 
 			if (__atomic_load_n(&s->bells[i], __ATOMIC_RELAXED) == 0)

@@ -2,8 +2,9 @@
 /**
  * @file
  * viad's data path and the frame-level entry points of the connection
- * manager: everything that touches mbufs. Called with the data-path lock
- * held (struct via_dp_lock in viad.h).
+ * manager: everything that touches mbufs. Called by a poll lcore with its
+ * shard's lock held, or by the control thread with every shard's
+ * (struct via_shard in viad.h).
  */
 #ifndef VIA_DP_H
 #define VIA_DP_H
@@ -20,11 +21,15 @@ int via_dp_init(struct viad *d);
 void via_dp_fini(struct viad *d);
 
 /**
- * One poll iteration on receive queue @p q: frames in, then up to a burst
- * of posted descriptors of every VI out (VIA §11.2.2.1 round robin).
+ * One poll iteration of shard @p me: its port receive queues and its inbox
+ * in, then a turn for each of its VIs whose doorbell rang (VIA §11.2.2.1
+ * round robin).
  * @return how much work was done (0: idle)
  */
-unsigned via_dp_poll(struct viad *d, uint16_t q, struct via_poll_stats *st);
+unsigned via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st);
+
+/** Control thread: the connection-manager frames the shards handed over. */
+void via_dp_cm_input(struct viad *d);
 
 /**
  * Send a frame without data (connection manager) from @p nic to @p mac.
@@ -39,14 +44,15 @@ void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uin
 uint32_t via_dp_frame_payload(const struct via_nic *nic);
 
 /**
- * Adaptive polling (NEED_WAKEUP): tell every client the poller is about to
- * sleep, then look at the doorbells and rings one last time.
+ * Adaptive polling (NEED_WAKEUP): tell every client one more poller is
+ * about to sleep, then look at shard @p me's doorbells and inbox one last
+ * time. Called with the shard's lock held.
  * @return how long the poller may sleep in microseconds, 0 if there is work
  *         (the sleep then does not happen; via_dp_end_sleep() all the same)
  */
-uint32_t via_dp_prepare_sleep(struct viad *d);
-/** The poller is awake again: clients need not wake it. */
-void via_dp_end_sleep(struct viad *d);
+uint32_t via_dp_prepare_sleep(struct viad *d, struct via_shard *me);
+/** The poller is awake again. @return how many others still sleep */
+uint32_t via_dp_end_sleep(struct viad *d);
 
 /** Transmit frames (the NIC's own address: delivered locally); consumes them. */
 void via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n);

@@ -5,8 +5,9 @@
  *
  *   viad [-c FILE] [-s SOCKET] [--set SECTION.KEY=VALUE]... [-- EAL ARGS]
  *
- * Without EAL arguments viad picks its own: two lcores on the first two
- * CPUs it may run on (the same CPU twice on a one-CPU machine), --in-memory
+ * Without EAL arguments viad picks its own: a control lcore and
+ * viad.poll_lcores poll lcores on the CPUs it may run on, in order (round
+ * again when there are more lcores than CPUs), --in-memory
  * so that a killed viad leaves no hugepage files behind, no PCI scan unless
  * a port needs one, and no hugepages at all when none are reserved.
  */
@@ -202,19 +203,25 @@ eal_args(const struct via_conf *c, char *prog, int argc, char **argv, char **out
 	}
 	{
 		cpu_set_t set;
-		int cpu[2] = { -1, -1 }, k = 0, len;
+		int cpu[CPU_SETSIZE], k = 0, len;
+		uint32_t l;
 
 		if (sched_getaffinity(0, sizeof(set), &set) != 0)
 			return -errno;
-		for (i = 0; i < CPU_SETSIZE && k < 2; i++) {
+		for (i = 0; i < CPU_SETSIZE; i++) {
 			if (CPU_ISSET(i, &set))
 				cpu[k++] = i;
 		}
 		if (k == 0)
 			return -ENODEV;
-		if (k == 1)
-			cpu[1] = cpu[0];
-		len = snprintf(buf, buflen, "--lcores=0@%d,1@%d", cpu[0], cpu[1]);
+		/* lcore L on the L-th CPU we may use, round the set again when
+		 * there are more lcores than CPUs */
+		len = snprintf(buf, buflen, "--lcores=0@%d", cpu[0]);
+		for (l = 1; l <= c->poll_lcores && (size_t)len < buflen; l++)
+			len += snprintf(buf + len, buflen - (size_t)len, ",%u@%d", l,
+					cpu[l % (uint32_t)k]);
+		if ((size_t)len >= buflen)
+			return -E2BIG;
 		out[n++] = buf;
 		buf += len + 1;
 		buflen -= (size_t)len + 1;
@@ -275,12 +282,35 @@ tables_fini(struct viad *d)
 	via_idtab_fini(&d->pmems);
 }
 
+/* One shard of the data path per worker lcore, in launch order. */
+static void
+shards_init(struct viad *d)
+{
+	unsigned lcore;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		struct via_shard *sh;
+
+		if (d->nb_shards == VIA_MAX_SHARDS) {
+			VLOG_WARN("lcore %u: more than %u poll lcores; it stays idle", lcore,
+				  VIA_MAX_SHARDS);
+			continue;
+		}
+		sh = &d->shards[d->nb_shards];
+		sh->index = d->nb_shards++;
+		sh->lcore = lcore;
+		TAILQ_INIT(&sh->rel_vis);
+	}
+	VLOG_INFO("%u poll lcore(s): VIs are spread over them, a VI stays on its own",
+		  d->nb_shards);
+}
+
 int
 main(int argc, char **argv)
 {
-	static struct viad d;
+	static struct viad d = { .wake_fd = -1, .cm_fd = -1 };
 	char *eal_argv[EAL_ARGS_MAX + 8];
-	char eal_buf[128];
+	char eal_buf[512];
 	char err[512];
 	int eal_argc, first_eal, lfd, rc;
 	unsigned lcore;
@@ -320,10 +350,12 @@ main(int argc, char **argv)
 		VLOG_ERR("out of memory for object tables");
 		goto out_tables;
 	}
+	shards_init(&d);
 	if (via_nics_open(&d) != 0)
 		goto out_tables;
 	d.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (d.wake_fd < 0 || via_dp_init(&d) != 0 || via_cm_init(&d) != 0) {
+	d.cm_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d.wake_fd < 0 || d.cm_fd < 0 || via_dp_init(&d) != 0 || via_cm_init(&d) != 0) {
 		VLOG_ERR("out of memory for the data path");
 		goto out_nics;
 	}
@@ -334,8 +366,8 @@ main(int argc, char **argv)
 		rc = 1;
 		goto out_nics;
 	}
-	RTE_LCORE_FOREACH_WORKER(lcore)
-		rte_eal_remote_launch(via_poll_main, &d, lcore);
+	for (lcore = 0; lcore < d.nb_shards; lcore++)
+		rte_eal_remote_launch(via_poll_main, &d, d.shards[lcore].lcore);
 	rc = via_ctl_run(&d, lfd) == 0 ? 0 : 1;
 	rte_eal_mp_wait_lcore();
 	/* the DISC frames of the sessions just ended sit in the ports' rings:
@@ -345,6 +377,8 @@ main(int argc, char **argv)
 out_nics:
 	if (d.wake_fd >= 0)
 		close(d.wake_fd);
+	if (d.cm_fd >= 0)
+		close(d.cm_fd);
 	via_cm_fini(&d);
 	via_dp_fini(&d);
 	via_nics_close(&d);

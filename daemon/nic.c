@@ -117,6 +117,8 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 		via_port_close(nic->port);
 		return rc;
 	}
+	nic->d = d;
+	nic->index = (uint16_t)d->nb_nics;
 	nic->loopback = strcmp(base_glue(pc), "loopback") == 0;
 	/* frames to the NIC's own address go through a faulty port, so that
 	 * one viad can exercise the fault injection on itself */

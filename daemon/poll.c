@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Poll lcores: the "NIC" of VIA §11. Each worker lcore serves receive queue
- * (worker index) of every port that has one and runs the data path (dp.c)
- * under the data-path lock, dropped between iterations.
+ * Poll lcores: the "NIC" of VIA §11. Worker lcore N runs shard N of the
+ * data path (dp.c; struct via_shard): receive queue N of every port that
+ * has one, its inbox and its VIs, under the shard's lock, dropped between
+ * iterations.
  *
  * Idle policy (viad.conf poll_mode): busy spins forever; backoff spins for
  * idle_spin_us after the last work, then sleeps idle_sleep_us per empty
@@ -10,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,31 +25,37 @@ static struct via_poll_stats poll_stats[RTE_MAX_LCORE];
 
 /* Nothing to do for a while: sleep as poll_mode says. */
 static void
-idle(struct viad *d)
+idle(struct viad *d, struct via_shard *me)
 {
 	struct pollfd p = { .fd = d->wake_fd, .events = POLLIN };
+	bool woken = false;
 	struct timespec ts;
-	uint32_t us;
+	uint32_t us, others;
 	uint64_t n;
 
 	if (d->conf.poll_mode == VIA_POLL_BACKOFF) {
 		usleep(d->conf.idle_sleep_us);
 		return;
 	}
-	via_dp_lock(&d->dp_lock);
-	us = via_dp_prepare_sleep(d);
-	via_dp_unlock(&d->dp_lock);
+	via_dp_lock(&me->lock);
+	us = via_dp_prepare_sleep(d, me);
+	via_dp_unlock(&me->lock);
 	if (us > 0) {
 		/* until a client rings (it writes the eventfd only because it
-		 * saw poller_asleep) or the timeout: port frames, timers */
+		 * saw poller_asleep), another shard hands frames over, or the
+		 * timeout: port frames, timers */
 		ts.tv_sec = us / 1000000;
 		ts.tv_nsec = (long)(us % 1000000) * 1000;
-		if (ppoll(&p, 1, &ts, NULL) > 0 && read(d->wake_fd, &n, sizeof(n)) < 0)
-			n = 0;
+		woken = ppoll(&p, 1, &ts, NULL) > 0 && read(d->wake_fd, &n, sizeof(n)) > 0;
 	}
-	via_dp_lock(&d->dp_lock);
-	via_dp_end_sleep(d);
-	via_dp_unlock(&d->dp_lock);
+	via_dp_lock(&me->lock);
+	others = via_dp_end_sleep(d);
+	via_dp_unlock(&me->lock);
+	/* one eventfd for all: the wake-up may have been for a VI of another
+	 * sleeping shard, so pass it on; each passes it once, so every sleeper
+	 * wakes and looks at its own doorbells (no lost wake-up) */
+	if (woken && others > 0)
+		eventfd_write(d->wake_fd, 1);
 }
 
 int
@@ -55,26 +63,28 @@ via_poll_main(void *arg)
 {
 	struct viad *d = arg;
 	struct via_poll_stats *st = &poll_stats[rte_lcore_id()];
-	/* queue index = this worker's rank among workers */
-	uint16_t q = (uint16_t)(rte_lcore_index((int)rte_lcore_id()) - 1);
+	struct via_shard *me = d->shards;
 	const uint64_t spin = rte_get_timer_hz() / 1000000 * d->conf.idle_spin_us;
 	uint64_t last_work = rte_get_timer_cycles();
 
-	VLOG_INFO("poll lcore %u: rx queue %u, %s", rte_lcore_id(), q,
+	/* main.c launched this lcore for one shard */
+	while (me->lcore != rte_lcore_id())
+		me++;
+	VLOG_INFO("poll lcore %u: shard %u of %u, %s", rte_lcore_id(), me->index, d->nb_shards,
 		  d->conf.poll_mode == VIA_POLL_BUSY ? "busy" :
 		  d->conf.poll_mode == VIA_POLL_BACKOFF ? "backoff" : "adaptive");
 	while (!__atomic_load_n(&d->stopping, __ATOMIC_RELAXED)) {
 		unsigned work;
 
-		via_dp_lock(&d->dp_lock);
-		work = via_dp_poll(d, q, st);
-		via_dp_unlock(&d->dp_lock);
+		via_dp_lock(&me->lock);
+		work = via_dp_poll(d, me, st);
+		via_dp_unlock(&me->lock);
 		if (work != 0) {
 			last_work = rte_get_timer_cycles();
 			continue;
 		}
 		if (d->conf.poll_mode != VIA_POLL_BUSY && rte_get_timer_cycles() - last_work > spin)
-			idle(d);
+			idle(d, me);
 		else
 			rte_pause();
 	}

@@ -38,14 +38,17 @@ via_session_async_error(struct via_session *s, uint32_t code, uint32_t vi_cookie
 
 	if (!s->opened)
 		return;
+	via_dp_lock(&s->errq_lock);
 	if (via_ring_enqueue(&s->errq, &e) != 0) {
 		/* once per session: a flood must not flood the log too */
 		if (!s->errq_overflowed)
 			VLOG_WARN("session %u: error queue full: asynchronous errors are being "
 				  "lost (the client does not take them)", s->id);
 		s->errq_overflowed = true;
+		via_dp_unlock(&s->errq_lock);
 		return;
 	}
+	via_dp_unlock(&s->errq_lock);
 	via_shm_wait_bump(&s->errq_sh->wait);
 }
 
@@ -68,7 +71,6 @@ via_session_new(struct viad *d, int sock, struct via_session **out)
 	TAILQ_INIT(&s->mrs);
 	TAILQ_INIT(&s->cqs);
 	TAILQ_INIT(&s->vis);
-	TAILQ_INIT(&s->rel_vis);
 	TAILQ_INIT(&s->pmems);
 	TAILQ_INSERT_TAIL(&d->session_list, s, link);
 	*out = s;

@@ -41,6 +41,37 @@ vi_attr_check(struct viad *d, struct via_session *s, const struct via_ctl_vi_att
 	return 0;
 }
 
+/*
+ * A free doorbell bit for a new VI, in a word of the shard that serves the
+ * fewest VIs (the bit decides the shard: via_bell_shard), or of any shard
+ * when that one's words of this session are full.
+ * @return 0, -ENOSPC (every bit of the session taken)
+ */
+static int
+bell_take(struct viad *d, struct via_session *s, uint32_t *bell)
+{
+	unsigned want = 0, i, try;
+	uint32_t w, b;
+
+	for (i = 1; i < d->nb_shards; i++) {
+		if (d->shards[i].nb_vis < d->shards[want].nb_vis)
+			want = i;
+	}
+	for (try = 0; try < d->nb_shards; try++) {
+		unsigned shard = (want + try) % d->nb_shards;
+
+		for (w = shard; w < s->bell_words; w += d->nb_shards) {
+			for (b = 0; b < 64; b++) {
+				if (s->by_bell[w * 64 + b] == NULL) {
+					*bell = w * 64 + b;
+					return 0;
+				}
+			}
+		}
+	}
+	return -ENOSPC;
+}
+
 int
 via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_create_req *req,
 	      struct via_vi **out)
@@ -61,12 +92,10 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 	vi = calloc(1, sizeof(*vi));
 	if (vi == NULL)
 		return -ENOMEM;
-	for (vi->bell = 0; vi->bell < s->bell_words * 64 && s->by_bell[vi->bell] != NULL;
-	     vi->bell++)
-		;
-	if (vi->bell == s->bell_words * 64) {
+	rc = bell_take(d, s, &vi->bell);
+	if (rc != 0) {
 		free(vi);
-		return -ENOSPC;
+		return rc;
 	}
 	vi->attr = req->attr;
 	vi->cookie = req->cookie;
@@ -94,6 +123,8 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 		return rc;
 	}
 	vi->owner = s;
+	vi->shard = via_bell_shard(d, vi->bell);
+	vi->shard->nb_vis++;
 	s->by_bell[vi->bell] = vi;
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		vi->cq[q] = cq[q];
@@ -131,7 +162,8 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 
 	TAILQ_REMOVE(&s->vis, vi, link);
 	if (vi->rel_listed)
-		TAILQ_REMOVE(&s->rel_vis, vi, rel_link);
+		TAILQ_REMOVE(&vi->shard->rel_vis, vi, rel_link);
+	vi->shard->nb_vis--;
 	s->by_bell[vi->bell] = NULL;
 	via_idtab_free(&d->vis, vi->id);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
@@ -221,14 +253,14 @@ via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why)
 	VLOG_DBG("VI %u: %s -> %s: %s", vi->id, via_vi_state_name(vi->state),
 		 via_vi_state_name(state), why);
 	vi->state = state;
-	/* the poll lcore visits connected reliable VIs every iteration (their
+	/* the shard visits connected reliable VIs every iteration (their
 	 * timers and acknowledgments), all others only when a doorbell rings */
 	if (state == VIP_STATE_CONNECTED && vi->attr.reliability != VIP_SERVICE_UNRELIABLE &&
 	    !vi->rel_listed) {
-		TAILQ_INSERT_TAIL(&vi->owner->rel_vis, vi, rel_link);
+		TAILQ_INSERT_TAIL(&vi->shard->rel_vis, vi, rel_link);
 		vi->rel_listed = true;
 	} else if (state != VIP_STATE_CONNECTED && vi->rel_listed) {
-		TAILQ_REMOVE(&vi->owner->rel_vis, vi, rel_link);
+		TAILQ_REMOVE(&vi->shard->rel_vis, vi, rel_link);
 		vi->rel_listed = false;
 	}
 	return 0;

@@ -3,8 +3,8 @@
  * @file
  * viad internals: the daemon context and its objects (one file each:
  * session.c, ptag.c, mr.c, pmem.c, cq.c, vi.c), the connection manager
- * (cm.c) and the data path (dp.c). The control thread and the poll lcore
- * share them under the data-path lock (struct via_dp_lock).
+ * (cm.c) and the data path (dp.c). The control thread and the poll lcores
+ * share them under the shards' data-path locks (struct via_shard).
  *
  * Errors are -errno throughout; ctl.c maps them to replies and the library
  * maps replies to VIP_RETURN codes.
@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/queue.h>
 #include <sys/types.h>
 
@@ -46,25 +47,37 @@ via_copy_name(char *dst, size_t size, const char *src)
 }
 
 /**
- * The data-path lock: a fair ticket lock between the control thread and a
- * poll lcore. The poll lcore holds it for each iteration of its loop and
- * drops it between iterations and while it sleeps; the control thread holds
- * it while it changes anything the data path reads (VIs, regions, CQs,
- * sessions). Fairness matters: the control thread must get its turn after at
- * most one iteration, however busy the data path is.
+ * The data-path lock: a fair ticket lock. Each shard (poll lcore) has one,
+ * held for each iteration of its loop and dropped between iterations and
+ * while it sleeps; the control thread holds every shard's while it changes
+ * anything the data path reads (VIs, regions, CQs, sessions, connection
+ * state). Fairness matters: the control thread must get its turn after at
+ * most one iteration, however busy the data path is. The same lock, alone,
+ * guards a port's transmit side and a CQ's producer side, which several
+ * shards share.
  */
 struct via_dp_lock {
 	uint32_t next;
 	uint32_t owner;
 };
 
+#define VIA_DP_LOCK_SPINS 1024   /**< then yield: the holder may want our CPU */
+
 static inline void
 via_dp_lock(struct via_dp_lock *l)
 {
 	uint32_t me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+	unsigned spins = 0;
 
-	while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != me)
-		__builtin_ia32_pause();
+	while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != me) {
+		/* with more threads than CPUs (poll lcores sharing cores with
+		 * clients), the holder may be off-CPU: spinning a whole time
+		 * slice would only delay it */
+		if (++spins < VIA_DP_LOCK_SPINS)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
+	}
 }
 
 static inline void
@@ -157,13 +170,38 @@ struct rte_ring;
 
 struct via_nic {
 	struct via_port *port;
+	struct viad *d;
+	uint16_t index;          /**< in viad.nics; carried in mbuf->port between shards */
 	struct via_ctl_nic_info info;
 	bool loopback;
-	struct rte_ring *self;   /**< frames this NIC sends to its own address */
+	struct via_dp_lock tx_lock; /**< the port's transmit queue 0 and @c backlog */
 	struct rte_ring *backlog; /**< frames the port did not take yet, in order */
 	bool link_up;            /**< as last seen by via_nics_watch() */
-	bool self_via_port;      /**< own-address frames take the port, not @c self */
+	bool self_via_port;      /**< own-address frames take the port, not an inbox */
 };
+
+TAILQ_HEAD(via_vi_list, via_vi);
+
+#define VIA_MAX_SHARDS VIA_CONF_MAX_POLL_LCORES
+
+/**
+ * One poll lcore's part of the data path: VIA §11's NIC engine, once per
+ * core. A VI belongs to one shard for life, the one that owns the doorbell
+ * word holding its bit (word index modulo the number of shards); only that
+ * shard's lcore runs its queues, its transport and its connection's data
+ * frames, under the shard's lock. Port receive queue N is polled by shard N;
+ * a frame for a VI of another shard, or sent to the NIC's own address, is
+ * handed over through that shard's inbox; connection-manager frames go to
+ * the control thread (viad.cm_inbox).
+ */
+struct via_shard {
+	struct via_dp_lock lock;
+	unsigned index;
+	unsigned lcore;
+	struct rte_ring *inbox;       /**< frames for this shard's VIs: MP/SC */
+	struct via_vi_list rel_vis;   /**< its connected reliable VIs: timers, ACKs */
+	uint32_t nb_vis;              /**< VIs placed on it (placement balance) */
+} __attribute__((aligned(64)));
 
 struct viad {
 	struct via_conf conf;
@@ -181,20 +219,49 @@ struct viad {
 
 	struct via_session_list session_list;
 	struct via_ctl_counters counters;   /**< control-thread counters */
-	struct via_dp_lock dp_lock;         /**< see struct via_dp_lock */
-	int wake_fd;                        /**< eventfd a sleeping poller waits on */
-	uint32_t poller_asleep;             /**< the poller sleeps (adaptive mode) */
+	struct via_shard shards[VIA_MAX_SHARDS];
+	unsigned nb_shards;                 /**< one per poll lcore */
+	struct rte_ring *cm_inbox;          /**< CM frames for the control thread: MP/SC */
+	int cm_fd;                          /**< eventfd: cm_inbox has frames */
+	int wake_fd;                        /**< eventfd sleeping pollers wait on */
+	struct via_dp_lock sleep_lock;      /**< orders changes of poller_asleep */
+	uint32_t poller_asleep;             /**< pollers asleep (adaptive mode) */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
 	uint32_t conn_nonce;                /**< next connection identifier */
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
 };
+
+/** The shard serving doorbell bit @p bell of any session (vi.c places VIs). */
+static inline struct via_shard *
+via_bell_shard(struct viad *d, uint32_t bell)
+{
+	return &d->shards[(bell / 64) % d->nb_shards];
+}
+
+/** The control thread's hold on the whole data path: every shard, in order. */
+static inline void
+via_dp_lock_all(struct viad *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nb_shards; i++)
+		via_dp_lock(&d->shards[i].lock);
+}
+
+static inline void
+via_dp_unlock_all(struct viad *d)
+{
+	unsigned i;
+
+	for (i = d->nb_shards; i-- > 0;)
+		via_dp_unlock(&d->shards[i].lock);
+}
 
 /* ---- session.c -------------------------------------------------------- */
 
 TAILQ_HEAD(via_ptag_list, via_ptag);
 TAILQ_HEAD(via_mr_list, via_mr);
 TAILQ_HEAD(via_cq_list, via_cq);
-TAILQ_HEAD(via_vi_list, via_vi);
 TAILQ_HEAD(via_pmem_list, via_pmem);
 
 /** Incremental reader state of one control connection. */
@@ -220,7 +287,7 @@ struct via_session {
 	uint64_t *bells;            /**< doorbell words in the segment (untrusted) */
 	uint32_t bell_words;
 	struct via_vi **by_bell;    /**< VI of each doorbell bit (viad's own) */
-	struct via_vi_list rel_vis; /**< connected reliable VIs: timers, ACKs */
+	struct via_dp_lock errq_lock; /**< shards raise errors concurrently */
 	struct via_ring errq;       /**< async errors: viad's producer view */
 	bool errq_overflowed;       /**< logged that errors were lost */
 	struct via_shm_errq *errq_sh;
@@ -348,6 +415,7 @@ struct via_cq {
 	uint32_t refs;        /**< work queues attached (VIA §9.7.2) */
 	uint64_t shm_off;
 	uint64_t shm_len;
+	struct via_dp_lock lock; /**< producers: VIs of several shards may share a CQ */
 	struct via_ring ring; /**< viad's producer view; never re-read from shm */
 	struct via_shm_cq *sh;
 };
@@ -481,9 +549,10 @@ struct via_vi_rel {
 
 struct via_vi {
 	TAILQ_ENTRY(via_vi) link;
-	TAILQ_ENTRY(via_vi) rel_link;   /**< in owner->rel_vis while listed */
+	TAILQ_ENTRY(via_vi) rel_link;   /**< in shard->rel_vis while listed */
 	bool rel_listed;
 	uint32_t bell;                  /**< doorbell bit in the owner's segment */
+	struct via_shard *shard;        /**< the poll lcore that serves it */
 	struct via_session *owner;
 	uint32_t id;
 	uint32_t cookie;                /**< the client's, for CQ entries and errors */
@@ -531,7 +600,7 @@ int via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why);
 /** Name of a VIP_VI_STATE for logs. */
 const char *via_vi_state_name(uint32_t state);
 
-/* ---- dp.c: the data path (poll lcore, dp_lock held) ------------------- */
+/* ---- dp.c: the data path (a poll lcore with its shard's lock, or the control thread with all) */
 
 /** One data segment of a descriptor, after validation (VIA §10.4). */
 struct via_dp_seg {

@@ -348,7 +348,7 @@ int
 viad_spawn(struct viad_proc *v, const char *name, const char *sock, const char *const *sets)
 {
 	char *argv[80];
-	char inst_set[128];
+	char inst_set[128], lcores_set[64];
 	unsigned n = 0, i;
 	pid_t pid, parent;
 
@@ -365,6 +365,13 @@ viad_spawn(struct viad_proc *v, const char *name, const char *sock, const char *
 	argv[n++] = inst_set;
 	argv[n++] = "--set";
 	argv[n++] = "viad.poll_mode=backoff";
+	/* the whole suite again with the data path spread over N lcores */
+	if (getenv("VIA_TEST_POLL_LCORES") != NULL) {
+		snprintf(lcores_set, sizeof(lcores_set), "viad.poll_lcores=%s",
+			 getenv("VIA_TEST_POLL_LCORES"));
+		argv[n++] = "--set";
+		argv[n++] = lcores_set;
+	}
 	for (i = 0; sets != NULL && sets[i] != NULL && n < 76; i++) {
 		argv[n++] = "--set";
 		argv[n++] = (char *)sets[i];

@@ -9,7 +9,8 @@
  * `args: [viad]`). Each viad started here listens on a socket in the test's
  * own temporary directory, under a unique DPDK instance name, with its log
  * (stdout and stderr) in that directory. The log tail of every viad is
- * printed when a check failed.
+ * printed when a check failed. With VIA_TEST_POLL_LCORES=N in the
+ * environment every viad runs N poll lcores (viad.poll_lcores).
  *
  * Checks print one line each: "ok - what" or "not ok - what (file:line)".
  * The exit status of a test is 0 iff no check failed.

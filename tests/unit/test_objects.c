@@ -37,6 +37,9 @@ viad_init(void)
 	CHECK_EQ(via_idtab_init(&d.vis, d.conf.max_vi), 0);
 	CHECK_EQ(via_idtab_init(&d.pmems, 16), 0);
 	TAILQ_INIT(&d.session_list);
+	/* one data-path shard, as a viad with one poll lcore */
+	d.nb_shards = 1;
+	TAILQ_INIT(&d.shards[0].rel_vis);
 	strcpy(nic->info.name, "via0");
 	nic->loopback = true;
 	nic->info.max_transfer_size = 65536;
