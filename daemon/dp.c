@@ -54,8 +54,6 @@ _Static_assert(sizeof(struct via_wire_hdr) == VIA_WIRE_HDR_LEN, "viad.h knows it
 static struct via_poll_stats *dp_stats(void);
 static unsigned read_answers(struct viad *d, struct via_vi *vi);
 
-/* Segment scratch of the send side: one descriptor at a time per lcore. */
-static RTE_DEFINE_PER_LCORE(struct via_dp_seg *, tx_segs);
 /* The inbox of the shard this lcore runs (NULL: the control thread). */
 static RTE_DEFINE_PER_LCORE(struct rte_ring *, cur_inbox);
 
@@ -549,24 +547,26 @@ struct frame_spec {
 };
 
 /*
- * Cut @p total bytes of @p segs into frames and transmit them (at least one
- * frame, for a 0-byte message); false if the data vanished or, on a
+ * Cut @p total bytes of @p segs into frames and transmit them, from *@p off
+ * (advanced) until the end or until @p budget bytes went (at least one
+ * frame: a 0-byte message has one); false if the data vanished or, on a
  * reliable level, a frame could not be built.
  */
 static bool
 send_frames(struct viad *d, struct via_vi *vi, const struct frame_spec *fs,
-	    struct via_dp_seg *segs, uint16_t nb_segs, uint32_t total)
+	    struct via_dp_seg *segs, uint16_t nb_segs, uint32_t total, uint32_t *off,
+	    uint32_t budget)
 {
 	struct via_nic *nic = vi->owner->nic;
 	const uint16_t ext = via_wire_ops[fs->opcode].ext_len;
 	const uint32_t chunk = (vi->conn.frame_payload ? vi->conn.frame_payload
 						       : via_dp_frame_payload(nic)) - ext;
 	struct rte_mbuf *pkts[DP_BURST];
-	uint32_t off = 0;
+	uint32_t framed = 0;
 	uint16_t n = 0;
 
 	do {
-		uint16_t len = (uint16_t)RTE_MIN(chunk, total - off);
+		uint16_t len = (uint16_t)RTE_MIN(chunk, total - *off);
 		struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
 		struct via_wire_hdr *h;
 
@@ -585,11 +585,11 @@ send_frames(struct viad *d, struct via_vi *vi, const struct frame_spec *fs,
 		via_wire_set_conn_id(h, vi->conn.id);
 		via_wire_set_msg_id(h, fs->msg_id);
 		via_wire_set_msg_len(h, fs->msg_len);
-		via_wire_set_offset(h, off);
+		via_wire_set_offset(h, *off);
 		via_wire_set_imm(h, fs->imm);
 		if (ext > 0)
 			memcpy(h + 1, fs->ext, ext);
-		if (segs_copy(d, vi, segs, nb_segs, off, (uint8_t *)(h + 1) + ext, len, false,
+		if (segs_copy(d, vi, segs, nb_segs, *off, (uint8_t *)(h + 1) + ext, len, false,
 			      false)) {
 			rte_pktmbuf_free(m);
 			rte_pktmbuf_free_bulk(pkts, n);
@@ -601,12 +601,13 @@ send_frames(struct viad *d, struct via_vi *vi, const struct frame_spec *fs,
 			via_wire_set_seq(h, vi->tx_seq++);
 		via_wire_seal(h, h + 1, (uint16_t)(ext + len));
 		pkts[n++] = m;
-		off += len;
+		*off += len;
+		framed += len;
 		if (n == DP_BURST) {
 			via_dp_xmit(nic, pkts, n);
 			n = 0;
 		}
-	} while (off < total);
+	} while (*off < total && framed < budget);
 	via_dp_xmit(nic, pkts, n);
 	return true;
 }
@@ -629,7 +630,7 @@ read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const str
 	if (copy == NULL)
 		return VIP_STATUS_TRANSPORT_ERROR;
 	memcpy(copy, segs, nb_segs * sizeof(*copy));
-	if (!send_frames(d, vi, fs, NULL, 0, 0)) {
+	if (!send_frames(d, vi, fs, NULL, 0, 0, &(uint32_t){ 0 }, UINT32_MAX)) {
 		free(copy);
 		return VIP_STATUS_TRANSPORT_ERROR;
 	}
@@ -641,21 +642,68 @@ read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const str
 	return 0;
 }
 
-/* Take one send-queue descriptor. @return the bytes it puts on the wire */
-static uint32_t
-send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
+/*
+ * The send-queue descriptor @p w is done, with @p status (op bits
+ * included): complete it, or hold its completion behind earlier ones.
+ */
+static void
+send_done(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const struct via_mr *mr,
+	  uint32_t len, uint32_t imm, uint32_t status)
 {
-	struct via_dp_seg *segs = RTE_PER_LCORE(tx_segs);
+	if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED &&
+	    (status & VIP_STATUS_ERROR_MASK)) {
+		/* VIA §2.5.2, §2.5.3, Table 1: on a reliable level any error
+		 * breaks the connection; this descriptor carries its own cause,
+		 * behind the completions held before it */
+		if (via_sq_held(vi))
+			via_sq_hold(vi, w, VIA_SQ_READY, 0, 0, status);
+		else
+			complete(d, vi, VIA_WQ_SEND, w, mr, 0, 0, status);
+		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
+			     status & VIP_STATUS_TRANSPORT_ERROR ? "out of frame buffers"
+								 : "local descriptor error");
+		return;
+	}
+	/* VIA §2.5.3: Reliable Reception completes once the data is placed;
+	 * and a completion may not pass one held before it */
+	if ((status & VIP_STATUS_ERROR_MASK) == 0 &&
+	    vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
+		via_sq_hold(vi, w, VIA_SQ_ACK, len, imm, status);
+		return;
+	}
+	if (status & VIP_STATUS_ERROR_MASK)
+		len = 0;
+	if (via_sq_held(vi))
+		via_sq_hold(vi, w, VIA_SQ_READY, len, imm, status);
+	else
+		complete(d, vi, VIA_WQ_SEND, w, mr, len, imm, status);
+}
+
+/*
+ * Take send-queue descriptor @p w: validate it, then make it the VI's
+ * message to frame (vi->tx.active), or finish it at once (an error, an
+ * RDMA Read request). @return the bytes it put on the wire
+ */
+static uint32_t
+send_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
+{
+	struct via_vi_tx *tx = &vi->tx;
 	VIP_ADDRESS_SEGMENT raddr;
 	VIP_CONTROL_SEGMENT cs;
 	const struct via_mr *mr;
-	struct via_wire_rdma ext;
-	struct frame_spec fs;
 	uint32_t status, op;
 	uint64_t total;
-	uint16_t nb_segs;
 
-	mr = desc_fetch(d, vi, VIA_WQ_SEND, w, &cs, &raddr, segs, &nb_segs, &total, &status);
+	if (tx->segs == NULL) {
+		tx->segs = calloc(vi->owner->nic->info.max_segments_per_desc, sizeof(*tx->segs));
+		if (tx->segs == NULL) {
+			send_done(d, vi, w, desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_POST_DESC),
+				  0, 0, VIP_STATUS_TRANSPORT_ERROR);
+			return 0;
+		}
+	}
+	mr = desc_fetch(d, vi, VIA_WQ_SEND, w, &cs, &raddr, tx->segs, &tx->nb_segs, &total,
+			&status);
 	if (mr == NULL) {
 		/* counted in order, like every completion of the queue */
 		if (via_sq_held(vi))
@@ -675,62 +723,102 @@ send_one(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 	if (status == 0 && vi->state != VIP_STATE_CONNECTED)
 		status = VIP_STATUS_DESC_FLUSHED_ERROR;
 	status |= op_status[op];
-	if ((status & VIP_STATUS_ERROR_MASK) == 0) {
-		memset(&fs, 0, sizeof(fs));
-		fs.opcode = VIA_OP_SEND;
-		fs.msg_id = ++vi->tx_msg_id;
-		fs.msg_len = (uint32_t)total;
-		/* immediate data goes with sends and writes, not reads (§10.2) */
-		if ((cs.Control & VIP_CONTROL_IMMEDIATE) && op != VIP_CONTROL_OP_RDMAREAD) {
-			fs.flags = VIA_WF_IMM;
-			fs.imm = cs.ImmediateData;
-		}
-		if (op != VIP_CONTROL_OP_SENDRECV) {
-			ext.va = rte_cpu_to_be_64(raddr.Data.AddressBits);
-			ext.handle = rte_cpu_to_be_32(raddr.Handle);
-			ext.reserved = 0;
-			fs.ext = &ext;
-			fs.opcode = op == VIP_CONTROL_OP_RDMAWRITE ? VIA_OP_RDMA_WRITE
-								   : VIA_OP_RDMA_READ_REQ;
-		}
-		if (op == VIP_CONTROL_OP_RDMAREAD) {
-			status |= read_issue(d, vi, w, &fs, segs, nb_segs, (uint32_t)total);
-			/* the answer is as long as a write: charged here */
-			if ((status & VIP_STATUS_ERROR_MASK) == 0)
-				return (uint32_t)total;
-		} else if (!send_frames(d, vi, &fs, segs, nb_segs, (uint32_t)total)) {
-			status |= via_rel_level(vi) ? VIP_STATUS_TRANSPORT_ERROR
-						    : VIP_STATUS_PROTECTION_ERROR;
-		}
-	}
-	if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED &&
-	    (status & VIP_STATUS_ERROR_MASK)) {
-		/* VIA §2.5.2, §2.5.3, Table 1: on a reliable level any error
-		 * breaks the connection; this descriptor carries its own cause,
-		 * behind the completions held before it */
-		if (via_sq_held(vi))
-			via_sq_hold(vi, w, VIA_SQ_READY, 0, 0, status);
-		else
-			complete(d, vi, VIA_WQ_SEND, w, mr, 0, 0, status);
-		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
-			     status & VIP_STATUS_TRANSPORT_ERROR ? "out of frame buffers"
-								 : "local descriptor error");
+	if (status & VIP_STATUS_ERROR_MASK) {
+		send_done(d, vi, w, mr, 0, cs.ImmediateData, status);
 		return 0;
 	}
-	/* VIA §2.5.3: Reliable Reception completes once the data is placed;
-	 * and a completion may not pass one held before it */
-	if ((status & VIP_STATUS_ERROR_MASK) == 0 &&
-	    vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
-		via_sq_hold(vi, w, VIA_SQ_ACK, (uint32_t)total, cs.ImmediateData, status);
-		return (uint32_t)total;
+	tx->wqe = *w;
+	tx->status = status;
+	tx->cs_imm = cs.ImmediateData;
+	tx->total = (uint32_t)total;
+	tx->off = 0;
+	tx->msg_id = ++vi->tx_msg_id;
+	tx->opcode = op == VIP_CONTROL_OP_SENDRECV ? VIA_OP_SEND
+		     : op == VIP_CONTROL_OP_RDMAWRITE ? VIA_OP_RDMA_WRITE : VIA_OP_RDMA_READ_REQ;
+	tx->flags = 0;
+	tx->imm = 0;
+	/* immediate data goes with sends and writes, not reads (§10.2) */
+	if ((cs.Control & VIP_CONTROL_IMMEDIATE) && op != VIP_CONTROL_OP_RDMAREAD) {
+		tx->flags = VIA_WF_IMM;
+		tx->imm = cs.ImmediateData;
 	}
-	if (status & VIP_STATUS_ERROR_MASK)
-		total = 0;
-	if (via_sq_held(vi))
-		via_sq_hold(vi, w, VIA_SQ_READY, (uint32_t)total, cs.ImmediateData, status);
-	else
-		complete(d, vi, VIA_WQ_SEND, w, mr, (uint32_t)total, cs.ImmediateData, status);
-	return (uint32_t)total;
+	tx->rdma_va = raddr.Data.AddressBits;
+	tx->rdma_handle = raddr.Handle;
+	if (op == VIP_CONTROL_OP_RDMAREAD) {
+		struct via_wire_rdma ext = {
+			.va = rte_cpu_to_be_64(tx->rdma_va),
+			.handle = rte_cpu_to_be_32(tx->rdma_handle),
+		};
+		struct frame_spec fs = {
+			.opcode = tx->opcode, .msg_id = tx->msg_id, .msg_len = tx->total,
+			.ext = &ext,
+		};
+
+		status |= read_issue(d, vi, w, &fs, tx->segs, tx->nb_segs, tx->total);
+		if (status & VIP_STATUS_ERROR_MASK)
+			send_done(d, vi, w, mr, 0, cs.ImmediateData, status);
+		/* the answer is as long as a write: charged here */
+		return tx->total;
+	}
+	tx->active = true;
+	tx->stale = false;
+	return 0;
+}
+
+/* The regions of the message's segments again: they may be gone (§3.2.1). */
+static bool
+send_segs_recheck(struct viad *d, struct via_vi *vi)
+{
+	struct via_vi_tx *tx = &vi->tx;
+	uint16_t i;
+	int err;
+
+	for (i = 0; i < tx->nb_segs; i++) {
+		struct via_dp_seg *seg = &tx->segs[i];
+
+		if (seg->len == 0)
+			continue;
+		seg->mr = via_mr_check(d, vi->owner, seg->handle, seg->va, seg->len,
+				       vi->attr.ptag, VIA_MR_LOCAL_READ, &err);
+		if (seg->mr == NULL)
+			return false;
+	}
+	tx->stale = false;
+	return true;
+}
+
+/*
+ * Frame up to @p budget more bytes of the VI's message (at least one
+ * frame); complete it after its last. @return the bytes framed
+ */
+static uint32_t
+send_more(struct viad *d, struct via_vi *vi, uint32_t budget)
+{
+	struct via_vi_tx *tx = &vi->tx;
+	struct via_wire_rdma ext = {
+		.va = rte_cpu_to_be_64(tx->rdma_va), .handle = rte_cpu_to_be_32(tx->rdma_handle),
+	};
+	struct frame_spec fs = {
+		.opcode = tx->opcode, .flags = tx->flags, .imm = tx->imm, .msg_id = tx->msg_id,
+		.msg_len = tx->total, .ext = tx->opcode == VIA_OP_SEND ? NULL : &ext,
+	};
+	uint32_t status = tx->status, from = tx->off;
+
+	/* broken between two turns (a NAK, a RESET): the rest is flushed */
+	if (vi->state != VIP_STATE_CONNECTED)
+		status |= VIP_STATUS_DESC_FLUSHED_ERROR;
+	else if ((tx->stale && !send_segs_recheck(d, vi)) ||
+		 !send_frames(d, vi, &fs, tx->segs, tx->nb_segs, tx->total, &tx->off, budget))
+		status |= via_rel_level(vi) ? VIP_STATUS_TRANSPORT_ERROR
+					    : VIP_STATUS_PROTECTION_ERROR;
+	else if (tx->off < tx->total) {
+		tx->stale = true;    /* the lock may be dropped before the next turn */
+		return tx->off - from;
+	}
+	tx->active = false;
+	send_done(d, vi, &tx->wqe, desc_region(d, vi, VIA_WQ_SEND, &tx->wqe, VIP_ERROR_COMP_PROT),
+		  tx->total, tx->cs_imm, status);
+	return tx->off - from;
 }
 
 void
@@ -805,7 +893,7 @@ read_answers(struct viad *d, struct via_vi *vi)
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
 			return n;
 		}
-		if (!send_frames(d, vi, &fs, &src, 1, a->len)) {
+		if (!send_frames(d, vi, &fs, &src, 1, a->len, &(uint32_t){ 0 }, UINT32_MAX)) {
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
 				     "an RDMA Read source vanished");
 			return n;
@@ -858,21 +946,30 @@ vi_send(struct viad *d, struct via_vi *vi)
 	vi->tx_deficit = RTE_MIN(vi->tx_deficit + DP_SEND_QUANTUM, (int64_t)DP_SEND_QUANTUM);
 	if (vi->state == VIP_STATE_CONNECTED && via_rel_level(vi))
 		work += read_answers(d, vi);
-	/* the ring may have been flushed meanwhile (a broken connection) */
-	for (i = 0; i < DP_SEND_BUDGET && vi->tx_deficit > 0 && via_ring_avail(r) > 0; i++) {
-		/* copied out before use: the client may rewrite the slot */
-		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
+	for (i = 0; i < DP_SEND_BUDGET && vi->tx_deficit > 0; i++) {
+		if (!vi->tx.active) {
+			struct via_wqe w;
 
-		if (vi->state == VIP_STATE_CONNECTED &&
-		    (!room(vi) || vi->rel.reads == VIA_MAX_READS ||
-		     (vi->rel.reads > 0 && fenced(d, vi, &w))))
+			/* the ring may have been flushed meanwhile (a broken connection) */
+			if (via_ring_avail(r) == 0)
+				break;
+			/* copied out before use: the client may rewrite the slot */
+			w = *(const struct via_wqe *)via_ring_peek(r, 0);
+			if (vi->state == VIP_STATE_CONNECTED &&
+			    (!room(vi) || vi->rel.reads == VIA_MAX_READS ||
+			     (vi->rel.reads > 0 && fenced(d, vi, &w))))
+				break;
+			via_ring_consume(r, 1);
+			vi->tx_deficit -= (int64_t)send_start(d, vi, &w) + DP_DESC_COST;
+		} else if (vi->state == VIP_STATE_CONNECTED && !room(vi)) {
 			break;
-		via_ring_consume(r, 1);
-		vi->tx_deficit -= (int64_t)send_one(d, vi, &w) + DP_DESC_COST;
+		}
+		if (vi->tx.active)
+			vi->tx_deficit -= send_more(d, vi, (uint32_t)RTE_MAX(vi->tx_deficit, 1));
 		work++;
 	}
 	/* an empty queue keeps no credit, only its debt */
-	if (via_ring_avail(r) == 0 && vi->tx_deficit > 0)
+	if (via_ring_avail(r) == 0 && !vi->tx.active && vi->tx_deficit > 0)
 		vi->tx_deficit = 0;
 	return work;
 }
@@ -889,7 +986,8 @@ vi_visit(struct viad *d, struct via_vi *vi)
 		via_dp_flush(d, vi);
 	work = vi_send(d, vi);
 	/* work left (waiting its turn counts: the poller must not doze) */
-	if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0 || vi->rel.resp_head != vi->rel.resp_tail) {
+	if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0 || vi->tx.active ||
+	    vi->rel.resp_head != vi->rel.resp_tail) {
 		ring_again(vi);
 		work++;
 	}
@@ -1369,6 +1467,7 @@ via_dp_vi_reset(struct via_vi *vi)
 	via_rel_reset(vi);
 	memset(&vi->rx, 0, sizeof(vi->rx));
 	vi->rx.segs = segs;
+	vi->tx.active = false;
 	vi->tx_msg_id = 0;
 	vi->tx_seq = 0;
 }
@@ -1378,8 +1477,15 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 {
 	enum via_wq_kind q;
 
-	/* the oldest first: what the send queue holds back precedes its ring */
+	/* the oldest first: what the send queue holds back, then the message
+	 * being framed, precede its ring */
 	via_sq_flush(d, vi, VIP_STATUS_DESC_FLUSHED_ERROR);
+	if (vi->tx.active) {
+		vi->tx.active = false;
+		complete(d, vi, VIA_WQ_SEND, &vi->tx.wqe,
+			 desc_region(d, vi, VIA_WQ_SEND, &vi->tx.wqe, VIP_ERROR_POST_DESC), 0, 0,
+			 VIP_STATUS_DESC_FLUSHED_ERROR | vi->tx.status);
+	}
 	if (vi->rx.have_desc)
 		recv_complete(d, vi, 0, 0, VIP_STATUS_DESC_FLUSHED_ERROR);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
@@ -1480,12 +1586,6 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 
 	RTE_PER_LCORE(cur_stats) = st;
 	RTE_PER_LCORE(cur_inbox) = me->inbox;
-	if (RTE_PER_LCORE(tx_segs) == NULL) {
-		RTE_PER_LCORE(tx_segs) = calloc(d->conf.max_segments_per_desc,
-						sizeof(struct via_dp_seg));
-		if (RTE_PER_LCORE(tx_segs) == NULL)
-			return 0;
-	}
 	for (i = 0; i < d->nb_nics; i++) {
 		struct via_nic *nic = &d->nics[i];
 		uint16_t n;

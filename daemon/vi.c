@@ -173,6 +173,7 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 	via_ptag_get(d, s, vi->attr.ptag)->refs--;
 	via_arena_free(&s->arena, vi->shm_off, vi->shm_len);
 	free(vi->rx.segs);
+	free(vi->tx.segs);
 	free(vi->rel.win);     /* emptied of frames by via_dp_vi_reset */
 	free(vi->rel.pend);
 	free(vi);

@@ -480,6 +480,29 @@ struct via_vi_rx {
 	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
 };
 
+/**
+ * Send side of a VI: the message being framed. A turn of the VI (dp.c,
+ * vi_send) frames about a quantum of bytes, so one large message takes
+ * several turns and small messages of other VIs go between its frames.
+ */
+struct via_vi_tx {
+	bool active;               /**< a descriptor is taken and partly framed */
+	bool stale;                /**< the lock was dropped: look its regions up again */
+	uint8_t opcode;            /**< VIA_OP_* of its frames */
+	uint16_t flags;            /**< VIA_WF_* of its frames */
+	uint32_t imm;              /**< immediate data its frames carry */
+	uint32_t cs_imm;           /**< the control segment's, written back on completion */
+	uint32_t msg_id;
+	uint32_t total;            /**< its bytes */
+	uint32_t off;              /**< bytes framed so far */
+	uint32_t status;           /**< its completion's VIP_STATUS_OP_* bits */
+	uint64_t rdma_va;          /**< RDMA Write: the address segment (§10.3) */
+	uint32_t rdma_handle;
+	struct via_wqe wqe;        /**< its descriptor, taken from the ring */
+	uint16_t nb_segs;
+	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
+};
+
 struct rte_mbuf;
 
 /** What a send-queue completion waits for (struct via_sq_pending). */
@@ -561,6 +584,7 @@ struct via_vi {
 	struct via_vi_conn conn;
 	struct via_vi_rx rx;
 	struct via_vi_rel rel;
+	struct via_vi_tx tx;
 	uint32_t tx_msg_id;
 	uint32_t tx_seq;
 	/** bytes this VI may still send in the current round robin turn; below
