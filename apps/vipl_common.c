@@ -125,6 +125,8 @@ usage(const struct vc_app *app)
 	       "  -t MS            connection timeout, and the longest wait for any expected\n"
 	       "                   message (default 10000; 'inf' waits for ever)\n"
 	       "  --no-check       do not fill and verify the payload pattern\n"
+	       "  --idle-vis N     also create N idle VIs on the NIC, kept to the end: the\n"
+	       "                   cost of idle VIs to the active ones (issue 6)\n"
 	       "  --json           one JSON object per size instead of the table\n"
 	       "  -h, --help       this text\n\n"
 	       "The server takes sizes, iterations, warm-up, --op and --no-check from the\n"
@@ -220,7 +222,7 @@ vc_rel_name(VIP_RELIABILITY_LEVEL rel)
 }
 
 enum { OPT_SIZE = 256, OPT_SWEEP, OPT_WAIT, OPT_JSON, OPT_CQ, OPT_MEM, OPT_NOCHECK, OPT_WINDOW,
-       OPT_CREDITS, OPT_OP };
+       OPT_CREDITS, OPT_OP, OPT_IDLE_VIS };
 
 void
 vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
@@ -237,6 +239,7 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "credits", no_argument, NULL, OPT_CREDITS },
 		{ "op", required_argument, NULL, OPT_OP },
+		{ "idle-vis", required_argument, NULL, OPT_IDLE_VIS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -305,6 +308,9 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 			o->heap = optarg[0] == 'h';
 			break;
 		case OPT_NOCHECK: o->sched.check = 0; break;
+		case OPT_IDLE_VIS:
+			o->idle_vis = (uint32_t)parse_num(optarg, "idle VIs", 1u << 20, false);
+			break;
 		case OPT_WINDOW:
 			if (!app->window)
 				usage_error("--window is an option of vipl_bw");
@@ -412,6 +418,31 @@ schedule(struct vc_opts *o, uint32_t mts)
 	}
 }
 
+/* --idle-vis: VIs that are created and never used (idle, unconnected). */
+static void
+idle_vis_create(struct vc_nic *n)
+{
+	VIP_VI_ATTRIBUTES a = {
+		.ReliabilityLevel = VIP_SERVICE_UNRELIABLE,
+		.MaxTransferSize = 1024,
+		.Ptag = n->ptag,
+	};
+	VIP_RETURN rc;
+
+	if (n->o->idle_vis == 0)
+		return;
+	n->idle = calloc(n->o->idle_vis, sizeof(*n->idle));
+	if (n->idle == NULL)
+		vc_die("out of memory for %u idle VIs", n->o->idle_vis);
+	for (n->nb_idle = 0; n->nb_idle < n->o->idle_vis; n->nb_idle++) {
+		rc = VipCreateVi(n->h, &a, NULL, NULL, &n->idle[n->nb_idle]);
+		if (rc != VIP_SUCCESS)
+			vc_die("idle VI %u of %u: VipCreateVi: %s (viad's limits.max_vi, "
+			       "limits.session_shm_bytes?)", n->nb_idle + 1, n->o->idle_vis,
+			       VipDpdkReturnString(rc));
+	}
+}
+
 void
 vc_nic_open(struct vc_nic *n, struct vc_opts *o)
 {
@@ -444,11 +475,17 @@ vc_nic_open(struct vc_nic *n, struct vc_opts *o)
 									 : UINT32_MAX));
 	VC_OK(VipErrorCallback, n->h, n, async_error);
 	VC_OK(VipCreatePtag, n->h, &n->ptag);
+	idle_vis_create(n);
 }
 
 void
 vc_nic_close(struct vc_nic *n)
 {
+	uint32_t i;
+
+	for (i = 0; i < n->nb_idle; i++)
+		VC_OK(VipDestroyVi, n->idle[i]);
+	free(n->idle);
 	VC_OK(VipDestroyPtag, n->h, n->ptag);
 	VC_OK(VipCloseNic, n->h);
 }

@@ -75,6 +75,7 @@ struct vc_opts {
 	bool credits;              /* flow control: --credits, or a reliable level */
 	VIP_ULONG timeout_ms;      /* connect, and any expected message */
 	uint32_t window;
+	uint32_t idle_vis;         /* --idle-vis: idle VIs created beside the measured ones */
 	uint32_t iters, warmup;
 	bool iters_set, warmup_set, sizes_set;
 	struct vc_sched sched;     /* client / loopback: filled by vc_nic_open */
@@ -87,6 +88,8 @@ struct vc_nic {
 	VIP_PROTECTION_HANDLE ptag;
 	uint8_t mac[6];
 	atomic_ulong rq_drops;     /* VIP_ERROR_RECVQ_EMPTY reports */
+	VIP_VI_HANDLE *idle;       /* --idle-vis */
+	uint32_t nb_idle;
 };
 
 /* One VI with its descriptors and buffers (one registered region each). */
