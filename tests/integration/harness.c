@@ -632,6 +632,56 @@ h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag)
 
 /* ---- registered region with a bump allocator -------------------------------- */
 
+bool
+h_mem_open(struct h_mem *m, VIP_NIC_HANDLE nic, const VIP_MEM_ATTRIBUTES *ma, const char *name,
+	   size_t len, bool provider)
+{
+	VIP_MEM_ATTRIBUTES a = *ma; /* VipRegisterMem takes it not const */
+	VIP_RETURN rc;
+
+	memset(m, 0, sizeof(*m));
+	m->name = name;
+	m->provider = provider;
+	if (provider) {
+		rc = VipDpdkAllocMem(nic, len, (void **)&m->base);
+		if (rc != VIP_SUCCESS) {
+			m->base = NULL;
+			return CHECK_RET(rc, VIP_SUCCESS, "%zu KiB of provider memory (%s)", len >> 10,
+					 name);
+		}
+	} else {
+		m->base = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+		if (m->base == NULL)
+			return CHECK(0, "allocate %zu KiB (%s)", len >> 10, name);
+	}
+	rc = VipRegisterMem(nic, m->base, len, &a, &m->mh);
+	if (rc != VIP_SUCCESS) {
+		CHECK_RET(rc, VIP_SUCCESS, "register %s (%zu KiB)", name, len >> 10);
+		if (provider)
+			VipDpdkFreeMem(nic, m->base);
+		else
+			free(m->base);
+		m->base = NULL;
+		return false;
+	}
+	m->len = len;
+	return true;
+}
+
+void
+h_mem_close(struct h_mem *m, VIP_NIC_HANDLE nic)
+{
+	if (m->base == NULL)
+		return;
+	CHECK_RET(VipDeregisterMem(nic, m->base, m->mh), VIP_SUCCESS, "deregister %s", m->name);
+	if (m->provider)
+		CHECK_RET(VipDpdkFreeMem(nic, m->base), VIP_SUCCESS, "free %s", m->name);
+	else
+		free(m->base);
+	m->base = NULL;
+	m->len = m->used = 0;
+}
+
 void
 h_mem_reset(struct h_mem *m)
 {

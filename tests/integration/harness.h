@@ -127,6 +127,17 @@ struct h_mem {
 	bool provider; /**< allocated with VipDpdkAllocMem, not the heap */
 };
 
+/**
+ * Open @p m: @p len bytes of provider memory (VipDpdkAllocMem) or, without
+ * @p provider, of the heap (page aligned), registered on @p nic with @p ma
+ * and named @p name. A failure is a failed check; @p m is then closed.
+ * @return whether @p m is open
+ */
+bool h_mem_open(struct h_mem *m, VIP_NIC_HANDLE nic, const VIP_MEM_ATTRIBUTES *ma,
+		const char *name, size_t len, bool provider);
+/** Deregister and free @p m (opened on @p nic), checked; nothing if it is not
+ *  open. */
+void h_mem_close(struct h_mem *m, VIP_NIC_HANDLE nic);
 /** Hand out everything of @p m again. */
 void h_mem_reset(struct h_mem *m);
 /** @p size bytes of @p m aligned to @p align (a power of two); a region too
