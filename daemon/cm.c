@@ -66,6 +66,7 @@ struct via_cm {
 	struct via_idtab reqs;
 	TAILQ_HEAD(, via_cm_req) req_list;
 	TAILQ_HEAD(, via_cm_listener) listeners;
+	struct via_vi_list requesting; /**< VIs with conn.requesting: the timers walk these */
 	struct via_cm_rejected recent[CM_RECENT];
 	unsigned recent_next;
 };
@@ -82,6 +83,7 @@ via_cm_init(struct viad *d)
 	}
 	TAILQ_INIT(&cm->req_list);
 	TAILQ_INIT(&cm->listeners);
+	TAILQ_INIT(&cm->requesting);
 	/* a random base: identifiers of a restarted viad do not repeat the
 	 * previous run's, so its stale frames cannot match (VIA §4.1) */
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
@@ -215,13 +217,26 @@ request_abandon(struct viad *d, struct via_vi *vi)
 		send_cm(nic, vi->conn.remote_mac, VIA_OP_DISC, 0, 0, vi->id, vi->conn.id, NULL);
 }
 
+/* conn.requesting of @p vi, and its place in the list the timers walk. */
+static void
+requesting_set(struct via_cm *cm, struct via_vi *vi, bool on)
+{
+	if (vi->conn.requesting == on)
+		return;
+	vi->conn.requesting = on;
+	if (on)
+		TAILQ_INSERT_TAIL(&cm->requesting, vi, req_link);
+	else
+		TAILQ_REMOVE(&cm->requesting, vi, req_link);
+}
+
 /* End a pending request of @p vi: connected, or back to Idle with @p err. */
 static void
 request_done(struct viad *d, struct via_vi *vi, int err)
 {
 	struct via_vi_conn *c = &vi->conn;
 
-	c->requesting = false;
+	requesting_set(d->cm, vi, false);
 	/* VipConnectPeerWait knows only "timed out" (no listener there) */
 	if (c->peer && err == -ENXIO)
 		err = -ETIMEDOUT;
@@ -267,12 +282,13 @@ request_start(struct viad *d, struct via_session *s, const struct via_ctl_conn_r
 	if (q->timeout_ms == 0)
 		return -ETIMEDOUT;                /* VIA §9.4.4: "an immediate timeout error" */
 	c = &vi->conn;
+	requesting_set(d->cm, vi, false);
 	memset(c, 0, sizeof(*c));
 	c->id = new_conn_id(d);
 	c->local = q->local;
 	c->remote = q->remote;
 	memcpy(c->remote_mac, q->remote.mac, 6);
-	c->requesting = true;
+	requesting_set(d->cm, vi, true);
 	c->peer = peer;
 	c->deadline_ms = q->timeout_ms == VIA_CTL_INFINITE ? UINT64_MAX : now + q->timeout_ms;
 	c->next_retry_ms = now + CM_RETRY_MS;
@@ -521,7 +537,7 @@ via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi_id)
 		break;
 	case VIP_STATE_CONNECT_PENDING:
 		if (vi->conn.requesting) {
-			vi->conn.requesting = false;
+			requesting_set(d->cm, vi, false);
 			request_abandon(d, vi);
 			if (vi->conn.reply_op != 0)
 				via_ctl_reply(d, s, vi->conn.reply_op, vi->conn.reply_seq,
@@ -616,20 +632,15 @@ accepted_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac, uint32_t re
 static struct via_vi *
 peer_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac, const struct via_wire_conn *w)
 {
-	struct via_session *s;
 	struct via_vi *vi;
 
-	TAILQ_FOREACH(s, &d->session_list, link) {
-		if (s->nic != nic)
-			continue;
-		TAILQ_FOREACH(vi, &s->vis, link) {
-			const struct via_vi_conn *c = &vi->conn;
+	TAILQ_FOREACH(vi, &d->cm->requesting, req_link) {
+		const struct via_vi_conn *c = &vi->conn;
 
-			if (c->peer && c->requesting && memcmp(c->remote_mac, mac, 6) == 0 &&
-			    disc_eq(c->local.disc_len, c->local.disc, w->dst_disc_len, w->dst_disc) &&
-			    disc_eq(c->remote.disc_len, c->remote.disc, w->src_disc_len, w->src_disc))
-				return vi;
-		}
+		if (vi->owner->nic == nic && c->peer && memcmp(c->remote_mac, mac, 6) == 0 &&
+		    disc_eq(c->local.disc_len, c->local.disc, w->dst_disc_len, w->dst_disc) &&
+		    disc_eq(c->remote.disc_len, c->remote.disc, w->src_disc_len, w->src_disc))
+			return vi;
 	}
 	return NULL;
 }
@@ -802,27 +813,23 @@ via_cm_timers(struct viad *d, uint64_t now)
 	struct via_cm *cm = d->cm;
 	struct via_cm_listener *l, *ln;
 	struct via_cm_req *r, *rn;
-	struct via_session *s;
-	struct via_vi *vi;
+	struct via_vi *vi, *vn;
 	int64_t due = -1;
 
-	TAILQ_FOREACH(s, &d->session_list, link) {
-		TAILQ_FOREACH(vi, &s->vis, link) {
-			struct via_vi_conn *c = &vi->conn;
+	/* only the VIs with a request out: the timers cost nothing per idle VI */
+	TAILQ_FOREACH_SAFE(vi, &cm->requesting, req_link, vn) {
+		struct via_vi_conn *c = &vi->conn;
 
-			if (!c->requesting)
-				continue;
-			if (now >= c->deadline_ms) {
-				request_done(d, vi, c->saw_nomatch ? -ENXIO : -ETIMEDOUT);
-				continue;
-			}
-			if (now >= c->next_retry_ms) {
-				send_req(vi);
-				c->next_retry_ms = now + CM_RETRY_MS;
-			}
-			min_due(&due, c->next_retry_ms, now);
-			min_due(&due, c->deadline_ms, now);
+		if (now >= c->deadline_ms) {
+			request_done(d, vi, c->saw_nomatch ? -ENXIO : -ETIMEDOUT);
+			continue;
 		}
+		if (now >= c->next_retry_ms) {
+			send_req(vi);
+			c->next_retry_ms = now + CM_RETRY_MS;
+		}
+		min_due(&due, c->next_retry_ms, now);
+		min_due(&due, c->deadline_ms, now);
 	}
 	TAILQ_FOREACH_SAFE(l, &cm->listeners, link, ln) {
 		if (now >= l->deadline_ms) {
@@ -870,6 +877,8 @@ via_cm_session_closed(struct viad *d, struct via_session *s)
 		if (vi->state == VIP_STATE_CONNECTED)
 			send_cm(s->nic, vi->conn.remote_mac, VIA_OP_DISC, 0, vi->conn.remote_vi,
 				vi->id, vi->conn.id, NULL);
+		/* its VIs are about to be freed */
+		requesting_set(cm, vi, false);
 		vi->conn.reply_op = 0;
 	}
 }

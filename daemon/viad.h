@@ -277,6 +277,7 @@ struct via_session {
 	uint32_t id;
 	int sock;
 	pid_t pid;           /**< SO_PEERCRED at connect */
+	int pidfd;           /**< that process: the session ends when it exits */
 	uid_t uid;
 	gid_t gid;
 	bool opened;         /**< OPEN done: nic and seg are valid */
@@ -573,6 +574,7 @@ struct via_vi_rel {
 struct via_vi {
 	TAILQ_ENTRY(via_vi) link;
 	TAILQ_ENTRY(via_vi) rel_link;   /**< in shard->rel_vis while listed */
+	TAILQ_ENTRY(via_vi) req_link;   /**< in the CM's list while conn.requesting */
 	bool rel_listed;
 	uint32_t bell;                  /**< doorbell bit in the owner's segment */
 	struct via_shard *shard;        /**< the poll lcore that serves it */
