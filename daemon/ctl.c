@@ -578,6 +578,12 @@ session_readable(struct viad *d, struct via_session *s)
 	}
 }
 
+/* epoll keys besides session ids */
+#define EP_LISTEN UINT64_MAX
+#define EP_SIGNAL (UINT64_MAX - 1)
+#define EP_CM     (UINT64_MAX - 2)  /* viad.cm_fd: frames for the connection manager */
+#define EP_PIDFD  (1ull << 32)      /* | session id: the session's process exited */
+
 /* held so that a client can still be refused when viad is out of fds */
 static int reserve_fd = -1;
 
@@ -619,8 +625,26 @@ session_accept(struct viad *d, int lfd, int ep)
 	s->pid = cred.pid;
 	s->uid = cred.uid;
 	s->gid = cred.gid;
+	/*
+	 * The session is the process, not the socket: a child may inherit the
+	 * socket and outlive it, and its pid may then be reused by another
+	 * process, whose memory process_vm_readv/writev would reach. The
+	 * pidfd says when the process exits; the session ends then.
+	 */
+	s->pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
+	if (s->pidfd < 0) {
+		VLOG_WARN("accept: pid %d: pidfd_open: %s; refused", (int)cred.pid,
+			  strerror(errno));
+		session_end(d, s);
+		return;
+	}
 	ev.data.u64 = s->id;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, sock, &ev) < 0)
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, sock, &ev) < 0) {
+		session_end(d, s);
+		return;
+	}
+	ev.data.u64 = EP_PIDFD | s->id;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, s->pidfd, &ev) < 0)
 		session_end(d, s);
 }
 
@@ -694,9 +718,6 @@ announce_stop(struct viad *d)
 	}
 }
 
-#define EP_LISTEN UINT64_MAX
-#define EP_SIGNAL (UINT64_MAX - 1)
-#define EP_CM     (UINT64_MAX - 2)  /* viad.cm_fd: frames for the connection manager */
 
 int
 via_ctl_run(struct viad *d, int lfd)
@@ -758,8 +779,13 @@ via_ctl_run(struct viad *d, int lfd)
 				/* a session closed earlier in this batch is gone
 				 * from the table: its id no longer resolves */
 				s = via_idtab_lookup(&d->sessions, (uint32_t)key);
-				if (s != NULL)
+				if (s != NULL && (key & EP_PIDFD)) {
+					VLOG_INFO("session %u (pid %d): the process exited", s->id,
+						  (int)s->pid);
+					session_end(d, s);
+				} else if (s != NULL) {
 					session_readable(d, s);
+				}
 			}
 		}
 		via_dp_unlock_all(d);

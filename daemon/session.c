@@ -66,6 +66,7 @@ via_session_new(struct viad *d, int sock, struct via_session **out)
 		return rc;
 	}
 	s->sock = sock;
+	s->pidfd = -1;
 	s->seg.fd = -1;
 	TAILQ_INIT(&s->ptags);
 	TAILQ_INIT(&s->mrs);
@@ -205,5 +206,7 @@ via_session_close(struct viad *d, struct via_session *s)
 	via_idtab_free(&d->sessions, s->id);
 	if (s->sock >= 0)
 		close(s->sock);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
 	free(s);
 }

@@ -2,8 +2,8 @@
 /*
  * Reclaim: everything a client holds is freed by viad when the client goes
  * away, however it goes (SIGKILL, VipCloseNic with objects open, killed in
- * the middle of its calls), counted in VIP_DPDK_SMI_COUNTERS, and without
- * disturbing other clients.
+ * the middle of its calls, killed while a child it forked keeps its socket),
+ * counted in VIP_DPDK_SMI_COUNTERS, and without disturbing other clients.
  *
  * Usage: it_reclaim PATH/TO/viad
  */
@@ -494,6 +494,58 @@ test_many_sessions(VIP_NIC_HANDLE mon)
 	      viad_fd_count(&vd));
 }
 
+/*
+ * The session belongs to the process, not to its socket: a child inherits
+ * the socket and lives on, its parent (the client) is killed. viad must end
+ * the session all the same (pidfd): the parent's pid may be reused by an
+ * unrelated process whose memory viad would then reach.
+ */
+static void
+test_socket_outlives_process(VIP_NIC_HANDLE mon)
+{
+	struct held h = { .ptags = 3, .regions = 4, .allocs = 2, .cqs = 2, .vis = 3 };
+	VIP_DPDK_COUNTERS base, after;
+	pid_t pid, heir = -1;
+	int p[2];
+
+	h_note("a client killed while a child it forked keeps its socket open");
+	wait_sessions(mon, 1, &base);
+	if (!CHECK(pipe(p) == 0, "pipe"))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		VIP_NIC_HANDLE nic;
+		pid_t g;
+
+		close(p[0]);
+		h_set_child("client");
+		if (VipOpenNic("via0", &nic) != VIP_SUCCESS || client_populate(nic, &h) != 0)
+			_exit(3);
+		g = fork();
+		if (g == 0) {
+			/* the heir: every descriptor of the client, the socket too */
+			for (;;)
+				pause();
+		}
+		if (g < 0 || write(p[1], &g, sizeof(g)) != (ssize_t)sizeof(g))
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	CHECK(pid > 0 && read(p[0], &heir, sizeof(heir)) == (ssize_t)sizeof(heir) && heir > 0,
+	      "the client populated its NIC and forked an heir (pid %d)", (int)heir);
+	close(p[0]);
+	kill_child(pid, "the client");
+	CHECK(wait_sessions(mon, base.Sessions, &after),
+	      "the client's session is closed although its heir holds the socket");
+	check_reclaimed(&base, &after, &h, 1, true, "client gone, socket alive");
+	CHECK(viad_log_contains(&vd, "the process exited"), "viad logs why it ended the session");
+	if (heir > 0)
+		kill(heir, SIGKILL);
+	check_serving(mon, "after the heir");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -512,6 +564,7 @@ main(int argc, char **argv)
 	test_close_with_objects(mon);
 	test_neighbours(mon);
 	test_kill_busy(mon);
+	test_socket_outlives_process(mon);
 	test_many_sessions(mon);
 	CHECK(viad_alive(&vd), "viad is still running");
 	CHECK_RET(VipCloseNic(mon), VIP_SUCCESS, "close the monitor session");
