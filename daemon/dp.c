@@ -822,6 +822,20 @@ send_more(struct viad *d, struct via_vi *vi, uint32_t budget)
 }
 
 void
+via_dp_tx_cut(struct via_vi *vi)
+{
+	struct via_vi_tx *tx = &vi->tx;
+
+	if (!tx->active)
+		return;
+	tx->active = false;
+	via_sq_hold(vi, &tx->wqe,
+		    vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION ? VIA_SQ_ACK
+									  : VIA_SQ_READY,
+		    tx->total, tx->cs_imm, tx->status);
+}
+
+void
 via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w, bool has_desc,
 		     uint32_t len, uint32_t imm, uint32_t status)
 {

@@ -62,6 +62,14 @@ void via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, ui
 		       uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
 		       uint32_t imm);
 
+/**
+ * The connection of @p vi breaks while a message is partly framed: it is
+ * held like one framed whole, that would be in flight now (a completion
+ * to wait for the peer on Reliable Reception, one in its turn otherwise),
+ * so a break reports the same whatever the turns did (rel.c).
+ */
+void via_dp_tx_cut(struct via_vi *vi);
+
 /** Complete a send descriptor (its region looked up again by handle; with
  *  @p has_desc false it is only counted: it was unusable, POST_DESC said so);
  *  @p status includes the VIP_STATUS_OP_* bits. */

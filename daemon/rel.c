@@ -238,6 +238,7 @@ void
 via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why)
 {
 	VLOG_INFO("VI %u: connection broken: %s", vi->id, why);
+	via_dp_tx_cut(vi);
 	via_vi_set_state(vi, VIP_STATE_ERROR, why);
 	via_sq_flush(d, vi, status);
 	/* the peer is told, should it be there to hear it */
@@ -317,6 +318,7 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 		 * arrived, that one and what follows did not */
 		if ((int32_t)(ack - r->snd_una) >= 0 && (int32_t)(r->snd_nxt - ack) > 0)
 			acked(d, vi, ack);
+		via_dp_tx_cut(vi);
 		/* a Reliable Delivery write completed already: its remote
 		 * protection error can only be reported asynchronously */
 		if (!pend_waiting(r) && op == VIP_STATUS_OP_RDMA_WRITE)
