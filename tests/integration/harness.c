@@ -703,6 +703,20 @@ h_mem_get(struct h_mem *m, size_t size, size_t align)
 	return m->base + off;
 }
 
+VIP_DESCRIPTOR *
+h_desc1(void *at, void *buf, VIP_MEM_HANDLE mh, uint32_t len, bool send)
+{
+	VIP_DESCRIPTOR *d = at;
+
+	memset(d, 0, sizeof(*d));
+	d->CS.SegCount = 1;
+	d->CS.Length = send ? len : 0;
+	d->DS[0].Local.Data.Address = buf;
+	d->DS[0].Local.Handle = mh;
+	d->DS[0].Local.Length = len;
+	return d;
+}
+
 /* ---- asynchronous error recorder ------------------------------------------- */
 
 #define H_MAX_ERR_EVENTS 4096

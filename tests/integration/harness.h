@@ -144,6 +144,12 @@ void h_mem_reset(struct h_mem *m);
  * small is a bug of the test: reported as a failed check, then the start. */
 void *h_mem_get(struct h_mem *m, size_t size, size_t align);
 
+/**
+ * A one-segment descriptor at @p at (zeroed first): a send of @p len bytes
+ * at @p buf (@p send), or a receive of capacity @p len.
+ */
+VIP_DESCRIPTOR *h_desc1(void *at, void *buf, VIP_MEM_HANDLE mh, uint32_t len, bool send);
+
 /* ---- asynchronous error recorder (VipErrorCallback, VIA 2.8.2.5) ---------- */
 
 /** One VIP_ERROR_DESCRIPTOR delivered to h_err_handler, as recorded. */

@@ -119,23 +119,6 @@ mem_open(struct h_mem *m, VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, size_t l
 	return h_mem_open(m, nic, &ma, "provider", len, true);
 }
 
-/* A one-segment descriptor at @p p (a send of @p len bytes, or a receive of
- * capacity @p len). */
-static VIP_DESCRIPTOR *
-desc_at(void *p, void *buf, VIP_MEM_HANDLE mh, uint32_t len, bool send)
-{
-	VIP_DESCRIPTOR *d = p;
-
-	memset(d, 0, sizeof(*d));
-	d->CS.SegCount = 1;
-	d->CS.Length = send ? len : 0;
-	d->DS[0].Local.Data.AddressBits = 0;
-	d->DS[0].Local.Data.Address = buf;
-	d->DS[0].Local.Handle = mh;
-	d->DS[0].Local.Length = len;
-	return d;
-}
-
 static VIP_DESCRIPTOR *
 desc_get(struct h_mem *m)
 {
@@ -187,9 +170,9 @@ one_message(VIP_VI_HANDLE x, VIP_VI_HANDLE y, struct h_mem *m, VIP_MEM_HANDLE dh
 	bool ok;
 
 	memset(rbuf, 0xEE, len + 16);
-	desc_at(rd, rbuf, m->mh, len + 16, false);
+	h_desc1(rd, rbuf, m->mh, len + 16, false);
 	fill(sbuf, len, key);
-	desc_at(sd, sbuf, sh, len, true);
+	h_desc1(sd, sbuf, sh, len, true);
 	sd->CS.Control = VIP_CONTROL_IMMEDIATE;
 	sd->CS.ImmediateData = (VIP_UINT32)key;
 	if (VipPostRecv(y, rd, m->mh) != VIP_SUCCESS || VipPostSend(x, sd, dh) != VIP_SUCCESS)
@@ -482,14 +465,14 @@ test_pairs(void)
 		sd[k] = desc_get(&m);
 		sb[k] = h_mem_get(&m, MSG_SMALL, 64);
 		memset(rb[k], 0xEE, MSG_SMALL + 8);
-		desc_at(rd[k], rb[k], m.mh, MSG_SMALL + 8, false);
+		h_desc1(rd[k], rb[k], m.mh, MSG_SMALL + 8, false);
 		bad += VipPostRecv(dst, rd[k], m.mh) != VIP_SUCCESS;
 	}
 	for (k = 0; k < 2 * np; k++) {
 		VIP_VI_HANDLE src = k & 1 ? b[k / 2] : a[k / 2];
 
 		fill(sb[k], MSG_SMALL, 1000 + k);
-		desc_at(sd[k], sb[k], m.mh, MSG_SMALL, true);
+		h_desc1(sd[k], sb[k], m.mh, MSG_SMALL, true);
 		sd[k]->CS.Control = VIP_CONTROL_IMMEDIATE;
 		sd[k]->CS.ImmediateData = k;
 		bad += VipPostSend(src, sd[k], m.mh) != VIP_SUCCESS;
@@ -658,7 +641,7 @@ test_regions(bool heap)
 		 * §10.4); the descriptor in slice n/2 */
 		j = n / 2 + 1;
 		sd = (VIP_DESCRIPTOR *)(void *)(base + (size_t)(n / 2) * slice);
-		desc_at(sd, base + (size_t)j * slice + slice / 2, mh[j], slice, true);
+		h_desc1(sd, base + (size_t)j * slice + slice / 2, mh[j], slice, true);
 		CHECK_RET(VipPostSend(x, sd, mh[n / 2]), VIP_SUCCESS,
 			  "post a send whose segment runs past its region");
 		rc = VipSendWait(x, WAIT_MS, &out);
@@ -791,7 +774,7 @@ bulk_repost(struct bulk *b)
 {
 	unsigned k = b->recvd % BULK_RW;
 
-	desc_at(b->rd[k], b->rb[k], b->mh, BULK_LEN, false);
+	h_desc1(b->rd[k], b->rb[k], b->mh, BULK_LEN, false);
 	return VipPostRecv(b->r, b->rd[k], b->mh);
 }
 
@@ -818,7 +801,7 @@ bulk_main(void *arg)
 			unsigned k = b->sent % BULK_SW;
 
 			bulk_stamp(b->sb[k], b->sent);
-			desc_at(b->sd[k], b->sb[k], b->mh, BULK_LEN, true);
+			h_desc1(b->sd[k], b->sb[k], b->mh, BULK_LEN, true);
 			b->sd[k]->CS.Control = VIP_CONTROL_IMMEDIATE;
 			b->sd[k]->CS.ImmediateData = b->sent;
 			rc = VipPostSend(b->s, b->sd[k], b->mh);
@@ -1015,15 +998,15 @@ round_trip(struct pingpong *p, char *why, size_t whylen)
 	uint64_t key = p->seq++ * 2, t0;
 	VIP_DESCRIPTOR *out;
 
-	desc_at(p->yr, p->yrb, p->mh, MSG_SMALL, false);
-	desc_at(p->xr, p->xrb, p->mh, MSG_SMALL, false);
+	h_desc1(p->yr, p->yrb, p->mh, MSG_SMALL, false);
+	h_desc1(p->xr, p->xrb, p->mh, MSG_SMALL, false);
 	if (VipPostRecv(p->y, p->yr, p->mh) != VIP_SUCCESS ||
 	    VipPostRecv(p->x, p->xr, p->mh) != VIP_SUCCESS) {
 		snprintf(why, whylen, "post receives");
 		return 0;
 	}
 	fill(p->xsb, MSG_SMALL, key);
-	desc_at(p->xs, p->xsb, p->mh, MSG_SMALL, true);
+	h_desc1(p->xs, p->xsb, p->mh, MSG_SMALL, true);
 	t0 = now_ns();
 	if (VipPostSend(p->x, p->xs, p->mh) != VIP_SUCCESS) {
 		snprintf(why, whylen, "post the ping");
@@ -1032,7 +1015,7 @@ round_trip(struct pingpong *p, char *why, size_t whylen)
 	if (!pp_expect(p->x, p->xs, p->y, p->yr, p->yrb, key, "ping", why, whylen))
 		return 0;
 	fill(p->ysb, MSG_SMALL, key + 1);
-	desc_at(p->ys, p->ysb, p->mh, MSG_SMALL, true);
+	h_desc1(p->ys, p->ysb, p->mh, MSG_SMALL, true);
 	if (VipPostSend(p->y, p->ys, p->mh) != VIP_SUCCESS) {
 		snprintf(why, whylen, "post the pong");
 		return 0;
@@ -1172,7 +1155,7 @@ test_fairness(void)
 	for (i = 0; i < BULK_RW; i++) {
 		bk->rd[i] = desc_get(&m);
 		bk->rb[i] = h_mem_get(&m, BULK_LEN, 64);
-		desc_at(bk->rd[i], bk->rb[i], m.mh, BULK_LEN, false);
+		h_desc1(bk->rd[i], bk->rb[i], m.mh, BULK_LEN, false);
 		if (VipPostRecv(bk->r, bk->rd[i], m.mh) != VIP_SUCCESS) {
 			CHECK(0, "post the stream's receive %u", i);
 			goto out;

@@ -220,21 +220,6 @@ msg_same(const uint8_t *p, uint32_t len, uint64_t key)
 	return true;
 }
 
-static VIP_DESCRIPTOR *
-desc_at(void *at, void *buf, VIP_MEM_HANDLE mh, uint32_t len, bool send)
-{
-	VIP_DESCRIPTOR *d = at;
-
-	memset(d, 0, sizeof(*d));
-	d->CS.SegCount = 1;
-	d->CS.Length = send ? len : 0;
-	d->DS[0].Local.Data.AddressBits = 0;
-	d->DS[0].Local.Data.Address = buf;
-	d->DS[0].Local.Handle = mh;
-	d->DS[0].Local.Length = len;
-	return d;
-}
-
 /* ---- flow control --------------------------------------------------------------- */
 
 static bool
@@ -392,7 +377,7 @@ sender_main(void *arg)
 		if (!credit_take(p))
 			break;
 		msg_fill(s->sbuf[k], len, key);
-		d = desc_at(sdesc(s->id, (unsigned)k), s->sbuf[k], p->buf_mh, len, true);
+		d = h_desc1(sdesc(s->id, (unsigned)k), s->sbuf[k], p->buf_mh, len, true);
 		d->CS.Control = VIP_CONTROL_IMMEDIATE;
 		d->CS.ImmediateData = (s->id << 20) | s->sent;
 		if (!expect(VipPostSend(p->a, d, pmem_mh), VIP_SUCCESS, "VipPostSend", s->sent))
@@ -448,7 +433,7 @@ recv_one(struct pair *p, VIP_DESCRIPTOR *d)
 			s->next_seq = seq + 1;
 		}
 	}
-	desc_at(d, p->rbuf[k], p->buf_mh, MSG_MAX, false);
+	h_desc1(d, p->rbuf[k], p->buf_mh, MSG_MAX, false);
 	if (!expect(VipPostRecv(p->b, d, pmem_mh), VIP_SUCCESS, "VipPostRecv again", seq))
 		return;
 	credit_give(p);
@@ -560,7 +545,7 @@ ctl_objects_main(void *arg)
 			fail("new VI: state %d, queues empty %d/%d", (int)st, se, re);
 		expect(VipDestroyCQ(cq), VIP_ERROR_RESOURCE, "VipDestroyCQ while a VI uses it", i);
 		/* an Idle VI's receive is flushed by VipDisconnect (§5.1) */
-		desc_at(d, cm->obj_area + DESC_SIZE, pmem_mh, 256, false);
+		h_desc1(d, cm->obj_area + DESC_SIZE, pmem_mh, 256, false);
 		expect(VipPostRecv(v2, d, pmem_mh), VIP_SUCCESS, "VipPostRecv on an Idle VI", i);
 		expect(VipRecvDone(v2, &out), VIP_NOT_DONE, "VipRecvDone on an Idle VI", i);
 		expect(VipDisconnect(v2), VIP_SUCCESS, "VipDisconnect of an Idle VI", i);
@@ -652,9 +637,9 @@ ctl_connections_main(void *arg)
 				 : h_connect_rc(nic, x, nic, y, tag, 20000, NULL),
 			   VIP_SUCCESS, i & 1 ? "connect peer-to-peer" : "connect client/server",
 			   i)) {
-			desc_at(rd, rb, pmem_mh, MSG_MAX, false);
+			h_desc1(rd, rb, pmem_mh, MSG_MAX, false);
 			msg_fill(sb, len, key);
-			desc_at(sd, sb, pmem_mh, len, true);
+			h_desc1(sd, sb, pmem_mh, len, true);
 			expect(VipPostRecv(y, rd, pmem_mh), VIP_SUCCESS, "VipPostRecv", i);
 			expect(VipPostSend(x, sd, pmem_mh), VIP_SUCCESS, "VipPostSend", i);
 			if (expect(VipSendWait(x, 20000, &out), VIP_SUCCESS, "VipSendWait", i) &&
@@ -826,7 +811,7 @@ run(const char *poll_mode)
 				p->rbuf[k] = pfree;
 				pfree += MSG_MAX;
 			}
-			desc_at(d, p->rbuf[k], p->buf_mh, MSG_MAX, false);
+			h_desc1(d, p->rbuf[k], p->buf_mh, MSG_MAX, false);
 			if (VipPostRecv(p->b, d, pmem_mh) != VIP_SUCCESS) {
 				CHECK(0, "pair %u: post receive %u", i, k);
 				goto stop;

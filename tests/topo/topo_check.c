@@ -983,6 +983,36 @@ out:
 	return rc;
 }
 
+/*
+ * The server's next message: 1 with *@p d and *@p idx; 0 when the client
+ * disconnected (*@p peer_gone) or sent nothing for --idle-ms; -1 on an
+ * error. *@p last_msg_us is when the last message came.
+ */
+static int
+server_next(struct ep *e, uint64_t *last_msg_us, VIP_DESCRIPTOR **d, unsigned *idx,
+	    bool *peer_gone)
+{
+	for (;;) {
+		int got = recv_msg(e, 500, d, idx);
+
+		if (got < 0)
+			return -1;
+		if (got == 0) {
+			if (now_us() - *last_msg_us > (uint64_t)opt.idle_ms * 1000u) {
+				say(e->who, "no message for %u ms: giving up waiting", opt.idle_ms);
+				return 0;
+			}
+			continue;
+		}
+		if ((*d)->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR) {
+			*peer_gone = true;          /* the client disconnected */
+			return 0;
+		}
+		*last_msg_us = now_us();
+		return 1;
+	}
+}
+
 static int
 run_server(struct ep *e)
 {
@@ -998,24 +1028,12 @@ run_server(struct ep *e)
 		VIP_DESCRIPTOR *d;
 		struct msg_info mi;
 		unsigned idx;
-		int got = recv_msg(e, 500, &d, &idx);
+		int got = server_next(e, &last_msg_us, &d, &idx, &peer_gone);
 
-		if (got < 0) {
-			rc = -1;
+		if (got <= 0) {
+			rc = got < 0 ? -1 : rc;
 			break;
 		}
-		if (got == 0) {
-			if (now_us() - last_msg_us > (uint64_t)opt.idle_ms * 1000u) {
-				say(e->who, "no message for %u ms: giving up waiting", opt.idle_ms);
-				break;
-			}
-			continue;
-		}
-		if (d->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR) {
-			peer_gone = true;          /* the client disconnected */
-			break;
-		}
-		last_msg_us = now_us();
 		{
 			int bad = check_recv(e, &e->recv[idx], d, seed, max ? max : e->max_transfer,
 					     chunk ? chunk : 1, seed_known, &mi);
@@ -1582,24 +1600,12 @@ run_rdma_server(struct ep *e)
 		VIP_DESCRIPTOR *d;
 		struct msg_info mi;
 		unsigned idx;
-		int got = recv_msg(e, 500, &d, &idx), bad;
+		int got = server_next(e, &last_msg_us, &d, &idx, &peer_gone), bad;
 
-		if (got < 0) {
-			rc = -1;
+		if (got <= 0) {
+			rc = got < 0 ? -1 : rc;
 			break;
 		}
-		if (got == 0) {
-			if (now_us() - last_msg_us > (uint64_t)opt.idle_ms * 1000u) {
-				say(e->who, "no message for %u ms: giving up waiting", opt.idle_ms);
-				break;
-			}
-			continue;
-		}
-		if (d->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR) {
-			peer_gone = true;          /* the client disconnected */
-			break;
-		}
-		last_msg_us = now_us();
 		bad = check_recv(e, &e->recv[idx], d, seed, max ? max : e->max_transfer,
 				 chunk ? chunk : 1, seed_known, &mi);
 		if (post_recv(e, idx) != 0) {
