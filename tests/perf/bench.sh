@@ -13,6 +13,9 @@
 #   RDMA, one viad:   vipl_pingpong --loopback --op write-imm and --op read (rd),
 #                     vipl_bw --loopback --op write and --op read (rd), against
 #                     --op send; vipl_bw --mem heap vs provider at one size
+#   issue 6 (scale):  vipl_pingpong --loopback 64 B beside 0, 1024, 16384 idle VIs
+#                     (--quick: 0, 1024) and beside a vipl_bw 64 KiB stream;
+#                     vipl_bw --loopback 64 B msg/s with 1 and with 2 poll lcores
 #
 # Usage: tests/perf/bench.sh [--quick] [options]      (as root)
 #   --quick           a few seconds per benchmark, for CI: asserts nothing about
@@ -515,6 +518,187 @@ bench_vipl_lo() {
 	stop "$lo"
 }
 
+# 5. issue 6, on one viad with room for 16384 idle VIs in one session: one
+# active VI pair (vipl_pingpong --loopback, 64 B) beside 0, 1024 and 16384
+# idle VIs of the same process (vipl_idle0/1k/16k; --quick: 0 and 1024); the
+# same pair beside a 64 KiB vipl_bw --loopback stream of another process
+# (vipl_beside_bulk, against vipl_idle0); then the 64 B message rate of
+# vipl_bw --loopback --credits on a viad with one poll lcore and on one with
+# two (vipl_rate_1lc, vipl_rate_2lc)
+sc_limits=(--set limits.max_vi=16400 --set limits.max_desc_per_queue=64
+	--set limits.session_shm_bytes=64M)
+sc_limits_txt="limits.max_vi=16400, max_desc_per_queue=64, session_shm_bytes=64M"
+if [ "$quick" = 1 ]; then
+	sc_idle=(0 1024)
+	bulk_n=20000 bulk_lead=0.3
+	rate_n=2000 rate_w=200 rate_reps=64,64,64
+else
+	sc_idle=(0 1024 16384)
+	bulk_n=60000 bulk_lead=0.5
+	rate_n=20000 rate_w=1000 rate_reps=64,64,64
+fi
+idle_id() { if [ "$1" -ge 1024 ] && [ $(($1 % 1024)) = 0 ]; then echo "vipl_idle$(($1 / 1024))k"; else echo "vipl_idle$1"; fi; }
+
+# add fields to every JSON line of a file: FILE '"key":value,...'
+tag_json() { sed -i "s/^{/{$2,/" "$1"; }
+
+# vipl_pingpong 64 B beside a 64 KiB vipl_bw stream on the viad at $run/sc.sock.
+# The stream starts first; the pingpong must end before the stream's last
+# send (bench_report.py beside checks it from the stream's own time): if not,
+# again with a stream long enough at the rate it had (retry_n), 3 tries.  The
+# stream then runs to its end, so that vipl_bw prints its MB/s (it prints
+# nothing when killed).
+beside_bulk() { # PIN NEEDS LABEL
+	local id=vipl_beside_bulk n=$bulk_n last=$bulk_n rc brc t0 t1 t2 bulk
+	for _ in 1 2 3; do
+		t0=$(date +%s.%N)
+		VIAD_SOCKET=$run/sc.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" --loopback \
+			--size 65536 -n "$n" -w 100 --no-check --json >"$run/$id-bulk.jsonl" \
+			2>"$run/$id-bulk.log" &
+		bulk=$!
+		pids+=("$bulk")
+		sleep "$bulk_lead"
+		if ! ours "$bulk"; then
+			wait "$bulk"
+			brc=$?
+			if [ $brc != 0 ] || ! has_json "$run/$id-bulk.jsonl"; then
+				status "$id" failed "64 KiB stream: $(why $brc "$run/$id-bulk.log")" "$1" "$2" "$3"
+				return
+			fi
+			log "$id: the 64 KiB stream (-n $n) ended within ${bulk_lead} s; again, 8 times longer"
+			last=$n
+			n=$((n * 8))
+			continue
+		fi
+		t1=$(date +%s.%N)
+		VIAD_SOCKET=$run/sc.sock timeout "$step_timeout" taskset -c "$A" "$vpp" --loopback \
+			--size 64 -n "$vlo_n" -w "$vlo_w" --json >"$run/$id.jsonl" 2>"$run/$id.log"
+		rc=$?
+		t2=$(date +%s.%N)
+		if [ $rc != 0 ] || ! has_json "$run/$id.jsonl"; then
+			stop "$bulk"
+			status "$id" failed "$(why $rc "$run/$id.log")" "$1" "$2" "$3"
+			return
+		fi
+		await "$bulk" "$step_timeout"
+		brc=$?
+		if [ $brc != 0 ] || ! has_json "$run/$id-bulk.jsonl"; then
+			status "$id" failed "64 KiB stream: $(why $brc "$run/$id-bulk.log")" "$1" "$2" "$3"
+			return
+		fi
+		tag_json "$run/$id.jsonl" '"role":"pingpong","beside":"vipl_bw --loopback --size 65536"'
+		python3 "$here/bench_report.py" beside "$run/$id-bulk.jsonl" "$t0" "$t1" "$t2" \
+			>>"$run/$id.jsonl" 2>>"$run/$id.log"
+		rc=$?
+		if [ $rc = 0 ]; then status "$id" ok "" "$1" "$2" "$3"; return; fi
+		if [ $rc != 3 ]; then status "$id" failed "$(why $rc "$run/$id.log")" "$1" "$2" "$3"; return; fi
+		last=$n
+		n=$(grep -o '"retry_n": [0-9]*' "$run/$id.jsonl" | tail -n 1 | grep -o '[0-9]*$')
+		[ -n "$n" ] && [ "$n" -gt "$last" ] || n=$((last * 4))
+		log "$id: the 64 KiB stream (-n $last) ended before the pingpong; again with -n $n"
+	done
+	status "$id" failed "the 64 KiB stream ended before the pingpong, 3 times (last -n $last)" \
+		"$1" "$2" "$3"
+}
+
+# vipl_bw --loopback 64 B message rate on a viad of its own, three times in a
+# row (--size 64,64,64: the report takes the median, the figure jumps by 10x
+# from one run to the next when the threads are time-sliced): ID NAME LCORES
+# PIN NEEDS LABEL
+rate_lcores() {
+	local id=$1 name=$2 lcores=$3 rc _ first=
+	if ! start_viad "$name" "$lcores"; then
+		stop "$viad_pid"
+		status "$id" failed "viad: $(why 1 "$run/viad-$name.log")" "$4" "$5" "$6"
+		return
+	fi
+	# once more if it fails: with --credits on an Unreliable VI, a thread
+	# descheduled past vipl_bw's credit stall (100 ms) can end the run with
+	# "unexpected 24-byte message while waiting for credits"; the first
+	# failure stays in the status line
+	for _ in 1 2; do
+		VIAD_SOCKET=$run/$name.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" --loopback \
+			--size "$rate_reps" --credits -n "$rate_n" -w "$rate_w" --no-check --json \
+			>"$run/$id.jsonl" 2>"$run/$id.log"
+		rc=$?
+		[ $rc = 0 ] && has_json "$run/$id.jsonl" && break
+		[ -n "$first" ] && break
+		first="first try failed ($(why $rc "$run/$id.log")), the second passed"
+		cp "$run/$id.log" "$run/$id-try1.log"
+		log "$id: failed, once more: $(why $rc "$run/$id.log")"
+	done
+	stop "$viad_pid"
+	if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then
+		tag_json "$run/$id.jsonl" "\"poll_lcores\":$(($(tr -cd , <<<"$lcores" | wc -c)))"
+		status "$id" ok "$first" "$4" "$5" "$6"
+	else
+		status "$id" failed "$(why $rc "$run/$id.log")${first:+ (twice)}" "$4" "$5" "$6"
+	fi
+}
+
+bench_scale() {
+	local pin="viad ($sc_limits_txt): control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_pingpong (one thread, both VIs and the idle VIs) CPU $A"
+	local pinbb="viad as for vipl_idle0; vipl_pingpong CPU $A; vipl_bw 64 KiB stream (another process): client and server threads on CPUs $A,$B"
+	local pin1="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw client and server threads on CPUs $A,$B"
+	local pin2="viad control lcore CPU $A, poll lcores CPU $B and CPU $A ($poll_mode); vipl_bw client and server threads on CPUs $A,$B"
+	local lbb="vipl_pingpong -l 64 B beside a 64 KiB stream"
+	local l1="vipl_bw -l --credits 64 B, 1 poll lcore"
+	local l2="vipl_bw -l --credits 64 B, 2 poll lcores"
+	local n id rc why
+	if [ -z "$viad" ]; then
+		for n in "${sc_idle[@]}"; do
+			skip_or_fail "$(idle_id "$n")" "viad not built" "$pin" 2 "vipl_pingpong -l 64 B, $n idle VIs" daemon/viad
+		done
+		skip_or_fail vipl_beside_bulk "viad not built" "$pinbb" 4 "$lbb" daemon/viad
+		skip_or_fail vipl_rate_1lc "viad not built" "$pin1" 3 "$l1" daemon/viad
+		skip_or_fail vipl_rate_2lc "viad not built" "$pin2" 4 "$l2" daemon/viad
+		return
+	fi
+	# idle VIs, then beside the stream: one viad
+	if [ -z "$vpp" ]; then
+		for n in "${sc_idle[@]}"; do
+			skip_or_fail "$(idle_id "$n")" "vipl_pingpong not built" "$pin" 2 \
+				"vipl_pingpong -l 64 B, $n idle VIs" apps/vipl_pingpong
+		done
+		skip_or_fail vipl_beside_bulk "vipl_pingpong not built" "$pinbb" 4 "$lbb" apps/vipl_pingpong
+	elif ! start_viad sc "0@$A,1@$B" "${sc_limits[@]}"; then
+		stop "$viad_pid"
+		why="viad: $(why 1 "$run/viad-sc.log")"
+		for n in "${sc_idle[@]}"; do
+			status "$(idle_id "$n")" failed "$why" "$pin" 2 "vipl_pingpong -l 64 B, $n idle VIs"
+		done
+		status vipl_beside_bulk failed "$why" "$pinbb" 4 "$lbb"
+	else
+		for n in "${sc_idle[@]}"; do
+			id=$(idle_id "$n")
+			VIAD_SOCKET=$run/sc.sock timeout "$step_timeout" taskset -c "$A" "$vpp" --loopback \
+				--size 64 -n "$vlo_n" -w "$vlo_w" --idle-vis "$n" --json \
+				>"$run/$id.jsonl" 2>"$run/$id.log"
+			rc=$?
+			if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then
+				tag_json "$run/$id.jsonl" "\"idle_vis\":$n"
+				status "$id" ok "" "$pin" 2 "vipl_pingpong -l 64 B, $n idle VIs"
+			else
+				status "$id" failed "$(why $rc "$run/$id.log")" "$pin" 2 "vipl_pingpong -l 64 B, $n idle VIs"
+			fi
+		done
+		if [ -z "$vbw" ]; then
+			skip_or_fail vipl_beside_bulk "vipl_bw not built" "$pinbb" 4 "$lbb" apps/vipl_bw
+		else
+			beside_bulk "$pinbb" 4 "$lbb"
+		fi
+		stop "$viad_pid"
+	fi
+	# message rate with one poll lcore and with two: a viad each
+	if [ -z "$vbw" ]; then
+		skip_or_fail vipl_rate_1lc "vipl_bw not built" "$pin1" 3 "$l1" apps/vipl_bw
+		skip_or_fail vipl_rate_2lc "vipl_bw not built" "$pin2" 4 "$l2" apps/vipl_bw
+		return
+	fi
+	rate_lcores vipl_rate_1lc r1 "0@$A,1@$B" "$pin1" 3 "$l1"
+	rate_lcores vipl_rate_2lc r2 "0@$A,1@$B,2@$A" "$pin2" 4 "$l2"
+}
+
 # wait (at most 10 s) for via0 of the viad at socket $1 to report its link up
 await_link() {
 	local _
@@ -526,7 +710,7 @@ await_link() {
 	return 1
 }
 
-# 5. vipl_pingpong between two viads joined by memif
+# 6. vipl_pingpong between two viads joined by memif
 bench_vipl_memif() {
 	local id=vipl_memif label="vipl_pingpong over 2 viads + memif (VIA-DPDK)" rc s c srv
 	local pin="viad-S control CPU $A, poll CPU $B; viad-C control CPU $B, poll CPU $A ($poll_mode); vipl_pingpong -s CPU $B, -c CPU $A (--wait $vipl_wait)"
@@ -569,7 +753,7 @@ bench_vipl_memif() {
 	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 4 "$label"; fi
 }
 
-# 6. sockperf UDP ping-pong over 127.0.0.1
+# 7. sockperf UDP ping-pong over 127.0.0.1
 bench_sockperf() {
 	local id=sockperf pin="sockperf server CPU $B, client CPU $A" label="sockperf ping-pong UDP 127.0.0.1"
 	local port srv size rc=0 sz
@@ -592,7 +776,7 @@ bench_sockperf() {
 	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
 }
 
-# 7. iperf3 TCP over 127.0.0.1
+# 8. iperf3 TCP over 127.0.0.1
 bench_iperf3() {
 	local id=iperf3 pin="iperf3 server CPU $B, client CPU $A" label="iperf3 TCP 127.0.0.1"
 	local port srv size rc=0 sz
@@ -615,7 +799,7 @@ bench_iperf3() {
 	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
 }
 
-# 8. memcpy bandwidth
+# 9. memcpy bandwidth
 bench_memcpy() {
 	local pin="CPU $A" rc
 	[ -n "$mcb" ] || { status memcpy failed "memcpy_bw.c $compile_why" "$pin" 1 "memcpy_bw (hot)"; return; }
@@ -636,6 +820,7 @@ bench_memcpy() {
 bench_cacheline cacheline "cache-line ping-pong"
 bench_raw_ring
 bench_vipl_lo
+bench_scale
 bench_raw_memif
 bench_vipl_memif
 bench_sockperf

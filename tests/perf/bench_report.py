@@ -4,11 +4,15 @@
 
   bench_report.py sockperf SIZE LOG     sockperf ping-pong --full-rtt output -> one JSON line
   bench_report.py iperf3 SIZE JSON      iperf3 -J output -> one JSON line
+  bench_report.py beside BULK T0 T1 T2  vipl_bw's JSON line of a stream started at T0, beside
+      a pingpong from T1 to T2 (date +%s.%N) -> that line tagged with the overlap; exit
+      status 3 when the pingpong did not end before the stream's last send
   bench_report.py report RUN RESULTS PLOTBASE
       RUN holds meta.json, status.tsv and one <bench>.jsonl per benchmark.
       Writes every JSON line, tagged with its bench, to RESULTS, prints the
       summary table, and writes the gnuplot data and script (RUN/plot.gp) that
-      draw PLOTBASE-latency.png and PLOTBASE-bandwidth.png (bench.sh runs gnuplot).
+      draw PLOTBASE-latency.png, PLOTBASE-bandwidth.png and PLOTBASE-scale.png
+      (bench.sh runs gnuplot).
 """
 import json
 import math
@@ -56,7 +60,83 @@ def iperf3(size, path):
         "retransmits": e.get("sum_sent", {}).get("retransmits"),
     }))
 
+
+
+def beside(path, t0, t1, t2):
+    rows = [json.loads(l) for l in open(path) if l.startswith("{")]
+    if not rows:
+        sys.exit("bench_report: no JSON line in %s" % path)
+    r = rows[-1]
+    t0, t1, t2 = float(t0), float(t1), float(t2)
+    # the stream's measured sends start after T0 (its launch), so they end
+    # after T0 + seconds: a pingpong ended by then ran entirely beside them
+    # (it started bench.sh's lead time after T0, after the stream's start-up)
+    r = dict({"role": "bulk"}, **r)
+    r.update(lead_s=round(t1 - t0, 3), pingpong_s=round(t2 - t1, 3),
+             overlap=t2 - t0 <= r.get("seconds", 0))
+    if not r["overlap"]:
+        # enough for the lead and the pingpong at the stream's send rate, 1.5 times
+        rate = r.get("sent", r.get("iters", 0)) / max(r.get("seconds", 0), 1e-3)
+        r["retry_n"] = int(max(2 * r.get("iters", 0), 1.5 * rate * (t2 - t0)))
+    print(json.dumps(r))
+    if not r["overlap"]:
+        sys.exit(3)
+
 # ----------------------------------------------------------------- report
+
+# issue 6: (bench, baseline bench, what, goal as the largest ratio allowed, or
+# None for "more is better, goal > 1x"); latencies compare p50 and p99
+ISSUE6_LAT = (("vipl_idle1k", "vipl_idle0", "64 B RTT, 1024 idle VIs", 1.10),
+              ("vipl_idle16k", "vipl_idle0", "64 B RTT, 16384 idle VIs", 1.10),
+              ("vipl_beside_bulk", "vipl_idle0", "64 B RTT beside a 64 KiB stream", 2.0))
+
+
+def issue6(recs, over):
+    """The issue 6 figures of a run: a list of dicts, baselines first."""
+    def lat(b):
+        r = [x for x in recs.get(b, []) if x.get("size") == 64 and "rtt_us" in x]
+        return (r[0]["rtt_us"].get("p50"), r[0]["rtt_us"].get("p99")) if r else (None, None)
+
+    def rate(b):  # the median of the runs (bench.sh runs --size 64,64,64)
+        r = sorted((x for x in recs.get(b, []) if x.get("size") == 64 and "msg_per_s" in x),
+                   key=lambda x: x["msg_per_s"])
+        if not r:
+            return None
+        return dict(r[len(r) // 2], runs=[x["msg_per_s"] for x in r])
+
+    out = []
+    if not any(b in recs for b in ("vipl_idle0", "vipl_rate_1lc")):
+        return out
+    b50, b99 = lat("vipl_idle0")
+    out.append({"figure": "64 B RTT, 0 idle VIs", "bench": "vipl_idle0", "baseline": None,
+                "p50_us": b50, "p99_us": b99})
+    for b, base, what, goal in ISSUE6_LAT:
+        if b not in recs:
+            continue
+        p50, p99 = lat(b)
+        r50, r99 = ratio(p50, b50), ratio(p99, b99)
+        met = None if r50 is None or r99 is None else (r50 <= goal and r99 <= goal)
+        out.append({"figure": what, "bench": b, "baseline": base, "p50_us": p50, "p99_us": p99,
+                    "ratio_p50": r50, "ratio_p99": r99, "goal": "p50 and p99 <= %.2fx" % goal,
+                    "met": met, "oversubscribed": over(b) or over(base)})
+    r1 = rate("vipl_rate_1lc")
+    if "vipl_rate_1lc" in recs:
+        out.append({"figure": "64 B msg/s, 1 poll lcore", "bench": "vipl_rate_1lc",
+                    "baseline": None, "msg_per_s": r1["msg_per_s"] if r1 else None,
+                    "runs": r1["runs"] if r1 else [],
+                    "lost_pct": r1.get("lost_pct") if r1 else None})
+    if "vipl_rate_2lc" in recs:
+        r2 = rate("vipl_rate_2lc")
+        v2 = r2["msg_per_s"] if r2 else None
+        rr = ratio(v2, r1["msg_per_s"] if r1 else None)
+        out.append({"figure": "64 B msg/s, 2 poll lcores", "bench": "vipl_rate_2lc",
+                    "baseline": "vipl_rate_1lc", "msg_per_s": v2,
+                    "runs": r2["runs"] if r2 else [],
+                    "lost_pct": r2.get("lost_pct") if r2 else None, "ratio": rr,
+                    "goal": "> 1x (scales)", "met": None if rr is None else rr > 1.0,
+                    "oversubscribed": over("vipl_rate_2lc") or over("vipl_rate_1lc")})
+    return out
+
 
 
 def load(run):
@@ -121,7 +201,9 @@ def report(run, results, plotbase):
             return "!"
         return "*" if over(b) else " "
 
-    # --- the results file: meta, statuses, then every figure tagged
+    i6 = issue6(recs, over)
+
+    # --- the results file: meta, statuses, every figure tagged, the issue 6 ratios
     with open(results, "w") as f:
         f.write(json.dumps(dict(meta, test="bench_meta")) + "\n")
         for s in status:
@@ -131,6 +213,8 @@ def report(run, results, plotbase):
             for r in recs.get(s["bench"], []):
                 r = dict(r, bench=s["bench"], run=meta["run"], oversubscribed=over(s["bench"]))
                 f.write(json.dumps(r) + "\n")
+        for r in i6:
+            f.write(json.dumps(dict(r, test="issue6", run=meta["run"])) + "\n")
 
     out = []
     p = out.append
@@ -152,7 +236,8 @@ def report(run, results, plotbase):
     p("of a benchmark that failed.")
     for s in status:
         needs = "%d%s" % (s["needs_cpus"], "*" if over(s["bench"]) else " ")
-        what = s["status"] if s["status"] == "ok" else "%s: %s" % (s["status"], s["why"])
+        what = "%s%s" % (s["status"], " (%s)" % s["why"] if s["why"] else "") \
+            if s["status"] == "ok" else "%s: %s" % (s["status"], s["why"])
         p("  %-16s %-44s needs %-3s CPUs  %s" % (s["bench"], s["label"][:44], needs, what))
         if s["pinning"]:
             p("  %-16s   pinning: %s" % ("", s["pinning"]))
@@ -291,6 +376,65 @@ def report(run, results, plotbase):
                                                          9)))
         p("  (send: Unreliable with --credits, nothing lost; write: Unreliable RDMA Write)")
         p("")
+    if i6:
+        p("Issue 6, scale and isolation: each figure against its baseline of this run "
+          "(ratio = figure / baseline)")
+        p("  %-34s %9s %9s | %9s %9s | %-20s %s" % ("", "p50 us", "p99 us", "p50 ratio",
+                                                    "p99 ratio", "goal", "met"))
+
+        def rx(r, width=9):  # two decimals: the goals are 1.10x and 2x
+            return "-".rjust(width) if r is None else ("%.2fx" % r).rjust(width)
+
+        def met(r):
+            if r.get("met") is None:
+                return "-"
+            return ("yes" if r["met"] else "no") + (" (oversubscribed*)"
+                                                    if r["oversubscribed"] else "")
+        for r in i6:
+            if "p50_us" not in r:
+                continue
+            if r["baseline"] is None:
+                p("  %-34s %8s%s %9s | %9s %9s |" % (
+                    r["figure"], fmt(r["p50_us"]), mark(r["bench"]), fmt(r["p99_us"], 9),
+                    "baseline", ""))
+            else:
+                p("  %-34s %8s%s %9s | %9s %9s | %-20s %s" % (
+                    r["figure"], fmt(r["p50_us"]), mark(r["bench"]), fmt(r["p99_us"], 9),
+                    rx(r["ratio_p50"]), rx(r["ratio_p99"]), r["goal"],
+                    met(r)))
+        rates = [r for r in i6 if "msg_per_s" in r]
+        if rates:
+            p("  %-34s %9s %9s | %9s %9s |" % ("", "msg/s", "lost%", "ratio", ""))
+            p("  %-34s %9s" % ("", "(median)"))
+            for r in rates:
+                p(("  %-34s %8s%s %9s | %9s %9s | %-20s %s" % (
+                    r["figure"], fmt(r["msg_per_s"], 8, 0), mark(r["bench"]),
+                    fmt(r["lost_pct"], 9), "baseline" if r["baseline"] is None
+                    else rx(r["ratio"]), "", r.get("goal", ""),
+                    met(r) if r["baseline"] else "")).rstrip())
+            for r in rates:
+                if len(r.get("runs", [])) > 1:
+                    p("  %-34s runs: %s msg/s" % (r["figure"], ", ".join(
+                        "%.0f" % v for v in r["runs"])))
+        bulk = [x for x in recs.get("vipl_beside_bulk", []) if x.get("role") == "bulk"]
+        if bulk:
+            x = bulk[-1]
+            p("  the 64 KiB stream beside the pingpong: %s MB/s, %s%% lost (%d messages, "
+              "%.2f s of sends: its whole run)" % (
+                  fmt(x.get("MBps"), 0, 1).strip(), fmt(x.get("lost_pct"), 0, 1).strip(),
+                  x.get("iters", 0), x.get("seconds", 0)))
+            p("  the pingpong ran from %.2f s to %.2f s after the stream's launch%s" % (
+                x.get("lead_s", 0), x.get("lead_s", 0) + x.get("pingpong_s", 0),
+                ", within its sends" if x.get("overlap") else
+                ": NOT within its sends, the figure is not beside it"))
+        p("  (goals of issue 6: idle VIs within 10%, beside a bulk stream within 2x, p50 and p99; "
+          "the message")
+        p("  rate should grow with the poll lcores, issue 6 gives no figure.  One viad with "
+          "limits.max_vi=16400,")
+        p("  max_desc_per_queue=64, session_shm_bytes=64M for the RTTs; msg/s: vipl_bw --credits, "
+          "a viad each,")
+        p("  the median of its runs)")
+        p("")
     msizes = sorted(set(mc) | set(mcc))
     if msizes:
         p("Single-core memcpy (GB/s = 1e9 bytes copied per second)")
@@ -332,7 +476,16 @@ def report(run, results, plotbase):
         if rows:
             series_bw.append((dat("bw-" + b, rows), title + ("  (oversubscribed)" if over(b)
                                                               else "")))
-    if not series_lat and not series_bw:
+    lat6 = [r for r in i6 if r.get("p50_us") and r.get("p99_us")]
+    scale_dat = None
+    if lat6:
+        scale_dat = os.path.join(run, "plot-scale.dat")
+        with open(scale_dat, "w") as f:
+            for i, r in enumerate(lat6):
+                f.write('%d %g %g "%s%s"\n' % (i, r["p50_us"], r["p99_us"],
+                                              r["figure"].replace("64 B RTT", "").strip(", "),
+                                              "*" if r.get("oversubscribed") else ""))
+    if not series_lat and not series_bw and not scale_dat:
         return
     with open(os.path.join(run, "plot.gp"), "w") as f:
         f.write("set terminal %s size 1000,720 noenhanced\n" % meta.get("gnuplot_term", "png"))
@@ -357,6 +510,19 @@ def report(run, results, plotbase):
             f.write("set xrange [%g:%g]\n" % (min(xs) / 1.5, max(xs) * 1.5))
             f.write("plot " + ", \\\n     ".join("'%s' using 1:2 with linespoints title '%s'"
                                                 % (d, t) for d, t in series_bw) + "\n")
+        if scale_dat:
+            f.write("set output '%s-scale.png'\n" % plotbase)
+            f.write("set title 'Issue 6: 64 B round trip of one VI pair (p50, bar to p99), "
+                    "%s  (* oversubscribed)'\n" % meta["date"])
+            f.write("unset logscale x\nset logscale y\nset xlabel ''\nset ylabel 'RTT (us)'\n")
+            f.write("set xrange [-0.5:%g]\nset xtics rotate by 0\n" % (len(lat6) - 0.5))
+            f.write("plot '%s' using 1:2:2:3:xtic(4) with yerrorbars pointtype 7 "
+                    "title 'vipl_pingpong --loopback 64 B'" % scale_dat)
+            if len(lat6) > 1 and lat6[0]["baseline"] is None:
+                f.write(", %g title '0 idle VIs p50 x 1.1' dashtype 2, "
+                        "%g title '0 idle VIs p50 x 2' dashtype 3" % (
+                            lat6[0]["p50_us"] * 1.1, lat6[0]["p50_us"] * 2))
+            f.write("\n")
 
 
 def main(argv):
@@ -364,6 +530,8 @@ def main(argv):
         sockperf(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "iperf3":
         iperf3(argv[2], argv[3])
+    elif len(argv) == 6 and argv[1] == "beside":
+        beside(*argv[2:6])
     elif len(argv) == 5 and argv[1] == "report":
         report(argv[2], argv[3], argv[4])
     else:
