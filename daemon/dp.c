@@ -52,7 +52,7 @@ _Static_assert(offsetof(VIP_CONTROL_SEGMENT, Length) == IMM_OFF + 4, "Imm then L
 _Static_assert(sizeof(struct via_wire_hdr) == VIA_WIRE_HDR_LEN, "viad.h knows its size");
 
 static struct via_poll_stats *dp_stats(void);
-static unsigned read_answers(struct viad *d, struct via_vi *vi);
+static unsigned read_answers(struct viad *d, struct via_vi *vi, uint32_t budget);
 
 /* The inbox of the shard this lcore runs (NULL: the control thread). */
 static RTE_DEFINE_PER_LCORE(struct rte_ring *, cur_inbox);
@@ -879,43 +879,56 @@ room(struct via_vi *vi)
 	return tx_room(vi) && (!via_rel_level(vi) || via_rel_room(vi));
 }
 
-/* Answer the RDMA Reads the peer asked for, oldest first (VIA §6.3.1). */
+/*
+ * Answer the RDMA Reads the peer asked for, oldest first (VIA §6.3.1), up to
+ * @p budget bytes of frames (at least one): a long answer takes several
+ * turns, like a long send. @return how many answers were finished
+ */
 static unsigned
-read_answers(struct viad *d, struct via_vi *vi)
+read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 {
 	struct via_vi_rel *r = &vi->rel;
+	uint32_t framed = 0;
 	unsigned n = 0;
 
-	while (r->resp_head != r->resp_tail && room(vi)) {
+	while (r->resp_head != r->resp_tail && framed < budget && room(vi)) {
 		struct via_rdma_resp *a = &r->resp[r->resp_head % VIA_MAX_READS];
 		struct via_dp_seg src = { .va = a->va, .len = a->len, .handle = a->handle };
 		struct frame_spec fs = {
 			.opcode = VIA_OP_RDMA_READ_RESP, .msg_id = a->msg_id, .msg_len = a->len,
 		};
+		uint32_t from = a->sent;
 		int err;
 
-		r->resp_head++;
-		/* checked again: the region may have gone since the request */
+		/* checked again each turn: the region may have gone since the
+		 * request, or since the last turn */
 		src.mr = via_mr_check(d, vi->owner, a->handle, a->va, a->len, vi->attr.ptag,
 				      VIA_MR_REMOTE_READ, &err);
 		if (a->len > 0 && src.mr == NULL) {
 			/* VIA §3.2.1: deregistered since the request; a protection
 			 * error at the source, which the initiator must learn */
+			r->resp_head++;
 			via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, VIA_OP_NAK, 0,
 					  vi->conn.remote_vi, vi->id, vi->conn.id, r->rcv_nxt,
 					  VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ);
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
-			return n;
+			break;
 		}
-		if (!send_frames(d, vi, &fs, &src, 1, a->len, &(uint32_t){ 0 }, UINT32_MAX)) {
+		if (!send_frames(d, vi, &fs, &src, 1, a->len, &a->sent, budget - framed)) {
+			r->resp_head++;
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
 				     "an RDMA Read source vanished");
-			return n;
+			break;
 		}
-		/* this VI's bandwidth too (vi_send's round robin) */
-		vi->tx_deficit -= (int64_t)a->len + DP_DESC_COST;
+		framed += a->sent - from;
+		if (a->sent < a->len)
+			break;               /* the rest in the next turn */
+		r->resp_head++;
+		vi->tx_deficit -= DP_DESC_COST;
 		n++;
 	}
+	/* this VI's bandwidth too (vi_send's round robin) */
+	vi->tx_deficit -= framed;
 	return n;
 }
 
@@ -959,7 +972,7 @@ vi_send(struct viad *d, struct via_vi *vi)
 	/* capped: a VI held back by the port gathers no credit meanwhile */
 	vi->tx_deficit = RTE_MIN(vi->tx_deficit + DP_SEND_QUANTUM, (int64_t)DP_SEND_QUANTUM);
 	if (vi->state == VIP_STATE_CONNECTED && via_rel_level(vi))
-		work += read_answers(d, vi);
+		work += read_answers(d, vi, (uint32_t)RTE_MAX(vi->tx_deficit, 1));
 	for (i = 0; i < DP_SEND_BUDGET && vi->tx_deficit > 0; i++) {
 		if (!vi->tx.active) {
 			struct via_wqe w;
@@ -1219,7 +1232,7 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	 * taken); no room to answer now: the frame is not taken, it comes again */
 	if (vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION &&
 	    vi->rel.resp_head != vi->rel.resp_tail) {
-		read_answers(d, vi);
+		read_answers(d, vi, UINT32_MAX);
 		if (vi->state != VIP_STATE_CONNECTED || vi->rel.resp_head != vi->rel.resp_tail) {
 			vi->rel.ack_due = true;
 			st->frames_dropped++;

@@ -538,7 +538,7 @@ struct via_rdma_resp {
 	uint32_t handle;
 	uint32_t len;
 	uint32_t msg_id;
-	uint32_t sent;
+	uint32_t sent;       /**< bytes of the answer framed so far */
 };
 
 #define VIA_MAX_READS 16   /**< RDMA Reads outstanding per VI, each direction */
