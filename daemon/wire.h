@@ -131,13 +131,26 @@ via_wire_hdr_crc(const struct via_wire_hdr *h)
 	return rte_hash_crc(u.words, sizeof(u.words), 0xffffffff);
 }
 
-/** Seal a header whose payload is @p payload: version, both CRCs. */
+/**
+ * Finish a header for a payload of @p len bytes: version and length, no
+ * CRCs (zero). For frames that stay in viad's memory (to the NIC's own
+ * address): nothing checks them, so nothing computes them.
+ */
 static inline void
-via_wire_seal(struct via_wire_hdr *h, const void *payload, uint16_t len)
+via_wire_finish(struct via_wire_hdr *h, uint16_t len)
 {
 	h->version = VIA_WIRE_VERSION;
 	h->reserved = 0;
 	via_wire_set_payload_len(h, len);
+	h->payload_crc = 0;
+	h->hdr_crc = 0;
+}
+
+/** Seal a header whose payload is @p payload: version, length, both CRCs. */
+static inline void
+via_wire_seal(struct via_wire_hdr *h, const void *payload, uint16_t len)
+{
+	via_wire_finish(h, len);
 	h->payload_crc = rte_cpu_to_be_32(rte_hash_crc(payload, len, 0xffffffff));
 	h->hdr_crc = rte_cpu_to_be_32(via_wire_hdr_crc(h));
 }
