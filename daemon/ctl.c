@@ -584,6 +584,31 @@ session_readable(struct viad *d, struct via_session *s)
 #define EP_CM     (UINT64_MAX - 2)  /* viad.cm_fd: frames for the connection manager */
 #define EP_PIDFD  (1ull << 32)      /* | session id: the session's process exited */
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77   /* Linux 6.5; the libc headers of Debian 12 predate it */
+#endif
+
+/*
+ * A pidfd of the process at the other end of @p sock: the one that
+ * connected (SO_PEERPIDFD), which no pid reuse can swap for another; on an
+ * older kernel, one opened from its pid (@p pid, read at connect).
+ * @return the fd, or -1 with errno
+ */
+static int
+peer_pidfd(int sock, pid_t pid)
+{
+	socklen_t len = sizeof(int);
+	int fd = -1;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) == 0 && fd >= 0) {
+		/* not inherited by what viad might exec */
+		if (fcntl(fd, F_SETFD, FD_CLOEXEC) == 0)
+			return fd;
+		close(fd);
+	}
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
 /* held so that a client can still be refused when viad is out of fds */
 static int reserve_fd = -1;
 
@@ -631,7 +656,7 @@ session_accept(struct viad *d, int lfd, int ep)
 	 * process, whose memory process_vm_readv/writev would reach. The
 	 * pidfd says when the process exits; the session ends then.
 	 */
-	s->pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
+	s->pidfd = peer_pidfd(sock, cred.pid);
 	if (s->pidfd < 0) {
 		VLOG_WARN("accept: pid %d: pidfd_open: %s; refused", (int)cred.pid,
 			  strerror(errno));
