@@ -1315,11 +1315,8 @@ run_client(struct ep *e, const uint8_t mac[6], const char *local_disc)
 		free(rtts);
 		return -1;
 	}
-	h.magic = HELLO_MAGIC;
-	h.seed = seed;
-	h.max = max;
-	h.chunk = chunk;
-	h.rounds = opt.rounds;
+	h = (struct hello){ .magic = HELLO_MAGIC, .seed = seed, .max = max, .chunk = chunk,
+			    .rounds = opt.rounds };
 	if (client_round(e, &next_seq, 1, T_HELLO, (const uint8_t *)&h, HELLO_LEN, seed, max,
 			 chunk, rtt, &resends) != 0) {
 		say(e->who, "FAIL: hello");
@@ -1940,12 +1937,8 @@ run_rdma_client(struct ep *e, const uint8_t mac[6], const char *local_disc)
 		max = opt.max_size;
 	if (post_all_recv(e) != 0 || client_connect(e, mac, local_disc) != 0)
 		return -1;
-	h.magic = HELLO_MAGIC;
-	h.seed = seed;
-	h.max = max;
-	h.chunk = chunk;
-	h.rounds = opt.rounds;
-	h.flags = HELLO_F_RDMA;
+	h = (struct hello){ .magic = HELLO_MAGIC, .seed = seed, .max = max, .chunk = chunk,
+			    .rounds = opt.rounds, .flags = HELLO_F_RDMA };
 	if (rdma_call(e, T_HELLO, seq++, &h, HELLO_LEN, &ri, sizeof(ri), seed, max, chunk) != 0) {
 		say(e->who, "FAIL: hello");
 		return -1;
