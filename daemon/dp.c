@@ -206,15 +206,17 @@ hand_over(struct viad *d, struct via_nic *nic, struct rte_ring *to, struct rte_m
 	for (i = 0; i < n; i++)
 		pkts[i]->port = nic->index;
 	took = rte_ring_enqueue_burst(to, (void **)pkts, n, NULL);
-	if (took == 0)
-		return 0;
+	/* this lcore's own inbox: it is awake, no one to wake */
+	if (took == 0 || to == RTE_PER_LCORE(cur_inbox))
+		return took;
+	if (to == d->cm_inbox) {
+		eventfd_write(d->cm_fd, 1);
+		return took;
+	}
 	/* the frames before the look at poller_asleep (StoreLoad), against
 	 * via_dp_prepare_sleep()'s count before its look at the inbox */
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (to == d->cm_inbox)
-		eventfd_write(d->cm_fd, 1);
-	else if (to != RTE_PER_LCORE(cur_inbox) &&
-		 __atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST) != 0)
+	if (__atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST) != 0)
 		eventfd_write(d->wake_fd, 1);
 	return took;
 }

@@ -138,10 +138,13 @@ via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 	/* one doorbell bit per VI the session may have */
 	s->bell_words = (d->conf.max_vi + 63) / 64;
 	s->by_bell = calloc((size_t)s->bell_words * 64, sizeof(*s->by_bell));
-	if (s->by_bell == NULL ||
+	s->bell_taken = calloc(s->bell_words, sizeof(*s->bell_taken));
+	if (s->by_bell == NULL || s->bell_taken == NULL ||
 	    via_arena_alloc(&s->arena, (uint64_t)s->bell_words * 8, &bell_off) != 0) {
 		free(s->by_bell);
+		free(s->bell_taken);
 		s->by_bell = NULL;
+		s->bell_taken = NULL;
 		via_arena_fini(&s->arena);
 		via_shm_destroy(&s->seg);
 		return -ENOMEM;
@@ -197,6 +200,7 @@ via_session_close(struct viad *d, struct via_session *s)
 	}
 	if (s->opened) {
 		free(s->by_bell);
+		free(s->bell_taken);
 		via_arena_fini(&s->arena);
 		via_shm_destroy(&s->seg);
 		c->sessions--;

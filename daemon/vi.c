@@ -57,16 +57,16 @@ bell_take(struct viad *d, struct via_session *s, uint32_t *bell)
 		if (d->shards[i].nb_vis < d->shards[want].nb_vis)
 			want = i;
 	}
+	/* a word at a time: 16384 VIs are 256 words, not 16384 slots */
 	for (try = 0; try < d->nb_shards; try++) {
 		unsigned shard = (want + try) % d->nb_shards;
 
 		for (w = shard; w < s->bell_words; w += d->nb_shards) {
-			for (b = 0; b < 64; b++) {
-				if (s->by_bell[w * 64 + b] == NULL) {
-					*bell = w * 64 + b;
-					return 0;
-				}
-			}
+			if (~s->bell_taken[w] == 0)
+				continue;
+			b = (uint32_t)__builtin_ctzll(~s->bell_taken[w]);
+			*bell = w * 64 + b;
+			return 0;
 		}
 	}
 	return -ENOSPC;
@@ -126,6 +126,7 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 	vi->shard = via_bell_shard(d, vi->bell);
 	vi->shard->nb_vis++;
 	s->by_bell[vi->bell] = vi;
+	s->bell_taken[vi->bell / 64] |= 1ull << (vi->bell % 64);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		vi->cq[q] = cq[q];
 		if (cq[q] != NULL)
@@ -165,6 +166,7 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 		TAILQ_REMOVE(&vi->shard->rel_vis, vi, rel_link);
 	vi->shard->nb_vis--;
 	s->by_bell[vi->bell] = NULL;
+	s->bell_taken[vi->bell / 64] &= ~(1ull << (vi->bell % 64));
 	via_idtab_free(&d->vis, vi->id);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		if (vi->cq[q] != NULL)

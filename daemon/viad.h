@@ -288,6 +288,7 @@ struct via_session {
 	uint64_t *bells;            /**< doorbell words in the segment (untrusted) */
 	uint32_t bell_words;
 	struct via_vi **by_bell;    /**< VI of each doorbell bit (viad's own) */
+	uint64_t *bell_taken;       /**< the bits of by_bell in use, a word per bell word */
 	struct via_dp_lock errq_lock; /**< shards raise errors concurrently */
 	struct via_ring errq;       /**< async errors: viad's producer view */
 	bool errq_overflowed;       /**< logged that errors were lost */
