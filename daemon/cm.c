@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The connection manager (VIA §4, §5, §9.4). Runs under the data-path lock,
- * on the control thread (client calls, timers) and on the poll lcore (CM
- * frames as they arrive).
+ * The connection manager (VIA §4, §5, §9.4). Runs on the control thread
+ * only (client calls, timers, and the CM frames the shards hand over
+ * through viad.cm_inbox), under every shard's data-path lock.
  *
  * Protocol (docs/wire-format.md): the requester sends CONN_REQ every
  * cm_retry_ms until its timeout; the server's viad keeps an unmatched

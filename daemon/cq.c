@@ -96,8 +96,8 @@ via_cq_destroy(struct viad *d, struct via_session *s, uint32_t id)
 
 /*
  * VipResizeCQ (VIA §9.7.3; the steps of §11.3.14, made atomic by the
- * data-path lock instead of by the NIC): the caller (the control thread)
- * holds the data-path lock, so no completion is produced while the entries
+ * data-path locks instead of by the NIC): the caller (the control thread)
+ * holds every shard's lock, so no completion is produced while the entries
  * move.
  *
  * The entries to keep are [cons, prod): prod is viad's own, cons the

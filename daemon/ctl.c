@@ -195,7 +195,7 @@ h_cq_create(struct viad *d, struct via_session *s, const void *req, void *rep, i
 	return 0;
 }
 
-/* VipResizeCQ: under the data-path lock, like every handler (via_ctl_run) */
+/* VipResizeCQ: under every shard's lock, like every handler (via_ctl_run) */
 static int
 h_cq_resize(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
 {

@@ -16,7 +16,7 @@
 #include "viad.h"
 #include "wire.h"
 
-/** @return 0, -ENOMEM (per-NIC self-delivery rings) */
+/** @return 0, -ENOMEM (the NICs' backlogs, the shards' inboxes, the CM inbox) */
 int via_dp_init(struct viad *d);
 void via_dp_fini(struct viad *d);
 

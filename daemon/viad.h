@@ -634,7 +634,7 @@ struct via_dp_seg {
 	uint64_t va;
 	uint32_t len;
 	uint32_t handle;
-	struct via_mr *mr;   /**< valid only while the data-path lock is held */
+	struct via_mr *mr;   /**< valid only while a data-path lock is held */
 };
 
 /**
