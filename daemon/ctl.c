@@ -496,9 +496,10 @@ via_ctl_reply(struct viad *d, struct via_session *s, unsigned op, uint32_t seq, 
 		body = NULL;
 	}
 	via_ctl_hdr_init(&rh, op, 1, seq, status);
-	/* may run on the poll lcore: never block, never close here; a client
-	 * that does not read its replies is shut down and the control thread
-	 * ends its session when it sees the hang-up */
+	/* never block, never close here (a deferred reply may come from deep
+	 * in the connection manager); a client that does not read its replies
+	 * is shut down and the control thread ends its session when it sees
+	 * the hang-up */
 	if (via_ctl_send(s->sock, &rh, body != NULL ? body : zero, -1) != 0)
 		shutdown(s->sock, SHUT_RDWR);
 }
