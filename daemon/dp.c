@@ -1587,7 +1587,7 @@ via_dp_prepare_sleep(struct viad *d, struct via_shard *me)
 	TAILQ_FOREACH(s, &d->session_list, link) {
 		if (!s->opened)
 			continue;
-		for (i = me->index; i < s->bell_words; i += d->nb_shards) {
+		for (i = me->index; i < s->bell_words_live; i += d->nb_shards) {
 			if (__atomic_load_n(&s->bells[i], __ATOMIC_SEQ_CST) != 0)
 				return 0;
 		}
@@ -1660,7 +1660,7 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 		if (!s->opened)
 			continue;
 		/* this shard's words only: the others' VIs are not its own */
-		for (i = me->index; i < s->bell_words; i += d->nb_shards) {
+		for (i = me->index; i < s->bell_words_live; i += d->nb_shards) {
 			uint64_t w;
 
 			if (__atomic_load_n(&s->bells[i], __ATOMIC_RELAXED) == 0)

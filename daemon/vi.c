@@ -127,6 +127,10 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 	vi->shard->nb_vis++;
 	s->by_bell[vi->bell] = vi;
 	s->bell_taken[vi->bell / 64] |= 1ull << (vi->bell % 64);
+	/* pollers scan words up to here: a session of a few VIs costs one or
+	 * two words an iteration, not limits.max_vi / 64 */
+	if (vi->bell / 64 + 1 > s->bell_words_live)
+		s->bell_words_live = vi->bell / 64 + 1;
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		vi->cq[q] = cq[q];
 		if (cq[q] != NULL)
@@ -167,6 +171,8 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 	vi->shard->nb_vis--;
 	s->by_bell[vi->bell] = NULL;
 	s->bell_taken[vi->bell / 64] &= ~(1ull << (vi->bell % 64));
+	while (s->bell_words_live > 0 && s->bell_taken[s->bell_words_live - 1] == 0)
+		s->bell_words_live--;
 	via_idtab_free(&d->vis, vi->id);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		if (vi->cq[q] != NULL)

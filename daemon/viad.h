@@ -289,6 +289,7 @@ struct via_session {
 	uint32_t bell_words;
 	struct via_vi **by_bell;    /**< VI of each doorbell bit (viad's own) */
 	uint64_t *bell_taken;       /**< the bits of by_bell in use, a word per bell word */
+	uint32_t bell_words_live;   /**< one past the last word with a VI: what pollers scan */
 	struct via_dp_lock errq_lock; /**< shards raise errors concurrently */
 	struct via_ring errq;       /**< async errors: viad's producer view */
 	bool errq_overflowed;       /**< logged that errors were lost */
