@@ -966,8 +966,11 @@ fenced(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 static void
 ring_again(struct via_vi *vi)
 {
-	__atomic_fetch_or(&vi->owner->bells[vi->bell / 64], 1ull << (vi->bell % 64),
-			  __ATOMIC_RELAXED);
+	struct via_session *s = vi->owner;
+	uint32_t w = vi->bell / 64;
+
+	via_bell_ring(&s->bells[w], 1ull << (vi->bell % 64), &s->bell_summary[w / 64],
+		      1ull << (w % 64));
 }
 
 /*
@@ -1587,8 +1590,9 @@ via_dp_prepare_sleep(struct viad *d, struct via_shard *me)
 	TAILQ_FOREACH(s, &d->session_list, link) {
 		if (!s->opened)
 			continue;
-		for (i = me->index; i < s->bell_words_live; i += d->nb_shards) {
-			if (__atomic_load_n(&s->bells[i], __ATOMIC_SEQ_CST) != 0)
+		for (i = 0; i < via_bell_summary_words(s->bell_words_live); i++) {
+			if (__atomic_load_n(&s->bell_summary[i], __ATOMIC_SEQ_CST) &
+			    me->bell_masks[i])
 				return 0;
 		}
 	}
@@ -1616,6 +1620,42 @@ dp_stats(void)
 	struct via_poll_stats *st = RTE_PER_LCORE(cur_stats);
 
 	return st != NULL ? st : &ctl_stats;
+}
+
+/*
+ * The doorbells of summary word @p j of session @p s that are this shard's
+ * (its words only: the others' VIs are not its own): take each word whose
+ * summary bit is set, visit the VIs whose bits are. A word beyond the
+ * session's is not looked at (a client may set any summary bit); one
+ * without a VI is emptied all the same, or its stale bits would keep a
+ * later post from setting the summary bit again.
+ */
+static unsigned
+bells_take(struct viad *d, struct via_shard *me, struct via_session *s, uint32_t j)
+{
+	uint64_t mine = me->bell_masks[j], sum;
+	unsigned work = 0;
+
+	if ((__atomic_load_n(&s->bell_summary[j], __ATOMIC_RELAXED) & mine) == 0)
+		return 0;
+	sum = __atomic_fetch_and(&s->bell_summary[j], ~mine, __ATOMIC_ACQUIRE) & mine;
+	while (sum != 0) {
+		uint32_t i = j * 64 + (uint32_t)__builtin_ctzll(sum);
+		uint64_t w;
+
+		sum &= sum - 1;
+		if (i >= s->bell_words)
+			continue;
+		w = __atomic_exchange_n(&s->bells[i], 0, __ATOMIC_ACQUIRE);
+		while (w != 0) {
+			struct via_vi *vi = s->by_bell[i * 64 + (uint32_t)__builtin_ctzll(w)];
+
+			w &= w - 1;
+			if (vi != NULL)
+				work += vi_visit(d, vi);
+		}
+	}
+	return work;
 }
 
 unsigned
@@ -1659,22 +1699,8 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 	TAILQ_FOREACH(s, &d->session_list, link) {
 		if (!s->opened)
 			continue;
-		/* this shard's words only: the others' VIs are not its own */
-		for (i = me->index; i < s->bell_words_live; i += d->nb_shards) {
-			uint64_t w;
-
-			if (__atomic_load_n(&s->bells[i], __ATOMIC_RELAXED) == 0)
-				continue;
-			w = __atomic_exchange_n(&s->bells[i], 0, __ATOMIC_ACQUIRE);
-			while (w != 0) {
-				unsigned b = (unsigned)__builtin_ctzll(w);
-
-				w &= w - 1;
-				vi = s->by_bell[i * 64 + b];
-				if (vi != NULL)
-					work += vi_visit(d, vi);
-			}
-		}
+		for (i = 0; i < via_bell_summary_words(s->bell_words_live); i++)
+			work += bells_take(d, me, s, i);
 	}
 	return work;
 }

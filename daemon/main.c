@@ -282,6 +282,19 @@ tables_fini(struct viad *d)
 	via_idtab_fini(&d->pmems);
 }
 
+/* Each shard's bits of the doorbell summary words: bit b of word j stands
+ * for bell word j * 64 + b, which shard (j * 64 + b) % nb_shards owns. */
+static void
+bell_masks_init(struct viad *d)
+{
+	unsigned j, b;
+
+	for (j = 0; j < VIA_BELL_SUMMARY_MAX; j++) {
+		for (b = 0; b < 64; b++)
+			d->shards[(j * 64 + b) % d->nb_shards].bell_masks[j] |= 1ull << b;
+	}
+}
+
 /* One shard of the data path per worker lcore, in launch order. */
 static void
 shards_init(struct viad *d)
@@ -301,6 +314,7 @@ shards_init(struct viad *d)
 		sh->lcore = lcore;
 		TAILQ_INIT(&sh->rel_vis);
 	}
+	bell_masks_init(d);
 	VLOG_INFO("%u poll lcore(s): VIs are spread over them, a VI stays on its own",
 		  d->nb_shards);
 }

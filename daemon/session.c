@@ -140,7 +140,9 @@ via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 	s->by_bell = calloc((size_t)s->bell_words * 64, sizeof(*s->by_bell));
 	s->bell_taken = calloc(s->bell_words, sizeof(*s->bell_taken));
 	if (s->by_bell == NULL || s->bell_taken == NULL ||
-	    via_arena_alloc(&s->arena, (uint64_t)s->bell_words * 8, &bell_off) != 0) {
+	    via_arena_alloc(&s->arena,
+			    ((uint64_t)s->bell_words + via_bell_summary_words(s->bell_words)) * 8,
+			    &bell_off) != 0) {
 		free(s->by_bell);
 		free(s->bell_taken);
 		s->by_bell = NULL;
@@ -152,6 +154,7 @@ via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 	h->bell_off = (uint32_t)bell_off;
 	h->bell_words = s->bell_words;
 	s->bells = (uint64_t *)(s->seg.va + bell_off);
+	s->bell_summary = s->bells + s->bell_words;
 	s->errq_sh = (struct via_shm_errq *)(s->seg.va + h->errq_off);
 	via_ring_attach(&s->errq, &s->errq_sh->ring, s->errq_sh + 1, ERRQ_SLOTS,
 			sizeof(struct via_async_error), true);

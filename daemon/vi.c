@@ -131,6 +131,12 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 	 * two words an iteration, not limits.max_vi / 64 */
 	if (vi->bell / 64 + 1 > s->bell_words_live)
 		s->bell_words_live = vi->bell / 64 + 1;
+	/* bits left in the word by VIs gone (or by the client) would keep the
+	 * new VI's posts from setting the summary bit (via_bell_ring): have
+	 * the word taken once */
+	if (__atomic_load_n(&s->bells[vi->bell / 64], __ATOMIC_RELAXED) != 0)
+		__atomic_fetch_or(&s->bell_summary[vi->bell / 64 / 64], 1ull << (vi->bell / 64 % 64),
+				  __ATOMIC_RELEASE);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		vi->cq[q] = cq[q];
 		if (cq[q] != NULL)

@@ -183,6 +183,8 @@ struct via_nic {
 TAILQ_HEAD(via_vi_list, via_vi);
 
 #define VIA_MAX_SHARDS VIA_CONF_MAX_POLL_LCORES
+/** Summary words of the largest session: limits.max_vi / 64 / 64 */
+#define VIA_BELL_SUMMARY_MAX 64
 
 /**
  * One poll lcore's part of the data path: VIA §11's NIC engine, once per
@@ -201,6 +203,9 @@ struct via_shard {
 	struct rte_ring *inbox;       /**< frames for this shard's VIs: MP/SC */
 	struct via_vi_list rel_vis;   /**< its connected reliable VIs: timers, ACKs */
 	uint32_t nb_vis;              /**< VIs placed on it (placement balance) */
+	/** its bits of each doorbell summary word: those of the bell words it
+	 *  owns (word index modulo the number of shards) */
+	uint64_t bell_masks[VIA_BELL_SUMMARY_MAX];
 } __attribute__((aligned(64)));
 
 struct viad {
@@ -286,6 +291,7 @@ struct via_session {
 	struct via_arena arena;
 	struct via_ctl_inbuf in;
 	uint64_t *bells;            /**< doorbell words in the segment (untrusted) */
+	uint64_t *bell_summary;     /**< and their summary words, right after them */
 	uint32_t bell_words;
 	struct via_vi **by_bell;    /**< VI of each doorbell bit (viad's own) */
 	uint64_t *bell_taken;       /**< the bits of by_bell in use, a word per bell word */

@@ -22,7 +22,7 @@
 #include "via_ring.h"
 
 /** Bumped on any change of this file or of via_ctl.h. */
-#define VIA_ABI_VERSION 5u
+#define VIA_ABI_VERSION 6u
 
 /** "VIADSHM1": first 8 bytes of every session segment. */
 #define VIA_SHM_COOKIE 0x314d485344414956ull
@@ -77,14 +77,18 @@ struct via_shm_header {
 	/**
 	 * The doorbells of the session's VIs (VIA §11.2.1.2): bit n of the
 	 * uint64_t array at @c bell_off is VI slot n (VI_CREATE's reply).
-	 * After publishing a post (release store of the ring's producer
-	 * index) the library sets the bit with a release OR, unless it is
-	 * set already; viad takes a word with an acquire exchange to 0 before
-	 * it looks at those VIs' rings. A post that lands after viad's exchange
-	 * sets the bit again, so none is missed; a bit set without a post costs
-	 * one look. viad reads only its own bell_words words and checks every
-	 * slot against its own table: a client scribbling here only makes viad
-	 * look at its own VIs.
+	 * After it, via_bell_summary_words(bell_words) summary words: bit w
+	 * says bell word w may have bits set. After publishing a post
+	 * (release store of the ring's producer index) the library rings with
+	 * via_bell_ring(): the VI's bit, then the word's summary bit if the
+	 * word was empty. viad takes its summary bits with an acquire
+	 * fetch-and, then each of those words with an acquire exchange to 0,
+	 * before it looks at those VIs' rings. A post that lands after viad's
+	 * exchange of the word finds it empty and sets the summary bit again;
+	 * one that lands between the two finds bits there, which viad is
+	 * about to take: none is missed. A bit set without a post costs one
+	 * look. viad checks every slot against its own table: a client
+	 * scribbling here only makes viad look at (or miss) its own VIs.
 	 */
 	uint32_t bell_off;
 	uint32_t bell_words;
@@ -97,6 +101,26 @@ struct via_shm_header {
 	uint32_t poller_asleep;
 };
 _Static_assert(sizeof(struct via_shm_header) == 64, "via_shm_header is ABI");
+
+/** Summary words after @p bell_words doorbell words (via_shm_header). */
+static inline uint32_t
+via_bell_summary_words(uint32_t bell_words)
+{
+	return (bell_words + 63) / 64;
+}
+
+/**
+ * Ring a doorbell: @p bit of @p word, then @p summary_bit of @p summary if
+ * the word was empty (a poster that finds bits there leaves the summary to
+ * whoever set them first). Both seq_cst: a NEED_WAKEUP look at
+ * poller_asleep may follow.
+ */
+static inline void
+via_bell_ring(uint64_t *word, uint64_t bit, uint64_t *summary, uint64_t summary_bit)
+{
+	if (__atomic_fetch_or(word, bit, __ATOMIC_SEQ_CST) == 0)
+		__atomic_fetch_or(summary, summary_bit, __ATOMIC_SEQ_CST);
+}
 
 /**
  * One posted descriptor on a work queue (client produces, viad consumes).

@@ -137,10 +137,10 @@ post(struct vipl_vi *vi, enum via_wq_kind kind, VIP_DESCRIPTOR *desc, VIP_MEM_HA
 	slot->reserved = 0;
 	via_ring_produce(&q->ring, 1);
 	/* the doorbell: viad looks at this VI's rings only when its bit is
-	 * set (via_abi.h); the OR orders after the producer index store. Then
+	 * set (via_abi.h); the ORs order after the producer index store. Then
 	 * NEED_WAKEUP: a system call only if viad said it sleeps, read after
-	 * the OR (both seq_cst: viad sets the flag, then looks at the bells) */
-	__atomic_fetch_or(vi->bell_word, vi->bell_bit, __ATOMIC_SEQ_CST);
+	 * the ORs (all seq_cst: viad sets the flag, then looks at the bells) */
+	via_bell_ring(vi->bell_word, vi->bell_bit, vi->bell_summary, vi->bell_summary_bit);
 	if (__atomic_load_n(&vi->nic->shm->poller_asleep, __ATOMIC_SEQ_CST))
 		eventfd_write(vi->nic->wake_fd, 1);
 	q->posted[q->tail++ & (q->cap - 1)] = desc;

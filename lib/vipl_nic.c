@@ -304,7 +304,9 @@ nic_open(const char *name, struct vipl_nic **out)
 	nic->info = rep.nic;
 	nic->error_handler = default_error_handler;
 	if (nic->shm->errq_off + via_shm_errq_size(nic->shm->errq_capacity) > nic->shm_size ||
-	    (uint64_t)nic->shm->bell_off + (uint64_t)nic->shm->bell_words * 8 > nic->shm_size ||
+	    (uint64_t)nic->shm->bell_off +
+	    ((uint64_t)nic->shm->bell_words + via_bell_summary_words(nic->shm->bell_words)) * 8 >
+		    nic->shm_size ||
 	    nic->shm->bell_off % 8 != 0) {
 		rc = -EPROTO;
 		goto fail;

@@ -238,6 +238,8 @@ struct vipl_vi {
 	struct vipl_wq wq[VIA_WQ_COUNT];
 	uint64_t *bell_word;         /**< this VI's doorbell: bell_word, bell_bit */
 	uint64_t bell_bit;
+	uint64_t *bell_summary;      /**< and its word's summary bit (via_abi.h) */
+	uint64_t bell_summary_bit;
 };
 
 /** Attach a queue to its ring in the segment. @return 0, -EINVAL, -ENOMEM */

@@ -64,6 +64,8 @@ vi_map(struct vipl_vi *vi, const struct via_ctl_vi_create_rep *rep)
 		return -EPROTO;
 	vi->bell_word = &nic->bells[rep->bell / 64];
 	vi->bell_bit = 1ull << (rep->bell % 64);
+	vi->bell_summary = &nic->bells[nic->shm->bell_words + rep->bell / 64 / 64];
+	vi->bell_summary_bit = 1ull << (rep->bell / 64 % 64);
 	vi->sh = (struct via_shm_vi *)((uint8_t *)nic->shm + rep->shm_off);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		rc = vipl_wq_init(&vi->wq[q], &vi->sh->wq[q],
