@@ -28,6 +28,9 @@
  * Control functions are not thread safe (serialised by the daemon).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -45,7 +48,118 @@
 
 struct ethdev_priv {
 	struct rte_device *dev;  /**< Device behind port->port_id. */
+	bool guarded;            /**< bursts run under burst_guard (memif) */
+	uint64_t faults;         /**< bursts a fault ended */
 };
+
+/*
+ * DPDK 22.11's memif PMD handles its peer's disconnection on the EAL
+ * interrupt thread (memif_disconnect): it clears its "connected" flag, then
+ * unmaps the shared regions and rings, with nothing to wait for a burst
+ * already past that flag on a poll lcore. Such a burst then faults, and
+ * took viad with it (integration_rel, a peer killed while streaming).
+ * Bursts of memif ports therefore run under a guard: a SIGSEGV or SIGBUS
+ * raised inside one ends that burst instead of viad. The PMD refuses later
+ * bursts until the peer is back. A fault outside a guarded burst is fatal
+ * as ever. A receive burst cut short may leak the mbufs it had taken; a
+ * transmit burst frees each frame once it is copied, so the guard holds a
+ * reference on every frame to tell which ones the PMD had taken.
+ */
+static __thread sigjmp_buf *burst_guard;
+
+static void
+burst_fault(int sig, siginfo_t *si, void *uc)
+{
+	sigjmp_buf *jb = burst_guard;
+
+	(void)si;
+	(void)uc;
+	if (jb != NULL) {
+		burst_guard = NULL;
+		siglongjmp(*jb, 1);
+	}
+	/* not ours: back to the default action, which the faulting
+	 * instruction meets again on return */
+	signal(sig, SIG_DFL);
+}
+
+static void
+burst_guard_install(void)
+{
+	/* SA_NODEFER: the handler leaves by siglongjmp, which restores no mask */
+	struct sigaction sa = { .sa_sigaction = burst_fault, .sa_flags = SA_SIGINFO | SA_NODEFER };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+static void
+burst_faulted(struct via_port *port)
+{
+	struct ethdev_priv *priv = port->priv;
+
+	if (priv->faults++ == 0)
+		GLUE_LOG(WARNING, "%s: a burst faulted (the memif peer went away while it ran); "
+			 "the port stays up", port->name);
+}
+
+static uint16_t
+ethdev_rx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct ethdev_priv *priv = port->priv;
+	sigjmp_buf jb;
+	uint16_t got;
+
+	if (!priv->guarded)
+		return rte_eth_rx_burst(port->port_id, q, pkts, n);
+	if (sigsetjmp(jb, 0) != 0) {
+		burst_faulted(port);
+		return 0;
+	}
+	burst_guard = &jb;
+	got = rte_eth_rx_burst(port->port_id, q, pkts, n);
+	burst_guard = NULL;
+	return got;
+}
+
+#define TX_GUARD_MAX 64   /* frames of one guarded transmit burst */
+
+static uint16_t
+ethdev_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct ethdev_priv *priv = port->priv;
+	uint16_t refs[TX_GUARD_MAX], i;
+	sigjmp_buf jb;
+	uint16_t sent;
+
+	if (!priv->guarded)
+		return rte_eth_tx_burst(port->port_id, q, pkts, n);
+	n = RTE_MIN(n, (uint16_t)TX_GUARD_MAX);
+	/* ours on top of the caller's: the PMD's free of a frame it took only
+	 * drops it back to what the caller holds */
+	for (i = 0; i < n; i++) {
+		refs[i] = rte_mbuf_refcnt_read(pkts[i]);
+		rte_mbuf_refcnt_update(pkts[i], 1);
+	}
+	if (sigsetjmp(jb, 0) != 0) {
+		burst_faulted(port);
+		/* it takes frames in order: those it freed are back at refs[i] */
+		for (sent = 0; sent < n && rte_mbuf_refcnt_read(pkts[sent]) == refs[sent];)
+			sent++;
+	} else {
+		burst_guard = &jb;
+		sent = rte_eth_tx_burst(port->port_id, q, pkts, n);
+		burst_guard = NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (i < sent)
+			rte_pktmbuf_free(pkts[i]);      /* ours: the PMD is done */
+		else
+			rte_mbuf_refcnt_update(pkts[i], -1);
+	}
+	return sent;
+}
 
 /* Ports currently owned by an ethdev via_port. */
 static bool claimed[RTE_MAX_ETHPORTS];
@@ -331,6 +445,12 @@ ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	claimed[pid] = true;
 	priv->dev = info.device;
 	port->port_id = pid;
+	if (strcmp(info.driver_name, "net_memif") == 0) {
+		static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+		pthread_once(&once, burst_guard_install);
+		priv->guarded = true;
+	}
 	return 0;
 }
 
@@ -351,6 +471,8 @@ static const struct via_glue_module ethdev_module = {
 	.ops = {
 		.probe = ethdev_probe,
 		.remove = ethdev_remove,
+		.rx_burst = ethdev_rx_burst,
+		.tx_burst = ethdev_tx_burst,
 	},
 	.priv_size = sizeof(struct ethdev_priv),
 };
