@@ -581,14 +581,14 @@ viad_fd_count(const struct viad_proc *v)
 }
 
 double
-viad_main_thread_cpu(const struct viad_proc *v)
+h_thread_cpu(pid_t pid, pid_t tid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long utime = 0, stime = 0;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)v->pid, (int)v->pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1.0;
@@ -604,6 +604,12 @@ viad_main_thread_cpu(const struct viad_proc *v)
 		   &stime) != 2)
 		return -1.0;
 	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+double
+viad_main_thread_cpu(const struct viad_proc *v)
+{
+	return h_thread_cpu(v->pid, v->pid);
 }
 
 /* ---- VIPL helpers ------------------------------------------------------ */

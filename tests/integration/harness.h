@@ -106,6 +106,8 @@ bool viad_log_contains(const struct viad_proc *v, const char *needle);
 int viad_fd_count(const struct viad_proc *v);
 /** CPU seconds (user + system) used by viad's main (control) thread. */
 double viad_main_thread_cpu(const struct viad_proc *v);
+/** CPU seconds (user + system) of thread @p tid of process @p pid, -1 if unknown. */
+double h_thread_cpu(pid_t pid, pid_t tid);
 
 /** VIP_DPDK_SMI_COUNTERS of @p nic; zeroed on failure. */
 VIP_RETURN h_counters(VIP_NIC_HANDLE nic, VIP_DPDK_COUNTERS *c);

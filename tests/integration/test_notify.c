@@ -278,31 +278,6 @@ on_other_thread(const struct call *c)
 	return !pthread_equal(c->thread, pthread_self());
 }
 
-/* CPU seconds of thread @p tid of this process, -1 if unknown. */
-static double
-thread_cpu(pid_t tid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long ut = 0, st = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1.0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1.0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (p == NULL ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return -1.0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* ---- Send/RecvNotify ----------------------------------------------------------- */
 
 /* §9.6.9-9.6.10: a completed head goes to the handler at once. */
@@ -491,9 +466,9 @@ test_idle_cpu(VIP_VI_HANDLE a, VIP_VI_HANDLE b)
 	r = recv1(64);
 	VipPostRecv(b, r, pm.mh);
 	CHECK_RET(VipRecvNotify(b, NULL, vi_cb), VIP_SUCCESS, "arm");
-	c0 = thread_cpu(notify_tid);
+	c0 = h_thread_cpu(getpid(), notify_tid);
 	h_sleep_ms(600);
-	c1 = thread_cpu(notify_tid);
+	c1 = h_thread_cpu(getpid(), notify_tid);
 	CHECK(c0 >= 0 && c1 >= 0 && c1 - c0 < 0.05,
 	      "notify thread %d: %.3f s of CPU in 600 ms with a notification armed", (int)notify_tid,
 	      c1 - c0);
