@@ -47,6 +47,9 @@
 #define STATUS_OFF      offsetof(VIP_CONTROL_SEGMENT, Status)
 #define IMM_OFF         offsetof(VIP_CONTROL_SEGMENT, ImmediateData)
 #define CONTROL_KNOWN   (VIP_CONTROL_OP_MASK | VIP_CONTROL_IMMEDIATE | VIP_CONTROL_QFENCE)
+/* frames of less data are copied: an external buffer's bookkeeping (an
+ * mbuf, its attach, the tracker's atomics) costs more than copying them */
+#define ZC_MIN_BYTES    1024
 
 _Static_assert(offsetof(VIP_CONTROL_SEGMENT, Length) == IMM_OFF + 4, "Imm then Length");
 _Static_assert(sizeof(struct via_wire_hdr) == VIA_WIRE_HDR_LEN, "viad.h knows its size");
@@ -109,6 +112,11 @@ via_dp_fini(struct viad *d)
 	for (i = 0; i < d->nb_shards; i++)
 		ring_drop(&d->shards[i].inbox);
 	ring_drop(&d->cm_inbox);
+	/* the frames are gone: so are their trackers */
+	for (i = 0; i < d->nb_shards; i++) {
+		via_zc_reap(d, &d->shards[i]);
+		via_zc_fini(&d->shards[i]);
+	}
 }
 
 /* ---- transmit ------------------------------------------------------------ */
@@ -293,7 +301,7 @@ send_control(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hd
 	*h = *tmpl;
 	if (len > 0)
 		memcpy(h + 1, payload, len);
-	via_wire_seal(h, h + 1, len);
+	via_wire_seal(h, len, NULL, 0);
 	via_dp_xmit(nic, &m, 1);
 }
 
@@ -559,15 +567,65 @@ struct frame_spec {
 };
 
 /*
+ * Where a zero-copy frame of the @p len message bytes at @p off finds them:
+ * viad's mapping of provider memory, when they lie in one segment of it
+ * (its allocation in *@p pmem); NULL if the frame must copy them.
+ */
+static void *
+zc_source(const struct via_dp_seg *segs, uint16_t n, uint32_t off, uint32_t len,
+	  struct via_pmem **pmem)
+{
+	uint16_t i;
+
+	for (i = 0; i < n && off >= segs[i].len; i++)
+		off -= segs[i].len;
+	if (i == n || segs[i].len - off < len || segs[i].mr->pmem == NULL)
+		return NULL;
+	*pmem = segs[i].mr->pmem;
+	return via_mem_direct(segs[i].mr, segs[i].va + off);
+}
+
+/*
+ * The data of one frame, @p len bytes at message offset @p off, after its
+ * headers in @p m: chained in place (zero copy, counted by *@p zc, which is
+ * made on the first such frame) where @p zc allows and the bytes lie in
+ * provider memory, else copied behind the headers.
+ * @return the data (for the CRC), or NULL if it vanished or ran out of mbufs
+ */
+static const void *
+frame_data_put(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_zc **zc,
+	       struct via_dp_seg *segs, uint16_t nb_segs, uint32_t off, uint16_t len)
+{
+	struct via_pmem *pmem;
+	struct rte_mbuf *ext;
+	uint8_t *dst;
+	void *src;
+
+	if (zc != NULL && len >= ZC_MIN_BYTES &&
+	    (src = zc_source(segs, nb_segs, off, len, &pmem)) != NULL &&
+	    (*zc != NULL || (*zc = via_zc_new(d, vi, pmem)) != NULL) && via_zc_fits(*zc, pmem) &&
+	    (ext = via_zc_attach(*zc, src, len)) != NULL) {
+		rte_pktmbuf_chain(m, ext);
+		dp_stats()->frames_tx_zero_copy++;
+		return src;
+	}
+	dst = (uint8_t *)rte_pktmbuf_append(m, len);
+	if (dst == NULL || segs_copy(d, vi, segs, nb_segs, off, dst, len, false, false) != 0)
+		return NULL;
+	return dst;
+}
+
+/*
  * Cut @p total bytes of @p segs into frames and transmit them, from *@p off
  * (advanced) until the end or until @p budget bytes went (at least one
- * frame: a 0-byte message has one); false if the data vanished or, on a
- * reliable level, a frame could not be built.
+ * frame: a 0-byte message has one); with @p zc, frames may point into the
+ * segments instead of copying them (zc.c). false if the data vanished or,
+ * on a reliable level, a frame could not be built.
  */
 static bool
 send_frames(struct viad *d, struct via_vi *vi, const struct frame_spec *fs,
 	    struct via_dp_seg *segs, uint16_t nb_segs, uint32_t total, uint32_t *off,
-	    uint32_t budget)
+	    uint32_t budget, struct via_zc **zc)
 {
 	struct via_nic *nic = vi->owner->nic;
 	const uint16_t ext = via_wire_ops[fs->opcode].ext_len;
@@ -579,12 +637,15 @@ send_frames(struct viad *d, struct via_vi *vi, const struct frame_spec *fs,
 	uint32_t framed = 0;
 	uint16_t n = 0;
 
+	if (!in_memory && !nic->tx_zero_copy)
+		zc = NULL;
 	do {
 		uint16_t len = (uint16_t)RTE_MIN(chunk, total - *off);
 		struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
 		struct via_wire_hdr *h;
+		const void *data;
 
-		h = m != NULL ? frame_init(m, nic, vi->conn.remote_mac, (uint16_t)(ext + len)) : NULL;
+		h = m != NULL ? frame_init(m, nic, vi->conn.remote_mac, ext) : NULL;
 		if (h == NULL) {
 			/* out of mbufs: Unreliable Delivery may lose the rest of
 			 * the message; a reliable level may not */
@@ -603,8 +664,8 @@ send_frames(struct viad *d, struct via_vi *vi, const struct frame_spec *fs,
 		via_wire_set_imm(h, fs->imm);
 		if (ext > 0)
 			memcpy(h + 1, fs->ext, ext);
-		if (segs_copy(d, vi, segs, nb_segs, *off, (uint8_t *)(h + 1) + ext, len, false,
-			      false)) {
+		data = frame_data_put(d, vi, m, zc, segs, nb_segs, *off, len);
+		if (data == NULL) {
 			rte_pktmbuf_free(m);
 			rte_pktmbuf_free_bulk(pkts, n);
 			return false;
@@ -615,8 +676,10 @@ send_frames(struct viad *d, struct via_vi *vi, const struct frame_spec *fs,
 			via_wire_set_seq(h, vi->tx_seq++);
 		if (in_memory)
 			via_wire_finish(h, (uint16_t)(ext + len));
+		else if (m->next != NULL)
+			via_wire_seal(h, ext, data, len);
 		else
-			via_wire_seal(h, h + 1, (uint16_t)(ext + len));
+			via_wire_seal(h, (uint16_t)(ext + len), NULL, 0);
 		pkts[n++] = m;
 		*off += len;
 		framed += len;
@@ -647,7 +710,7 @@ read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const str
 	if (copy == NULL)
 		return VIP_STATUS_TRANSPORT_ERROR;
 	memcpy(copy, segs, nb_segs * sizeof(*copy));
-	if (!send_frames(d, vi, fs, NULL, 0, 0, &(uint32_t){ 0 }, UINT32_MAX)) {
+	if (!send_frames(d, vi, fs, NULL, 0, 0, &(uint32_t){ 0 }, UINT32_MAX, NULL)) {
 		free(copy);
 		return VIP_STATUS_TRANSPORT_ERROR;
 	}
@@ -661,17 +724,19 @@ read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const str
 
 /*
  * The send-queue descriptor @p w is done, with @p status (op bits
- * included): complete it, or hold its completion behind earlier ones.
+ * included): complete it, or hold its completion behind earlier ones, or
+ * until @p zc's frames no longer point into its buffers (NULL: none do).
  */
 static void
 send_done(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const struct via_mr *mr,
-	  uint32_t len, uint32_t imm, uint32_t status)
+	  uint32_t len, uint32_t imm, uint32_t status, struct via_zc *zc)
 {
 	if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED &&
 	    (status & VIP_STATUS_ERROR_MASK)) {
 		/* VIA §2.5.2, §2.5.3, Table 1: on a reliable level any error
 		 * breaks the connection; this descriptor carries its own cause,
 		 * behind the completions held before it */
+		via_zc_bind(zc, vi, NULL);
 		if (via_sq_held(vi))
 			via_sq_hold(vi, w, VIA_SQ_READY, 0, 0, status);
 		else
@@ -685,13 +750,17 @@ send_done(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const stru
 	 * and a completion may not pass one held before it */
 	if ((status & VIP_STATUS_ERROR_MASK) == 0 &&
 	    vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
-		via_sq_hold(vi, w, VIA_SQ_ACK, len, imm, status);
+		via_zc_bind(zc, vi, via_sq_hold(vi, w, VIA_SQ_ACK, len, imm, status));
 		return;
 	}
-	if (status & VIP_STATUS_ERROR_MASK)
+	if (status & VIP_STATUS_ERROR_MASK) {
+		/* what went out is not delivered: the buffer may go back */
+		via_zc_bind(zc, vi, NULL);
+		zc = NULL;
 		len = 0;
-	if (via_sq_held(vi))
-		via_sq_hold(vi, w, VIA_SQ_READY, len, imm, status);
+	}
+	if (via_sq_held(vi) || zc != NULL)
+		via_zc_bind(zc, vi, via_sq_hold(vi, w, VIA_SQ_READY, len, imm, status));
 	else
 		complete(d, vi, VIA_WQ_SEND, w, mr, len, imm, status);
 }
@@ -715,7 +784,7 @@ send_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 		tx->segs = calloc(vi->owner->nic->info.max_segments_per_desc, sizeof(*tx->segs));
 		if (tx->segs == NULL) {
 			send_done(d, vi, w, desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_POST_DESC),
-				  0, 0, VIP_STATUS_TRANSPORT_ERROR);
+				  0, 0, VIP_STATUS_TRANSPORT_ERROR, NULL);
 			return 0;
 		}
 	}
@@ -741,7 +810,7 @@ send_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 		status = VIP_STATUS_DESC_FLUSHED_ERROR;
 	status |= op_status[op];
 	if (status & VIP_STATUS_ERROR_MASK) {
-		send_done(d, vi, w, mr, 0, cs.ImmediateData, status);
+		send_done(d, vi, w, mr, 0, cs.ImmediateData, status, NULL);
 		return 0;
 	}
 	tx->wqe = *w;
@@ -773,7 +842,7 @@ send_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 
 		status |= read_issue(d, vi, w, &fs, tx->segs, tx->nb_segs, tx->total);
 		if (status & VIP_STATUS_ERROR_MASK)
-			send_done(d, vi, w, mr, 0, cs.ImmediateData, status);
+			send_done(d, vi, w, mr, 0, cs.ImmediateData, status, NULL);
 		/* the answer is as long as a write: charged here */
 		return tx->total;
 	}
@@ -825,7 +894,8 @@ send_more(struct viad *d, struct via_vi *vi, uint32_t budget)
 	if (vi->state != VIP_STATE_CONNECTED)
 		status |= VIP_STATUS_DESC_FLUSHED_ERROR;
 	else if ((tx->stale && !send_segs_recheck(d, vi)) ||
-		 !send_frames(d, vi, &fs, tx->segs, tx->nb_segs, tx->total, &tx->off, budget))
+		 !send_frames(d, vi, &fs, tx->segs, tx->nb_segs, tx->total, &tx->off, budget,
+			      &tx->zc))
 		status |= via_rel_level(vi) ? VIP_STATUS_TRANSPORT_ERROR
 					    : VIP_STATUS_PROTECTION_ERROR;
 	else if (tx->off < tx->total) {
@@ -834,7 +904,8 @@ send_more(struct viad *d, struct via_vi *vi, uint32_t budget)
 	}
 	tx->active = false;
 	send_done(d, vi, &tx->wqe, desc_region(d, vi, VIA_WQ_SEND, &tx->wqe, VIP_ERROR_COMP_PROT),
-		  tx->total, tx->cs_imm, status);
+		  tx->total, tx->cs_imm, status, via_zc_framed(tx->zc));
+	tx->zc = NULL;
 	return tx->off - from;
 }
 
@@ -846,10 +917,13 @@ via_dp_tx_cut(struct via_vi *vi)
 	if (!tx->active)
 		return;
 	tx->active = false;
-	via_sq_hold(vi, &tx->wqe,
-		    vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION ? VIA_SQ_ACK
-									  : VIA_SQ_READY,
-		    tx->total, tx->cs_imm, tx->status);
+	via_zc_bind(via_zc_framed(tx->zc), vi,
+		    via_sq_hold(vi, &tx->wqe,
+				vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION
+					? VIA_SQ_ACK
+					: VIA_SQ_READY,
+				tx->total, tx->cs_imm, tx->status));
+	tx->zc = NULL;
 }
 
 void
@@ -892,7 +966,7 @@ tx_room(const struct via_vi *vi)
 static bool
 room(struct via_vi *vi)
 {
-	return tx_room(vi) && (!via_rel_level(vi) || via_rel_room(vi));
+	return tx_room(vi) && via_sq_room(vi);
 }
 
 /*
@@ -923,6 +997,7 @@ read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 		if (a->len > 0 && src.mr == NULL) {
 			/* VIA §3.2.1: deregistered since the request; a protection
 			 * error at the source, which the initiator must learn */
+			via_zc_drop(&a->zc);
 			r->resp_head++;
 			via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, VIA_OP_NAK, 0,
 					  vi->conn.remote_vi, vi->id, vi->conn.id, r->rcv_nxt,
@@ -930,7 +1005,8 @@ read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
 			break;
 		}
-		if (!send_frames(d, vi, &fs, &src, 1, a->len, &a->sent, budget - framed)) {
+		if (!send_frames(d, vi, &fs, &src, 1, a->len, &a->sent, budget - framed, &a->zc)) {
+			via_zc_drop(&a->zc);
 			r->resp_head++;
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
 				     "an RDMA Read source vanished");
@@ -939,6 +1015,9 @@ read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 		framed += a->sent - from;
 		if (a->sent < a->len)
 			break;               /* the rest in the next turn */
+		/* no completion waits for an answer's frames: the tracker only
+		 * keeps the source's allocation mapped */
+		via_zc_drop(&a->zc);
 		r->resp_head++;
 		vi->tx_deficit -= DP_DESC_COST;
 		n++;
@@ -1174,6 +1253,7 @@ read_request(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
 	a->len = via_wire_msg_len(h);
 	a->msg_id = via_wire_msg_id(h);
 	a->sent = 0;
+	a->zc = NULL;
 }
 
 /* A frame of the answer to one of our RDMA Reads: into its scatter list. */
@@ -1211,14 +1291,21 @@ connected_vi(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *et
 	return vi;
 }
 
+/* A frame's message data: behind its headers, or (zero copy) in its second segment. */
+static const uint8_t *
+frame_data(const struct rte_mbuf *m, const struct via_wire_hdr *h)
+{
+	return m->next != NULL ? rte_pktmbuf_mtod(m->next, const uint8_t *)
+			       : (const uint8_t *)(h + 1) + via_wire_ops[h->opcode].ext_len;
+}
+
 static void
 rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
-	const struct via_wire_hdr *h, struct via_poll_stats *st)
+	const struct via_wire_hdr *h, const uint8_t *data, struct via_poll_stats *st)
 {
 	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
 	uint32_t msg = via_wire_msg_id(h), off = via_wire_offset(h);
 	uint32_t total = via_wire_msg_len(h), len = via_wire_data_len(h);
-	const uint8_t *data = (const uint8_t *)(h + 1) + via_wire_ops[h->opcode].ext_len;
 	const bool write = h->opcode == VIA_OP_RDMA_WRITE;
 	const bool imm = via_wire_flags(h) & VIA_WF_IMM;
 	/* a Send always consumes a receive descriptor, an RDMA Write only
@@ -1403,7 +1490,7 @@ rx_deliver(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, struct via_p
 	} else if (via_wire_ops[h->opcode].flags & VIA_OPF_XPORT) {
 		rx_xport(d, nic, eth, h, st);
 	} else {
-		rx_send(d, nic, eth, h, st);
+		rx_send(d, nic, eth, h, frame_data(m, h), st);
 	}
 	return false;
 }
@@ -1513,6 +1600,7 @@ via_dp_vi_reset(struct via_vi *vi)
 	via_rel_reset(vi);
 	memset(&vi->rx, 0, sizeof(vi->rx));
 	vi->rx.segs = segs;
+	via_zc_drop(&vi->tx.zc);
 	vi->tx.active = false;
 	vi->tx_msg_id = 0;
 	vi->tx_seq = 0;
@@ -1581,7 +1669,7 @@ via_dp_prepare_sleep(struct viad *d, struct via_shard *me)
 	/* the count first, then the last look (seq_cst both): a client that
 	 * rang after our look sees the count and writes the eventfd */
 	count_asleep(d, 1);
-	if (!rte_ring_empty(me->inbox))
+	if (!rte_ring_empty(me->inbox) || via_zc_pending(me))
 		return 0;
 	for (i = 0; me->index == 0 && i < d->nb_nics; i++) {
 		if (!rte_ring_empty(d->nics[i].backlog))
@@ -1669,6 +1757,8 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 
 	RTE_PER_LCORE(cur_stats) = st;
 	RTE_PER_LCORE(cur_inbox) = me->inbox;
+	/* sends whose frames were freed since (zero copy) complete first */
+	work += via_zc_reap(d, me);
 	for (i = 0; i < d->nb_nics; i++) {
 		struct via_nic *nic = &d->nics[i];
 		uint16_t n;

@@ -84,13 +84,17 @@ via_rel_level(const struct via_vi *vi)
 {
 	return vi->attr.reliability != VIP_SERVICE_UNRELIABLE;
 }
-/** Whether one more message of the largest size fits the send window. */
-bool via_rel_room(struct via_vi *vi);
+/**
+ * Whether one more message of the largest size may be taken: a place for
+ * its held completion (every level) and, on a reliable level, its frames
+ * in the send window.
+ */
+bool via_sq_room(struct via_vi *vi);
 /** Give frame @p m its sequence number and keep it until acknowledged. */
 void via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_wire_hdr *h);
 /**
  * Hold a send-queue completion (it waits for @p wait, or only for its turn);
- * the caller has checked via_rel_room(). @p status carries the op bits.
+ * the caller has checked via_sq_room(). @p status carries the op bits.
  */
 struct via_sq_pending *via_sq_hold(struct via_vi *vi, const struct via_wqe *w,
 				   enum via_sq_wait wait, uint32_t len, uint32_t imm,
@@ -121,6 +125,42 @@ void via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_po
 void via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why);
 /** Drop the transport state: unacknowledged frames are freed. */
 void via_rel_reset(struct via_vi *vi);
+
+/* ---- zc.c: zero-copy transmit from provider memory ------------------- */
+
+/**
+ * A tracker for the zero-copy frames of one message of @p vi whose data lies
+ * in @p pmem (pinned until the tracker is freed); it holds the framing
+ * reference until via_zc_framed().
+ * @return the tracker, or NULL (out of memory: the caller copies)
+ */
+struct via_zc *via_zc_new(struct viad *d, struct via_vi *vi, struct via_pmem *pmem);
+/** Whether one more frame into @p pmem may be attached to @p zc. */
+bool via_zc_fits(const struct via_zc *zc, const struct via_pmem *pmem);
+/**
+ * An external-buffer mbuf for @p len bytes at @p va (viad's mapping),
+ * counted by @p zc. @return the mbuf, or NULL (out of mbufs)
+ */
+struct rte_mbuf *via_zc_attach(struct via_zc *zc, void *va, uint16_t len);
+/**
+ * The message is framed: drop the framing reference. @p zc may be NULL.
+ * @return @p zc if frames still point into the message (bind a completion
+ *         to it, or NULL to orphan it), else NULL (freed)
+ */
+struct via_zc *via_zc_framed(struct via_zc *zc);
+/** Hold completion @p p (NULL: none) of @p vi until @p zc's frames are freed. */
+void via_zc_bind(struct via_zc *zc, struct via_vi *vi, struct via_sq_pending *p);
+/** The message of *@p zc (NULL: none) is framed and nothing waits for its
+ *  frames; they keep only its allocation mapped. Clears *@p zc. */
+void via_zc_drop(struct via_zc **zc);
+/** @p p goes now, frames in flight or not: its tracker no longer holds it. */
+void via_zc_orphan(struct via_sq_pending *p);
+/** Shard @p me: let the completions go whose frames were freed. @return whether any were */
+bool via_zc_reap(struct viad *d, struct via_shard *me);
+/** Whether trackers wait for shard @p me's reap (it must not sleep). */
+bool via_zc_pending(const struct via_shard *me);
+/** Free shard @p me's spare trackers (shutdown). */
+void via_zc_fini(struct via_shard *me);
 
 /** The mbuf pool of every port (nic.c). */
 struct rte_mempool *via_nics_pool(void);

@@ -123,6 +123,7 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 	/* frames to the NIC's own address go through a faulty port, so that
 	 * one viad can exercise the fault injection on itself */
 	nic->self_via_port = strcmp(pc->glue, "faulty") == 0;
+	nic->tx_zero_copy = nic->port->tx_by_va;
 	{
 		struct via_port_link link = { 0 };
 
@@ -131,8 +132,9 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 	}
 	nic_info_fill(d, nic, pc->name);
 	d->nb_nics++;
-	VLOG_INFO("NIC %s: glue %s, MAC " RTE_ETHER_ADDR_PRT_FMT ", MTU %u", pc->name, pc->glue,
-		  RTE_ETHER_ADDR_BYTES(via_port_mac(nic->port)), nic->info.mtu);
+	VLOG_INFO("NIC %s: glue %s, MAC " RTE_ETHER_ADDR_PRT_FMT ", MTU %u, zero-copy transmit %s",
+		  pc->name, pc->glue, RTE_ETHER_ADDR_BYTES(via_port_mac(nic->port)), nic->info.mtu,
+		  nic->tx_zero_copy ? "from provider memory" : "off (the port needs its own buffers)");
 	return 0;
 }
 

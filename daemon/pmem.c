@@ -77,6 +77,28 @@ via_pmem_mapped(struct viad *d, struct via_session *s, uint32_t id, uint64_t cli
 	return 0;
 }
 
+static void
+pmem_destroy(struct via_pmem *p)
+{
+	via_shm_destroy(&p->shm);
+	free(p);
+}
+
+void
+via_pmem_pin(struct via_pmem *p)
+{
+	__atomic_fetch_add(&p->pins, 1, __ATOMIC_RELAXED);
+}
+
+void
+via_pmem_unpin(struct via_pmem *p)
+{
+	/* freed is written by the control thread under every shard's lock,
+	 * and an unpin runs under one of them: it cannot change meanwhile */
+	if (__atomic_sub_fetch(&p->pins, 1, __ATOMIC_ACQ_REL) == 0 && p->freed)
+		pmem_destroy(p);
+}
+
 int
 via_pmem_free(struct viad *d, struct via_session *s, uint32_t id)
 {
@@ -88,8 +110,14 @@ via_pmem_free(struct viad *d, struct via_session *s, uint32_t id)
 		return -EBUSY;
 	TAILQ_REMOVE(&s->pmems, p, link);
 	via_idtab_free(&d->pmems, id);
-	via_shm_destroy(&p->shm);
-	free(p);
+	/* frames in flight still read it (zero copy): unmapped by the last
+	 * of them; the client's own mapping is its business */
+	if (__atomic_load_n(&p->pins, __ATOMIC_ACQUIRE) != 0) {
+		p->owner = NULL;
+		p->freed = true;
+		return 0;
+	}
+	pmem_destroy(p);
 	return 0;
 }
 

@@ -105,5 +105,7 @@ via_poll_stats_sum(struct via_ctl_counters *c)
 		c->frames_retransmitted += __atomic_load_n(&poll_stats[lc].frames_retransmitted,
 							   __ATOMIC_RELAXED);
 		c->rto_expiries += __atomic_load_n(&poll_stats[lc].rto_expiries, __ATOMIC_RELAXED);
+		c->frames_tx_zero_copy += __atomic_load_n(&poll_stats[lc].frames_tx_zero_copy,
+							  __ATOMIC_RELAXED);
 	}
 }

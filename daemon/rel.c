@@ -48,27 +48,32 @@ frames_per_message(const struct via_vi *vi)
 }
 
 bool
-via_rel_room(struct via_vi *vi)
+via_sq_room(struct via_vi *vi)
 {
 	struct via_vi_rel *r = &vi->rel;
 	uint32_t need = frames_per_message(vi);
 
-	if (r->win == NULL) {
+	if (r->pend == NULL) {
+		/* a message is a frame at least: as many held completions as
+		 * frames in flight; every level holds some (zero copy, zc.c) */
 		uint32_t size = via_pow2_ceil(RTE_MAX(2 * need, (uint32_t)REL_MIN_WINDOW));
 
-		r->win = calloc(size, sizeof(*r->win));
 		r->pend = calloc(size, sizeof(*r->pend));
-		if (r->win == NULL || r->pend == NULL) {
-			free(r->win);
-			free(r->pend);
-			r->win = NULL;
-			r->pend = NULL;
+		if (r->pend == NULL)
 			return false;
-		}
-		r->win_size = size;
+		r->pend_size = size;
 	}
-	return r->snd_nxt - r->snd_una + need <= r->win_size &&
-	       r->pend_tail - r->pend_head < r->win_size;
+	if (r->pend_tail - r->pend_head >= r->pend_size)
+		return false;
+	if (!via_rel_level(vi))
+		return true;
+	if (r->win == NULL) {
+		r->win = calloc(r->pend_size, sizeof(*r->win));
+		if (r->win == NULL)
+			return false;
+		r->win_size = r->pend_size;
+	}
+	return r->snd_nxt - r->snd_una + need <= r->win_size;
 }
 
 void
@@ -78,8 +83,9 @@ via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_
 
 	via_wire_set_seq(h, r->snd_nxt);
 	/* the port frees its reference once the frame is out; ours stays for
-	 * a retransmission until the frame is acknowledged */
-	rte_mbuf_refcnt_update(m, 1);
+	 * a retransmission until the frame is acknowledged: on every segment,
+	 * or the port's free would take a zero-copy frame's data segment */
+	rte_pktmbuf_refcnt_update(m, 1);
 	r->win[r->snd_nxt & (r->win_size - 1)] = m;
 	if (r->snd_nxt == r->snd_una) {
 		r->rto_us = d->conf.rel_rto_min_us;
@@ -93,7 +99,7 @@ via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_
 static struct via_sq_pending *
 pend_at(struct via_vi_rel *r, uint32_t i)
 {
-	return &r->pend[i & (r->win_size - 1)];
+	return &r->pend[i & (r->pend_size - 1)];
 }
 
 struct via_sq_pending *
@@ -138,7 +144,7 @@ via_sq_drain(struct viad *d, struct via_vi *vi)
 	while (r->pend_head != r->pend_tail) {
 		struct via_sq_pending *p = pend_at(r, r->pend_head);
 
-		if (p->wait != VIA_SQ_READY)
+		if (p->wait != VIA_SQ_READY || p->zc != NULL)
 			break;
 		r->pend_head++;
 		pend_complete(d, vi, p, p->status);
@@ -157,6 +163,9 @@ via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status)
 		struct via_sq_pending *p = pend_at(r, r->pend_head++);
 		uint32_t op = p->status & VIP_STATUS_OP_MASK;
 
+		/* frames still in flight read a buffer the client gets back:
+		 * what they carry is no longer delivered to a connection */
+		via_zc_orphan(p);
 		if (p->wait == VIA_SQ_READY) {
 			pend_complete(d, vi, p, p->status);
 			continue;
@@ -228,7 +237,7 @@ retransmit(struct via_vi *vi, struct via_poll_stats *st)
 	for (seq = r->snd_una; seq != r->snd_nxt; seq++) {
 		struct rte_mbuf *m = r->win[seq & (r->win_size - 1)];
 
-		rte_mbuf_refcnt_update(m, 1);
+		rte_pktmbuf_refcnt_update(m, 1);     /* every segment, as in via_rel_track() */
 		via_dp_xmit(vi->owner->nic, &m, 1);
 		st->frames_retransmitted++;
 	}
@@ -390,9 +399,14 @@ via_rel_reset(struct via_vi *vi)
 		}
 	}
 	for (; r->pend_head != r->pend_tail; r->pend_head++) {
-		free(pend_at(r, r->pend_head)->segs);
-		pend_at(r, r->pend_head)->segs = NULL;
+		struct via_sq_pending *p = pend_at(r, r->pend_head);
+
+		via_zc_orphan(p);
+		free(p->segs);
+		p->segs = NULL;
 	}
+	for (; r->resp_head != r->resp_tail; r->resp_head++)
+		via_zc_drop(&r->resp[r->resp_head % VIA_MAX_READS].zc);
 	r->snd_una = r->snd_nxt = r->rcv_nxt = 0;
 	r->pend_head = r->pend_tail = 0;
 	r->reads = 0;

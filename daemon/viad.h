@@ -27,6 +27,7 @@
 
 struct via_port;
 struct via_hosts;
+struct via_zc;
 
 /* BSD's safe iteration, which glibc's sys/queue.h lacks */
 #ifndef TAILQ_FOREACH_SAFE
@@ -178,6 +179,9 @@ struct via_nic {
 	struct rte_ring *backlog; /**< frames the port did not take yet, in order */
 	bool link_up;            /**< as last seen by via_nics_watch() */
 	bool self_via_port;      /**< own-address frames take the port, not an inbox */
+	/** the port's transmit copies chained frames by virtual address:
+	 *  frames may point into provider memory (zc.c) */
+	bool tx_zero_copy;
 };
 
 TAILQ_HEAD(via_vi_list, via_vi);
@@ -206,6 +210,10 @@ struct via_shard {
 	/** its bits of each doorbell summary word: those of the bell words it
 	 *  owns (word index modulo the number of shards) */
 	uint64_t bell_masks[VIA_BELL_SUMMARY_MAX];
+	/** zero-copy trackers whose last frame was freed, pushed from any
+	 *  thread (a lock-free stack), reaped by this shard (zc.c) */
+	struct via_zc *zc_released;
+	struct via_zc *zc_free;       /**< spare trackers, under the shard's lock */
 } __attribute__((aligned(64)));
 
 struct viad {
@@ -351,12 +359,20 @@ struct via_pmem {
 	struct via_session *owner;
 	uint32_t id;
 	uint32_t refs;        /**< regions registered in it */
+	/** zero-copy frames' trackers pointing into it (atomic: shards pin and
+	 *  unpin under their own locks); it stays mapped while any does */
+	uint32_t pins;
+	bool freed;           /**< freed by its client while pinned: unmapped at the last unpin */
 	struct via_shm shm;
 	uint64_t client_va;   /**< reported by ALLOC_MAPPED; 0 until then */
 };
 
 /** @return 0, -EINVAL (len 0), -ENOSPC (per-session cap), -ENOMEM */
 int via_pmem_alloc(struct viad *d, struct via_session *s, uint64_t len, struct via_pmem **out);
+/** A zero-copy frame's tracker points into @p p: keep it mapped. */
+void via_pmem_pin(struct via_pmem *p);
+/** The reverse of via_pmem_pin(); the last unpin of a freed one unmaps it. */
+void via_pmem_unpin(struct via_pmem *p);
 /** @return 0, -ENOENT, -EINVAL (va 0, unaligned, or already mapped) */
 int via_pmem_mapped(struct viad *d, struct via_session *s, uint32_t id, uint64_t client_va);
 /** @return 0, -ENOENT, -EBUSY (regions still in it) */
@@ -510,6 +526,7 @@ struct via_vi_tx {
 	struct via_wqe wqe;        /**< its descriptor, taken from the ring */
 	uint16_t nb_segs;
 	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
+	struct via_zc *zc;         /**< its zero-copy frames' tracker, or NULL */
 };
 
 struct rte_mbuf;
@@ -538,6 +555,9 @@ struct via_sq_pending {
 	uint32_t status;           /**< VIP_STATUS_* op bits, error bits if any */
 	uint32_t received;         /**< VIA_SQ_READ: bytes placed so far */
 	struct via_dp_seg *segs;   /**< VIA_SQ_READ: owned copy of the data segments */
+	/** frames still point into the message's memory: it completes only
+	 *  once they are freed (zc.c), whatever @c wait says */
+	struct via_zc *zc;
 };
 
 /** An RDMA Read this VI answers (the target side of §9.6.1, op RDMAREAD). */
@@ -547,6 +567,7 @@ struct via_rdma_resp {
 	uint32_t len;
 	uint32_t msg_id;
 	uint32_t sent;       /**< bytes of the answer framed so far */
+	struct via_zc *zc;   /**< its zero-copy frames' tracker, or NULL */
 };
 
 #define VIA_MAX_READS 16   /**< RDMA Reads outstanding per VI, each direction */
@@ -572,8 +593,9 @@ struct via_vi_rel {
 	bool probing;              /**< a keepalive probe is unanswered */
 	uint64_t heard_at;         /**< timer cycles: last valid frame from the peer */
 	uint32_t rcv_nxt;          /**< receiver: next frame expected */
-	struct via_sq_pending *pend;   /**< held send completions, FIFO */
-	uint32_t pend_head, pend_tail; /**< free-running; capacity win_size */
+	struct via_sq_pending *pend;   /**< held send completions, FIFO (every level) */
+	uint32_t pend_head, pend_tail; /**< free-running; capacity pend_size */
+	uint32_t pend_size;            /**< power of two; 0 until the first send */
 	uint32_t reads;                /**< RDMA Reads waiting for their answer */
 	struct via_rdma_resp resp[VIA_MAX_READS];  /**< reads to answer, FIFO */
 	uint32_t resp_head, resp_tail;
@@ -690,6 +712,7 @@ struct via_poll_stats {
 	uint64_t cq_overruns;      /**< CQ entries lost to a full CQ (VIA §6.4.1) */
 	uint64_t frames_retransmitted;
 	uint64_t rto_expiries;     /**< retransmission timer expiries */
+	uint64_t frames_tx_zero_copy; /**< frames whose data stayed in the client's pages */
 } __attribute__((aligned(64)));
 
 /** lcore entry point; @p arg is the struct viad. Returns when stopping. */

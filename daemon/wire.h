@@ -146,12 +146,18 @@ via_wire_finish(struct via_wire_hdr *h, uint16_t len)
 	h->hdr_crc = 0;
 }
 
-/** Seal a header whose payload is @p payload: version, length, both CRCs. */
+/**
+ * Seal a header: version, length, both CRCs. Its payload is the @p head_len
+ * bytes that follow it, then the @p data_len bytes at @p data: a zero-copy
+ * frame's data is in another segment (CRC32C runs on over the pieces).
+ */
 static inline void
-via_wire_seal(struct via_wire_hdr *h, const void *payload, uint16_t len)
+via_wire_seal(struct via_wire_hdr *h, uint16_t head_len, const void *data, uint16_t data_len)
 {
-	via_wire_finish(h, len);
-	h->payload_crc = rte_cpu_to_be_32(rte_hash_crc(payload, len, 0xffffffff));
+	uint32_t crc = rte_hash_crc(h + 1, head_len, 0xffffffff);
+
+	via_wire_finish(h, (uint16_t)(head_len + data_len));
+	h->payload_crc = rte_cpu_to_be_32(rte_hash_crc(data, data_len, crc));
 	h->hdr_crc = rte_cpu_to_be_32(via_wire_hdr_crc(h));
 }
 

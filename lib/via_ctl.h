@@ -307,8 +307,9 @@ struct via_ctl_counters {
 	uint64_t cq_overruns;
 	uint64_t frames_retransmitted;
 	uint64_t rto_expiries;
+	uint64_t frames_tx_zero_copy;
 };
-_Static_assert(sizeof(struct via_ctl_counters) == 25 * 8, "ABI");
+_Static_assert(sizeof(struct via_ctl_counters) == 26 * 8, "ABI");
 
 /** SMI_PORT reply: the session's port; the field list is VIP_DPDK_PORT_INFO. */
 struct via_ctl_port_info {

@@ -140,7 +140,8 @@ ethdev_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint1
 	 * drops it back to what the caller holds */
 	for (i = 0; i < n; i++) {
 		refs[i] = rte_mbuf_refcnt_read(pkts[i]);
-		rte_mbuf_refcnt_update(pkts[i], 1);
+		/* every segment: the PMD's free walks the chain */
+		rte_pktmbuf_refcnt_update(pkts[i], 1);
 	}
 	if (sigsetjmp(jb, 0) != 0) {
 		burst_faulted(port);
@@ -156,9 +157,29 @@ ethdev_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint1
 		if (i < sent)
 			rte_pktmbuf_free(pkts[i]);      /* ours: the PMD is done */
 		else
-			rte_mbuf_refcnt_update(pkts[i], -1);
+			rte_pktmbuf_refcnt_update(pkts[i], -1);
 	}
 	return sent;
+}
+
+/*
+ * Whether the PMD copies chained frames by virtual address on transmit: the
+ * software ports that say they take chains (a NIC's DMA would need IOVAs of
+ * the client's pages, and af_xdp's copy mode reads only the first segment).
+ */
+static bool
+ethdev_tx_by_va(const struct rte_eth_dev_info *info)
+{
+	static const char *const copying[] = { "net_memif", "net_af_packet", "net_tap" };
+	unsigned i;
+
+	if (!(info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+		return false;
+	for (i = 0; i < RTE_DIM(copying); i++) {
+		if (strcmp(info->driver_name, copying[i]) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* Ports currently owned by an ethdev via_port. */
@@ -445,6 +466,7 @@ ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	claimed[pid] = true;
 	priv->dev = info.device;
 	port->port_id = pid;
+	port->tx_by_va = ethdev_tx_by_va(&info);
 	if (strcmp(info.driver_name, "net_memif") == 0) {
 		static pthread_once_t once = PTHREAD_ONCE_INIT;
 

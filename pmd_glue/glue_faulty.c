@@ -574,6 +574,8 @@ fq_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 			 glue, rte_strerror(-rc));
 		goto fail;
 	}
+	/* its own copies (dup, corrupt) take chains too */
+	port->tx_by_va = fp->inner->tx_by_va;
 	return 0;
 
 fail:

@@ -152,6 +152,7 @@ lb_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	p->index = (uint16_t)idx;
 	p->mp = conf->mp;
 	p->mtu = conf->mtu != 0 ? conf->mtu : LB_DEFAULT_MTU;
+	port->tx_by_va = true;        /* shared frames are copied (see above) */
 	p->max_frame = (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN;
 	if (conf->mac != NULL) {
 		rte_ether_addr_copy(conf->mac, &p->mac);

@@ -271,6 +271,12 @@ struct via_port {
 	uint16_t nb_txq;                /**< Configured tx queues. */
 	uint16_t mtu;                   /**< Cached MTU (after probe). */
 	bool started;                   /**< Between start and stop. */
+	/**
+	 * Set by probe: tx_burst takes chained mbufs and reads every segment by
+	 * virtual address (a software port that copies), so a frame may point
+	 * into memory no device could DMA from (viad's zero-copy transmit).
+	 */
+	bool tx_by_va;
 	struct rte_ether_addr mac;      /**< Cached MAC (after probe). */
 	/* cold */
 	char name[VIA_GLUE_NAME_MAX];   /**< Port name. */
