@@ -86,7 +86,9 @@ via_dp_init(struct viad *d)
 	}
 	d->cm_inbox = rte_ring_create("via_cm_inbox", INBOX_SIZE, (int)rte_socket_id(),
 				      RING_F_SC_DEQ);
-	return d->cm_inbox == NULL ? -ENOMEM : 0;
+	if (d->cm_inbox == NULL)
+		return -ENOMEM;
+	return via_zc_init();
 }
 
 static void
@@ -117,6 +119,7 @@ via_dp_fini(struct viad *d)
 		via_zc_reap(d, &d->shards[i]);
 		via_zc_fini(&d->shards[i]);
 	}
+	via_zc_fini_pool();
 }
 
 /* ---- transmit ------------------------------------------------------------ */

@@ -128,6 +128,11 @@ void via_rel_reset(struct via_vi *vi);
 
 /* ---- zc.c: zero-copy transmit from provider memory ------------------- */
 
+/** The pool of zero-copy frames' data mbufs. @return 0, -ENOMEM */
+int via_zc_init(void);
+/** Free it (shutdown, every frame freed). */
+void via_zc_fini_pool(void);
+
 /**
  * A tracker for the zero-copy frames of one message of @p vi whose data lies
  * in @p pmem (pinned until the tracker is freed); it holds the framing
