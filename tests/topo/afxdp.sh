@@ -86,6 +86,8 @@ run_glue() { # GLUE: start, check, stop
 	[ "$g" = af_xdp ] && topo_log "XDP on the veths: $(ip -n "$NSA" -o link show dev "$VETH_A" |
 		grep -o 'xdp[a-z]*' | head -1) / $(ip -n "$NSB" -o link show dev "$VETH_B" |
 		grep -o 'xdp[a-z]*' | head -1)"
+	# af_packet copies chained frames; af_xdp's copy mode reads only the first segment
+	if [ "$g" = af_packet ]; then TOPO_ZERO_COPY=yes; else TOPO_ZERO_COPY=no; fi
 	for mode in $(topo_modes); do
 		mode_set "$mode" || continue
 		pair_check "$g$MODE_TAG" "$(viad_sock "A-$g")" "$(viad_sock "B-$g")" "$MAC_A" \

@@ -31,7 +31,8 @@
 # Reliable Delivery VIs), TOPO_RDMA_ROUNDS rounds (TOPO_ROUNDS).
 #
 # Environment: TOPO_ROUNDS (300), TOPO_SEED (random), TOPO_MEM ("pmem heap":
-# one pair_check per memory kind), TOPO_CHECK_TIMEOUT (120 s per topo_check),
+# one pair_check per memory kind), TOPO_ZERO_COPY (set by the scripts: see
+# mem_args), TOPO_CHECK_TIMEOUT (120 s per topo_check),
 # TOPO_VIAD_ARGS (more viad options, e.g. "--set port.via0.mtu=9000"),
 # TOPO_VIAD_ARGS_A / _B / _L (the same, for viad A, B or L only),
 # TOPO_CHECK_ARGS (more topo_check options, e.g. "--max-size 1000").
@@ -283,12 +284,20 @@ check_print() {
 
 # pair_check LABEL SRV_SOCK CLI_SOCK SRV_MAC [ARGS...]: one server/client
 # run per memory kind of TOPO_MEM.
+# mem_args MEM: topo_check's arguments for memory kind MEM (pmem, heap):
+# heap memory is always copied; provider memory goes zero-copy where the
+# script says its port allows it (TOPO_ZERO_COPY yes or no; unset: either)
+mem_args() {
+	[ "$1" = heap ] && echo --heap --zero-copy no && return
+	[ -n "${TOPO_ZERO_COPY:-}" ] && echo --zero-copy "$TOPO_ZERO_COPY"
+}
+
 pair_check() {
 	local label=$1 ssock=$2 csock=$3 mac=$4 mem disc cst sst t0 ok=0
 	shift 4
 	for mem in ${TOPO_MEM:-pmem heap}; do
-		local -a margs=()
-		[ "$mem" = heap ] && margs=(--heap)
+		local -a margs
+		read -r -a margs < <(mem_args "$mem")
 		disc=topo-$label-$mem-$$
 		t0=$(date +%s%N)
 		check_start "srv-$label-$mem" "$ssock" --server -D "$disc" -s "$TOPO_SEED" \

@@ -10,6 +10,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 topo_init loopback "${1:-$HERE/../../build}" "${2:-}"
 read -r CPU0 CPU1 < <(topo_cpus)
+# frames to the NIC's own address stay in memory: zero copy
+TOPO_ZERO_COPY=yes
 
 cat >"$RUN/L.conf" <<CONF
 [viad]
@@ -27,8 +29,7 @@ viad_start L -c "$RUN/L.conf" -- $(topo_eal L "$CPU0" "$CPU1") ||
 for mode in $(topo_modes); do
 	mode_set "$mode" || continue
 	for mem in ${TOPO_MEM:-pmem heap}; do
-		margs=()
-		[ "$mem" = heap ] && margs=(--heap)
+		read -r -a margs < <(mem_args "$mem")
 		name=loopback$MODE_TAG-$mem
 		t0=$(date +%s%N)
 		check_run "$name" "$(viad_sock L)" --loopback -D "topo-lo-$$" -s "$TOPO_SEED" \

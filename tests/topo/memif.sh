@@ -40,6 +40,8 @@ viad_start B -c "$RUN/B.conf" --set viad.poll_mode=backoff -- $(topo_eal B "$CPU
 	{ topo_fail "viad B did not start"; exit 1; }
 
 # topo_check waits for the memif link (VIP_DPDK_SMI_PORT LinkUp) itself
+# memif copies chained frames into its rings: zero copy from provider memory
+TOPO_ZERO_COPY=yes
 for mode in $(topo_modes); do
 	mode_set "$mode" || continue
 	pair_check "memif$MODE_TAG" "$(viad_sock A)" "$(viad_sock B)" "$MAC_A" "${MODE_ARGS[@]}"

@@ -116,6 +116,7 @@ static struct {
 	bool strict_tail;          /* a dirty tail (see canary_check) is a mismatch */
 	bool rdma;                 /* RDMA Write/Read check instead of send/receive */
 	unsigned verify_every;     /* --rdma: the server checks its region every K rounds */
+	int zero_copy;             /* viad sends zero-copy frames: 1 must, 0 must not, -1 either */
 	int verbose;
 } opt = {
 	.nic = "via0",
@@ -129,7 +130,11 @@ static struct {
 	.link_ms = 10000,
 	.window = 1,
 	.verify_every = 8,
+	.zero_copy = -1,
 };
+
+/* a --zero-copy expectation failed (print_counters) */
+static bool zero_copy_wrong;
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -342,6 +347,7 @@ struct ep {
 	uint8_t *mem;
 	size_t mem_len;
 	bool mem_pmem;
+	uint64_t zc_frames_at_open; /* viad's FramesTxZeroCopy when the NIC was opened */
 	uint32_t max_transfer;     /* of the VI */
 	uint32_t chunk;            /* payload bytes per frame */
 	size_t buf_len;
@@ -401,10 +407,17 @@ print_counters(struct ep *e)
 
 	if (VipQuerySystemManagementInfo(e->nic, VIP_DPDK_SMI_COUNTERS, &c) != VIP_SUCCESS)
 		return;
-	say(e->who, "viad counters: frames rx=%" PRIu64 " tx=%" PRIu64 " dropped=%" PRIu64
-	    " corrupt=%" PRIu64 " cq_overruns=%" PRIu64 " control_errors=%" PRIu64,
-	    c.FramesRx, c.FramesTx, c.FramesDropped, c.FramesCorrupt, c.CqOverruns,
-	    c.ControlErrors);
+	say(e->who, "viad counters: frames rx=%" PRIu64 " tx=%" PRIu64 " (zero-copy %" PRIu64
+	    ") dropped=%" PRIu64 " corrupt=%" PRIu64 " cq_overruns=%" PRIu64
+	    " control_errors=%" PRIu64,
+	    c.FramesRx, c.FramesTx, c.FramesTxZeroCopy, c.FramesDropped, c.FramesCorrupt,
+	    c.CqOverruns, c.ControlErrors);
+	if (opt.zero_copy >= 0 && (c.FramesTxZeroCopy > e->zc_frames_at_open) != opt.zero_copy) {
+		say(e->who, "FAIL: %" PRIu64 " zero-copy frames since this check began, %s",
+		    c.FramesTxZeroCopy - e->zc_frames_at_open,
+		    opt.zero_copy ? "want some" : "want none");
+		zero_copy_wrong = true;
+	}
 }
 
 static int
@@ -471,6 +484,12 @@ ep_open(struct ep *e, const char *who, uint64_t rng_seed, bool server)
 	e->who = who;
 	e->rng.s = rng_seed;
 	CHK(e, VipOpenNic(opt.nic, &e->nic));
+	{
+		VIP_DPDK_COUNTERS c;
+
+		CHK(e, VipQuerySystemManagementInfo(e->nic, VIP_DPDK_SMI_COUNTERS, &c));
+		e->zc_frames_at_open = c.FramesTxZeroCopy;
+	}
 	CHK(e, VipErrorCallback(e->nic, (VIP_PVOID)who, error_handler));
 	CHK(e, VipQueryNic(e->nic, &e->na));
 	if (e->na.NicAddressLen != 6) {
@@ -2040,6 +2059,8 @@ usage(FILE *f)
 		"                       (both ends; --window does not apply)\n"
 		"      --verify-every K --rdma: the server checks its whole target region\n"
 		"                       every K rounds and after the last (default 8)\n"
+		"      --zero-copy yes|no  fail unless viad sent zero-copy frames during the\n"
+		"                       check (yes), or unless it sent none (no)\n"
 		"      --retry-ms MS    resend a round after MS without echo (default 200)\n"
 		"      --max-retries N  resends of one round before failing (default 50)\n"
 		"      --connect-ms MS  client: keep trying to connect this long (default 10000)\n"
@@ -2054,7 +2075,7 @@ static int
 parse_args(int argc, char **argv)
 {
 	enum { O_NIC = 256, O_HEAP, O_STRICT, O_MAX, O_RETRY, O_MAXRETRY, O_CONNECT, O_WAIT, O_IDLE, O_LINK,
-	       O_RDMA, O_VERIFY };
+	       O_RDMA, O_VERIFY, O_ZC };
 	static const struct option lo[] = {
 		{ "server", no_argument, NULL, 'S' },
 		{ "client", required_argument, NULL, 'C' },
@@ -2077,6 +2098,7 @@ parse_args(int argc, char **argv)
 		{ "link-ms", required_argument, NULL, O_LINK },
 		{ "rdma", no_argument, NULL, O_RDMA },
 		{ "verify-every", required_argument, NULL, O_VERIFY },
+		{ "zero-copy", required_argument, NULL, O_ZC },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -2120,6 +2142,13 @@ parse_args(int argc, char **argv)
 			break;
 		case O_HEAP:
 			opt.heap = true;
+			break;
+		case O_ZC:
+			if (strcmp(optarg, "yes") != 0 && strcmp(optarg, "no") != 0) {
+				fprintf(stderr, "topo_check: --zero-copy takes yes or no\n");
+				return -1;
+			}
+			opt.zero_copy = strcmp(optarg, "yes") == 0;
 			break;
 		case O_STRICT:
 			opt.strict_tail = true;
@@ -2252,6 +2281,8 @@ main(int argc, char **argv)
 		}
 		ep_close(&sa.e);
 	}
+	if (zero_copy_wrong)
+		rc = -1;
 	printf("topo_check %s: %s\n", mode_name, rc == 0 ? "PASS" : "FAIL");
 	return rc == 0 ? 0 : 1;
 }
