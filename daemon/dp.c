@@ -86,9 +86,7 @@ via_dp_init(struct viad *d)
 	}
 	d->cm_inbox = rte_ring_create("via_cm_inbox", INBOX_SIZE, (int)rte_socket_id(),
 				      RING_F_SC_DEQ);
-	if (d->cm_inbox == NULL)
-		return -ENOMEM;
-	return via_zc_init();
+	return d->cm_inbox == NULL ? -ENOMEM : 0;
 }
 
 static void
@@ -119,7 +117,6 @@ via_dp_fini(struct viad *d)
 		via_zc_reap(d, &d->shards[i]);
 		via_zc_fini(&d->shards[i]);
 	}
-	via_zc_fini_pool();
 }
 
 /* ---- transmit ------------------------------------------------------------ */

@@ -128,11 +128,6 @@ void via_rel_reset(struct via_vi *vi);
 
 /* ---- zc.c: zero-copy transmit from provider memory ------------------- */
 
-/** The pool of zero-copy frames' data mbufs. @return 0, -ENOMEM */
-int via_zc_init(void);
-/** Free it (shutdown, every frame freed). */
-void via_zc_fini_pool(void);
-
 /**
  * A tracker for the zero-copy frames of one message of @p vi whose data lies
  * in @p pmem (pinned until the tracker is freed); it holds the framing
@@ -169,6 +164,8 @@ void via_zc_fini(struct via_shard *me);
 
 /** The mbuf pool of every port (nic.c). */
 struct rte_mempool *via_nics_pool(void);
+/** The pool of zero-copy frames' data segments: mbufs without a data room (nic.c). */
+struct rte_mempool *via_nics_zc_pool(void);
 
 /** A CM frame from the wire, already validated (cm.c). */
 void via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,

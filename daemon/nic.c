@@ -27,11 +27,20 @@
 #define MBUF_CACHE 256
 
 static struct rte_mempool *mbuf_pool;
+/* zero-copy frames' data segments only ever point at clients' pages (zc.c):
+ * no data room; as many as frame headers */
+static struct rte_mempool *zc_pool;
 
 struct rte_mempool *
 via_nics_pool(void)
 {
 	return mbuf_pool;
+}
+
+struct rte_mempool *
+via_nics_zc_pool(void)
+{
+	return zc_pool;
 }
 
 /* The glue that really moves the frames: a faulty port's inner one. */
@@ -168,8 +177,12 @@ via_nics_open(struct viad *d)
 	}
 	mbuf_pool = rte_pktmbuf_pool_create("viad_mbufs", NB_MBUFS, MBUF_CACHE, 0,
 					    (uint16_t)room, (int)rte_socket_id());
-	if (mbuf_pool == NULL) {
-		VLOG_ERR("mbuf pool: %s", rte_strerror(rte_errno));
+	zc_pool = rte_pktmbuf_pool_create("viad_zc_mbufs", NB_MBUFS, MBUF_CACHE, 0, 0,
+					  (int)rte_socket_id());
+	if (mbuf_pool == NULL || zc_pool == NULL) {
+		VLOG_ERR("mbuf pools: %s", rte_strerror(rte_errno));
+		rte_mempool_free(mbuf_pool);
+		mbuf_pool = NULL;
 		return -rte_errno;
 	}
 	for (i = 0; i < nb; i++) {
@@ -189,6 +202,8 @@ via_nics_close(struct viad *d)
 		via_port_close(d->nics[--d->nb_nics].port);
 	rte_mempool_free(mbuf_pool);
 	mbuf_pool = NULL;
+	rte_mempool_free(zc_pool);
+	zc_pool = NULL;
 }
 
 #define LINK_WATCH_MS 100

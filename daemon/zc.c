@@ -28,7 +28,6 @@
 #include <sys/eventfd.h>
 
 #include <rte_atomic.h>
-#include <rte_errno.h>
 #include <rte_mbuf.h>
 
 #include "dp.h"
@@ -45,28 +44,6 @@ struct via_zc {
 
 /* shinfo.refcnt is 16 bits: frames of one tracker, with room for the framing reference */
 #define ZC_MAX_FRAMES (UINT16_MAX - 1)
-/* data segments of zero-copy frames: as many as frame headers (nic.c) */
-#define ZC_NB_MBUFS   8191
-#define ZC_MBUF_CACHE 256
-
-/* mbufs without a data room of their own: they only ever point at the client's pages */
-static struct rte_mempool *zc_pool;
-
-int
-via_zc_init(void)
-{
-	zc_pool = rte_pktmbuf_pool_create("viad_zc_mbufs", ZC_NB_MBUFS, ZC_MBUF_CACHE, 0, 0,
-					  (int)rte_socket_id());
-	return zc_pool != NULL ? 0 : -rte_errno;
-}
-
-void
-via_zc_fini_pool(void)
-{
-	rte_mempool_free(zc_pool);
-	zc_pool = NULL;
-}
-
 /*
  * The last frame is freed: hand the tracker to its shard. Any thread, any
  * lock or none: touches only the tracker's link and the shard's stack.
@@ -132,7 +109,7 @@ via_zc_fits(const struct via_zc *zc, const struct via_pmem *pmem)
 struct rte_mbuf *
 via_zc_attach(struct via_zc *zc, void *va, uint16_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(zc_pool);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_zc_pool());
 
 	if (m == NULL)
 		return NULL;

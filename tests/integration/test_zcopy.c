@@ -13,7 +13,8 @@
  *    completion does not change what arrives, at every reliability level.
  *  - An allocation freed (VipDpdkFreeMem) while frames still point into it
  *    stays mapped in viad until they are gone: the call succeeds at once,
- *    viad lives, the data arrives intact.
+ *    viad lives, the data arrives intact. A session closed, and viad
+ *    stopped, while its port holds such frames: viad exits cleanly.
  *
  * Two viads: "plain" (the loopback NIC: frames stay in memory) and "delay"
  * (a faulty NIC that holds every transmitted frame 200 ms).
@@ -274,6 +275,29 @@ test_free_in_flight(struct sess *x)
 	h_pair_drop(a, b);
 }
 
+/* Leave frames held by the NIC: the session's reclaim and viad's stop come next. */
+static void
+test_leave_in_flight(struct sess *x)
+{
+	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY),
+		      b = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY);
+	uint8_t *buf, *dst;
+	VIP_DESCRIPTOR *out;
+
+	h_note("VipCloseNic, then viad's stop, while the NIC holds zero-copy frames");
+	if (!h_connect(x->nic, a, x->nic, b, "leave", 10000))
+		return;
+	buf = h_mem_get(&x->prov, MSG, 64);
+	dst = h_mem_get(&x->prov, MSG, 64);
+	fill(buf, MSG);
+	VipPostRecv(b, h_desc1(h_mem_get(&x->prov, 128, 64), dst, x->prov.mh, MSG, false),
+		    x->prov.mh);
+	VipPostSend(a, h_desc1(h_mem_get(&x->prov, 128, 64), buf, x->prov.mh, MSG, true),
+		    x->prov.mh);
+	h_sleep_ms(HOLD_MS / 4);
+	CHECK_RET(VipSendDone(a, &out), VIP_NOT_DONE, "the send is in flight");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -306,6 +330,7 @@ main(int argc, char **argv)
 			test_ownership(&x, VIP_SERVICE_RELIABLE_DELIVERY, "Reliable Delivery", true);
 			test_ownership(&x, VIP_SERVICE_RELIABLE_RECEPTION, "Reliable Reception", false);
 			test_free_in_flight(&x);
+			test_leave_in_flight(&x);
 		}
 		sess_close(&x);
 		CHECK(viad_alive(&v), "viad 'delay' is still running");
