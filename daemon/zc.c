@@ -44,6 +44,7 @@ struct via_zc {
 
 /* shinfo.refcnt is 16 bits: frames of one tracker, with room for the framing reference */
 #define ZC_MAX_FRAMES (UINT16_MAX - 1)
+
 /*
  * The last frame is freed: hand the tracker to its shard. Any thread, any
  * lock or none: touches only the tracker's link and the shard's stack.

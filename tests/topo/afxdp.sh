@@ -3,15 +3,17 @@
 #
 # Topology 3: two network namespaces created here, joined by a veth pair;
 # one viad in each, driving its end of the pair with net_af_xdp (generic
-# XDP), or with net_af_packet (qdisc_bypass=0) where af_xdp cannot start.
+# XDP) where it starts, then with net_af_packet (qdisc_bypass=0): af_xdp
+# takes viad's copy path, af_packet its zero-copy one (docs/design.md
+# section 9).
 # A client of viad B connects to a server of viad A by the MAC of A's veth,
 # once per check of TOPO_MODES (send/receive, RDMA). Raw Ethernet only: no
 # IP addresses.
 #
 #   afxdp.sh [BUILD_DIR] [TOPO_CHECK]
 #
-# TOPO_AFXDP_GLUE: auto (default: af_xdp, falling back to af_packet),
-# af_xdp, af_packet, or both (one run with each).
+# TOPO_AFXDP_GLUE: auto (default: af_xdp if it can start, and af_packet),
+# af_xdp, af_packet, or both (one run with each, both must start).
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 topo_init afxdp "${1:-$HERE/../../build}" "${2:-}"
@@ -101,15 +103,16 @@ run_glue() { # GLUE: start, check, stop
 
 case ${TOPO_AFXDP_GLUE:-auto} in
 auto)
+	used=af_packet
 	run_glue af_xdp
 	if [ $? -eq 2 ]; then
-		topo_log "af_xdp could not start (logs above): falling back to af_packet"
-		run_glue af_packet
-		[ $? -eq 2 ] && topo_fail "af_packet could not start either"
-		echo "afxdp: glue used: af_packet (fallback)"
+		topo_log "af_xdp could not start (logs above): af_packet only"
 	else
-		echo "afxdp: glue used: af_xdp"
+		used="af_xdp and af_packet"
 	fi
+	run_glue af_packet
+	[ $? -eq 2 ] && topo_fail "af_packet could not start"
+	echo "afxdp: glue used: $used"
 	;;
 af_xdp | af_packet)
 	run_glue "$TOPO_AFXDP_GLUE"
