@@ -88,15 +88,11 @@ via_zc_new(struct viad *d, struct via_vi *vi, struct via_pmem *pmem)
 		sh->zc_free = zc->next;
 	else if ((zc = malloc(sizeof(*zc))) == NULL)
 		return NULL;
-	zc->shinfo.free_cb = zc_released;
-	zc->shinfo.fcb_opaque = zc;
+	*zc = (struct via_zc){
+		.shinfo = { .free_cb = zc_released, .fcb_opaque = zc },
+		.shard = sh, .d = d, .pmem = pmem,
+	};
 	rte_mbuf_ext_refcnt_set(&zc->shinfo, 1);     /* the framing reference */
-	zc->next = NULL;
-	zc->shard = sh;
-	zc->d = d;
-	zc->pmem = pmem;
-	zc->vi = NULL;
-	zc->pend = NULL;
 	via_pmem_pin(pmem);
 	return zc;
 }
