@@ -22,6 +22,8 @@
 
 /* a waiter re-checks that viad is alive this often */
 #define LIVENESS_TICK_MS 100
+/* empty VipSendDone/VipRecvDone polls per look at the completion count (done()) */
+#define DONE_COUNT_EVERY 64
 
 static uint64_t
 now_ms(void)
@@ -149,8 +151,15 @@ post(struct vipl_vi *vi, enum via_wq_kind kind, VIP_DESCRIPTOR *desc, VIP_MEM_HA
 }
 
 /* Dequeue the head if it completed (VIA §9.6.2, §9.6.5). */
+/*
+ * Dequeue the head descriptor if it completed. With @p count_every N > 1 the
+ * completion count is read only every Nth empty poll: viad writes that line
+ * at each completion, so a poller reading it at each turn would pull it to
+ * and fro between the two cores; the count matters only for a completion
+ * viad could not write back (POST_DESC), which may well wait a few polls.
+ */
 static VIP_RETURN
-done(struct vipl_wq *q, VIP_DESCRIPTOR **out)
+done(struct vipl_wq *q, VIP_DESCRIPTOR **out, uint32_t count_every)
 {
 	VIP_DESCRIPTOR *d;
 
@@ -167,8 +176,13 @@ done(struct vipl_wq *q, VIP_DESCRIPTOR **out)
 		 * count may lag what was reaped, never lead it: only a count
 		 * ahead of what was reaped says the head is complete. Status is
 		 * read again after the count. */
-		uint32_t seq = __atomic_load_n(&q->done->seq, __ATOMIC_ACQUIRE);
+		uint32_t seq;
 
+		if (++q->empty_polls % count_every != 0) {
+			pthread_mutex_unlock(&q->lock);
+			return VIP_NOT_DONE;
+		}
+		seq = __atomic_load_n(&q->done->seq, __ATOMIC_ACQUIRE);
 		if ((int32_t)(seq - q->reaped) <= 0) {
 			pthread_mutex_unlock(&q->lock);
 			return VIP_NOT_DONE;
@@ -186,13 +200,13 @@ done(struct vipl_wq *q, VIP_DESCRIPTOR **out)
 static VIP_RETURN
 try_done(void *arg, void *out)
 {
-	return done(arg, out);
+	return done(arg, out, 1);     /* woken by the count: read it */
 }
 
 VIP_RETURN
 vipl_wq_take(struct vipl_wq *q, VIP_DESCRIPTOR **out)
 {
-	return done(q, out);
+	return done(q, out, 1);
 }
 
 static VIP_RETURN
@@ -202,7 +216,7 @@ queue_done(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_DESCRIPTOR **out)
 
 	if (vi == NULL || out == NULL)
 		return VIP_INVALID_PARAMETER;
-	return done(&vi->wq[kind], out);
+	return done(&vi->wq[kind], out, DONE_COUNT_EVERY);
 }
 
 static VIP_RETURN

@@ -225,6 +225,7 @@ struct vipl_wq {
 	uint32_t cap;
 	uint32_t head, tail;         /**< free-running: tail - head posted */
 	uint32_t reaped;             /**< completions dequeued == done->seq seen */
+	uint32_t empty_polls;        /**< VipSendDone/VipRecvDone finding nothing */
 	struct vipl_notify_q nq;     /**< VipSendNotify / VipRecvNotify */
 };
 
