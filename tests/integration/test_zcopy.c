@@ -11,6 +11,8 @@
  *    200 ms, a send or RDMA Write from provider memory is not complete
  *    before the frames are gone, and a buffer rewritten at once after its
  *    completion does not change what arrives, at every reliability level.
+ *  - A descriptor viad cannot complete (POST_DESC) keeps its place behind
+ *    such a held send.
  *  - An allocation freed (VipDpdkFreeMem) while frames still point into it
  *    stays mapped in viad until they are gone: the call succeeds at once,
  *    viad lives, the data arrives intact. A session closed, and viad
@@ -47,6 +49,8 @@ sess_open(struct sess *x, const struct viad_proc *v)
 	memset(x, 0, sizeof(*x));
 	viad_use(v);
 	if (!CHECK_RET(VipOpenNic("via0", &x->nic), VIP_SUCCESS, "VipOpenNic via0") ||
+	    !CHECK_RET(VipErrorCallback(x->nic, NULL, h_err_handler), VIP_SUCCESS,
+		       "VipErrorCallback") ||
 	    !CHECK_RET(VipCreatePtag(x->nic, &x->pt), VIP_SUCCESS, "VipCreatePtag"))
 		return false;
 	memset(&ma, 0, sizeof(ma));
@@ -227,6 +231,51 @@ test_ownership(struct sess *x, VIP_RELIABILITY_LEVEL lv, const char *lvname, boo
 	h_pair_drop(a, b);
 }
 
+/*
+ * A descriptor viad cannot write back (its handle names no region:
+ * VIP_ERROR_POST_DESC, §9.9.1) keeps its place behind a zero-copy send
+ * held by its frames: the library must not see its count first and take
+ * the held head for complete.
+ */
+static void
+test_post_desc_behind(struct sess *x)
+{
+	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE), b = vi_new(x, VIP_SERVICE_UNRELIABLE);
+	VIP_DESCRIPTOR *s, *bad, *r, *out = NULL;
+	uint8_t *buf;
+
+	h_note("an unusable descriptor posted behind a held zero-copy send (§9.9.1, §6.1)");
+	if (!h_connect(x->nic, a, x->nic, b, "post-desc", 10000)) {
+		h_pair_drop(a, b);
+		return;
+	}
+	buf = h_mem_get(&x->prov, MSG, 64);
+	fill(buf, MSG);
+	r = h_desc1(h_mem_get(&x->prov, 128, 64), h_mem_get(&x->prov, MSG, 64), x->prov.mh, MSG,
+		    false);
+	s = h_desc1(h_mem_get(&x->prov, 128, 64), buf, x->prov.mh, MSG, true);
+	bad = h_desc1(h_mem_get(&x->prov, 128, 64), buf, x->prov.mh, 64, true);
+	VipPostRecv(b, r, x->prov.mh);
+	VipPostSend(a, s, x->prov.mh);
+	/* a handle of no region: viad can neither read nor complete it */
+	VipPostSend(a, bad, x->prov.mh ^ 0x5a5a0000u);
+	h_sleep_ms(HOLD_MS / 4);
+	CHECK_RET(VipSendDone(a, &out), VIP_NOT_DONE,
+		  "while the NIC holds the first send's frames, neither is done");
+	out = wait_done(a, false, 5000);
+	CHECK(out == s && s->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_SEND),
+	      "the held send completes first, successfully (Status %#x)",
+	      out != NULL ? out->CS.Status : 0);
+	out = wait_done(a, false, 5000);
+	CHECK(out == bad && (bad->CS.Status & VIP_STATUS_PROTECTION_ERROR),
+	      "then the unusable one, marked PROTECTION_ERROR by the library (Status %#x)",
+	      out != NULL ? out->CS.Status : 0);
+	CHECK(h_err_take(VIP_ERROR_POST_DESC, a, 3000, NULL), "VIP_ERROR_POST_DESC is reported");
+	wait_done(b, true, 5000);
+	h_mem_reset(&x->prov);
+	h_pair_drop(a, b);
+}
+
 /* VipDpdkFreeMem while frames still point into the allocation. */
 static void
 test_free_in_flight(struct sess *x)
@@ -329,6 +378,7 @@ main(int argc, char **argv)
 			test_ownership(&x, VIP_SERVICE_RELIABLE_DELIVERY, "Reliable Delivery", false);
 			test_ownership(&x, VIP_SERVICE_RELIABLE_DELIVERY, "Reliable Delivery", true);
 			test_ownership(&x, VIP_SERVICE_RELIABLE_RECEPTION, "Reliable Reception", false);
+			test_post_desc_behind(&x);
 			test_free_in_flight(&x);
 			test_leave_in_flight(&x);
 		}
