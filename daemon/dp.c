@@ -889,6 +889,7 @@ send_more(struct viad *d, struct via_vi *vi, uint32_t budget)
 		.msg_len = tx->total, .ext = tx->opcode == VIA_OP_SEND ? NULL : &ext,
 	};
 	uint32_t status = tx->status, from = tx->off;
+	struct via_zc *zc;
 
 	/* broken between two turns (a NAK, a RESET): the rest is flushed */
 	if (vi->state != VIP_STATE_CONNECTED)
@@ -903,9 +904,12 @@ send_more(struct viad *d, struct via_vi *vi, uint32_t budget)
 		return tx->off - from;
 	}
 	tx->active = false;
-	send_done(d, vi, &tx->wqe, desc_region(d, vi, VIA_WQ_SEND, &tx->wqe, VIP_ERROR_COMP_PROT),
-		  tx->total, tx->cs_imm, status, via_zc_framed(tx->zc));
+	/* taken off the VI first: send_done may break the connection, whose
+	 * reset must not drop the framing reference a second time */
+	zc = via_zc_framed(tx->zc);
 	tx->zc = NULL;
+	send_done(d, vi, &tx->wqe, desc_region(d, vi, VIA_WQ_SEND, &tx->wqe, VIP_ERROR_COMP_PROT),
+		  tx->total, tx->cs_imm, status, zc);
 	return tx->off - from;
 }
 
@@ -1005,7 +1009,12 @@ read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
 			break;
 		}
-		if (!send_frames(d, vi, &fs, &src, 1, a->len, &a->sent, budget - framed, &a->zc)) {
+		/* zero copy only in memory: frames crossing a port carry a CRC
+		 * taken now, and a retransmission reads the pages again, which
+		 * the responder may have changed since (nothing of its owns
+		 * them: no descriptor of its waits for the answer) */
+		if (!send_frames(d, vi, &fs, &src, 1, a->len, &a->sent, budget - framed,
+				 to_self(vi->owner->nic, vi->conn.remote_mac) ? &a->zc : NULL)) {
 			via_zc_drop(&a->zc);
 			r->resp_head++;
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,

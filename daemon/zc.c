@@ -84,9 +84,17 @@ via_zc_new(struct viad *d, struct via_vi *vi, struct via_pmem *pmem)
 	struct via_shard *sh = vi->shard;
 	struct via_zc *zc = sh->zc_free;
 
-	if (zc != NULL)
+	if (zc != NULL) {
 		sh->zc_free = zc->next;
-	else if ((zc = malloc(sizeof(*zc))) == NULL)
+		/* a spare tracker counts nothing; a frame freed after its
+		 * tracker (a reference dropped twice: a bug) would still reach
+		 * it, so it is left alone, not reused */
+		if (rte_mbuf_ext_refcnt_read(&zc->shinfo) != 0) {
+			VLOG_ERR("zero copy: a tracker was freed before its last frame");
+			zc = NULL;
+		}
+	}
+	if (zc == NULL && (zc = malloc(sizeof(*zc))) == NULL)
 		return NULL;
 	*zc = (struct via_zc){
 		.shinfo = { .free_cb = zc_released, .fcb_opaque = zc },

@@ -216,7 +216,9 @@ queue_done(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_DESCRIPTOR **out)
 
 	if (vi == NULL || out == NULL)
 		return VIP_INVALID_PARAMETER;
-	return done(&vi->wq[kind], out, DONE_COUNT_EVERY);
+	/* with a CQ, the application calls this once per CQ entry: the
+	 * entry of a completion viad could not write must be found at once */
+	return done(&vi->wq[kind], out, vi->cq[kind] != NULL ? 1 : DONE_COUNT_EVERY);
 }
 
 static VIP_RETURN

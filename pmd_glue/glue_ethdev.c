@@ -168,13 +168,17 @@ ethdev_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint1
  * the client's pages, and af_xdp's copy mode reads only the first segment).
  */
 static bool
-ethdev_tx_by_va(const struct rte_eth_dev_info *info)
+ethdev_tx_by_va(const struct rte_eth_dev_info *info, const char *devargs)
 {
 	/* the ones whose transmit of chains was tested here (tests/topo) */
 	static const char *const copying[] = { "net_memif", "net_af_packet" };
 	unsigned i;
 
 	if (!(info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+		return false;
+	/* memif's own zero-copy mode takes offsets into its regions, not
+	 * addresses: a segment elsewhere would send the peer wrong memory */
+	if (strstr(devargs, "zero-copy=yes") != NULL)
 		return false;
 	for (i = 0; i < RTE_DIM(copying); i++) {
 		if (strcmp(info->driver_name, copying[i]) == 0)
@@ -467,7 +471,7 @@ ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	claimed[pid] = true;
 	priv->dev = info.device;
 	port->port_id = pid;
-	port->tx_by_va = ethdev_tx_by_va(&info);
+	port->tx_by_va = ethdev_tx_by_va(&info, conf->devargs);
 	if (strcmp(info.driver_name, "net_memif") == 0) {
 		static pthread_once_t once = PTHREAD_ONCE_INIT;
 

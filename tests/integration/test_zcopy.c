@@ -30,10 +30,12 @@
 #include "harness.h"
 
 #define MSG       (48u * 1024u)   /* several frames, each far above the threshold */
-#define MEM_LEN   (4u << 20)
+#define BIG       (1024u * 1024u) /* many turns of framing (limits.max_transfer_size) */
+#define MEM_LEN   (8u << 20)
 #define HOLD_MS   200             /* the delay NIC's hold */
 
 struct sess {
+	struct viad_proc *v;
 	VIP_NIC_HANDLE nic;
 	VIP_PROTECTION_HANDLE pt;
 	struct h_mem prov, heap;
@@ -42,11 +44,12 @@ struct sess {
 static uint64_t rng;
 
 static bool
-sess_open(struct sess *x, const struct viad_proc *v)
+sess_open(struct sess *x, struct viad_proc *v)
 {
 	VIP_MEM_ATTRIBUTES ma;
 
 	memset(x, 0, sizeof(*x));
+	x->v = v;
 	viad_use(v);
 	if (!CHECK_RET(VipOpenNic("via0", &x->nic), VIP_SUCCESS, "VipOpenNic via0") ||
 	    !CHECK_RET(VipErrorCallback(x->nic, NULL, h_err_handler), VIP_SUCCESS,
@@ -70,14 +73,14 @@ sess_close(struct sess *x)
 }
 
 static VIP_VI_HANDLE
-vi_new(struct sess *x, VIP_RELIABILITY_LEVEL lv)
+vi_new(struct sess *x, VIP_RELIABILITY_LEVEL lv, uint32_t max_transfer)
 {
 	VIP_VI_ATTRIBUTES a;
 	VIP_VI_HANDLE vi = NULL;
 
 	h_vi_attrs(&a, x->pt);
 	a.ReliabilityLevel = lv;
-	a.MaxTransferSize = MSG;
+	a.MaxTransferSize = max_transfer;
 	a.EnableRdmaWrite = VIP_TRUE;
 	CHECK_RET(VipCreateVi(x->nic, &a, NULL, NULL, &vi), VIP_SUCCESS, "VipCreateVi");
 	return vi;
@@ -135,7 +138,8 @@ one_send(struct sess *x, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m, uint
 static void
 test_counted(struct sess *x)
 {
-	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE), b = vi_new(x, VIP_SERVICE_UNRELIABLE);
+	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG),
+		      b = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG);
 	uint64_t z0, z1, z2, z3;
 
 	h_note("FramesTxZeroCopy counts the frames of provider memory only");
@@ -166,7 +170,7 @@ test_counted(struct sess *x)
 static void
 test_ownership(struct sess *x, VIP_RELIABILITY_LEVEL lv, const char *lvname, bool write)
 {
-	VIP_VI_HANDLE a = vi_new(x, lv), b = vi_new(x, lv);
+	VIP_VI_HANDLE a = vi_new(x, lv, MSG), b = vi_new(x, lv, MSG);
 	uint8_t *buf, *want, *dst;
 	VIP_DESCRIPTOR *s, *r = NULL, *out;
 	uint64_t t0, ts, z0;
@@ -240,7 +244,8 @@ test_ownership(struct sess *x, VIP_RELIABILITY_LEVEL lv, const char *lvname, boo
 static void
 test_post_desc_behind(struct sess *x)
 {
-	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE), b = vi_new(x, VIP_SERVICE_UNRELIABLE);
+	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG),
+		      b = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG);
 	VIP_DESCRIPTOR *s, *bad, *r, *out = NULL;
 	uint8_t *buf;
 
@@ -280,7 +285,8 @@ test_post_desc_behind(struct sess *x)
 static void
 test_free_in_flight(struct sess *x)
 {
-	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE), b = vi_new(x, VIP_SERVICE_UNRELIABLE);
+	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG),
+		      b = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG);
 	VIP_MEM_ATTRIBUTES ma;
 	VIP_MEM_HANDLE mh;
 	VIP_DESCRIPTOR *s, *r, *out;
@@ -324,12 +330,65 @@ test_free_in_flight(struct sess *x)
 	h_pair_drop(a, b);
 }
 
+/*
+ * A Reliable Delivery message framed over several turns whose allocation is
+ * deregistered and freed meanwhile: the connection breaks mid-message
+ * (§3.2.1, §2.5.2) while frames of it are still held by the NIC, and the
+ * allocation stays mapped until they are gone.
+ */
+static void
+test_break_mid_message(struct sess *x)
+{
+	VIP_MEM_ATTRIBUTES ma;
+	unsigned i;
+
+	h_note("RD: the allocation of a message being framed is freed: a break mid-message");
+	memset(&ma, 0, sizeof(ma));
+	ma.Ptag = x->pt;
+	for (i = 0; i < 6 && viad_alive(x->v); i++) {
+		VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, BIG),
+			      b = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, BIG);
+		VIP_DESCRIPTOR *s, *r, *out;
+		VIP_MEM_HANDLE mh;
+		uint8_t *alloc = NULL;
+		char tag[32];
+
+		snprintf(tag, sizeof(tag), "mid-%u", i);
+		if (!h_connect(x->nic, a, x->nic, b, tag, 10000) ||
+		    VipDpdkAllocMem(x->nic, BIG, (VIP_PVOID *)&alloc) != VIP_SUCCESS) {
+			h_pair_drop(a, b);
+			break;
+		}
+		if (VipRegisterMem(x->nic, alloc, BIG, &ma, &mh) == VIP_SUCCESS) {
+			fill(alloc, BIG);
+			r = h_desc1(h_mem_get(&x->prov, 128, 64), h_mem_get(&x->prov, BIG, 64),
+				    x->prov.mh, BIG, false);
+			s = h_desc1(h_mem_get(&x->prov, 128, 64), alloc, mh, BIG, true);
+			VipPostRecv(b, r, x->prov.mh);
+			VipPostSend(a, s, x->prov.mh);
+			if (i % 2)
+				h_sleep_ms(0);
+			VipDeregisterMem(x->nic, alloc, mh);
+			VipDpdkFreeMem(x->nic, alloc);
+			out = wait_done(a, false, 5000);
+			CHECK(out == s, "round %u: the send completes (Status %#x)", i,
+			      out != NULL ? out->CS.Status : 0);
+			h_sleep_ms(HOLD_MS / 2);
+		}
+		h_pair_drop(a, b);
+		h_mem_reset(&x->prov);
+	}
+	CHECK(viad_alive(x->v), "viad is alive");
+	CHECK(!viad_log_contains(x->v, "freed before its last frame"),
+	      "no tracker was freed while a frame still counted on it");
+}
+
 /* Leave frames held by the NIC: the session's reclaim and viad's stop come next. */
 static void
 test_leave_in_flight(struct sess *x)
 {
-	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY),
-		      b = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY);
+	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, MSG),
+		      b = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, MSG);
 	uint8_t *buf, *dst;
 	VIP_DESCRIPTOR *out;
 
@@ -355,7 +414,8 @@ main(int argc, char **argv)
 	const char *delay_sets[] = {
 		"port.via0.glue=faulty", "port.via0.tx_delay=100%", holdset,
 		/* no retransmission before an acknowledgement can be back */
-		"viad.rel_rto_min_us=1000000", "viad.rel_rto_max_us=2000000", seedset, NULL,
+		"viad.rel_rto_min_us=1000000", "viad.rel_rto_max_us=2000000",
+		"limits.max_transfer_size=1M", seedset, NULL,
 	};
 	struct viad_proc v;
 	struct sess x;
@@ -380,6 +440,7 @@ main(int argc, char **argv)
 			test_ownership(&x, VIP_SERVICE_RELIABLE_RECEPTION, "Reliable Reception", false);
 			test_post_desc_behind(&x);
 			test_free_in_flight(&x);
+			test_break_mid_message(&x);
 			test_leave_in_flight(&x);
 		}
 		sess_close(&x);
