@@ -1011,8 +1011,8 @@ read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 		}
 		/* zero copy only in memory: frames crossing a port carry a CRC
 		 * taken now, and a retransmission reads the pages again, which
-		 * the responder may have changed since (nothing of its owns
-		 * them: no descriptor of its waits for the answer) */
+		 * the responder may have changed since (no descriptor of the
+		 * responder waits for the answer, so nothing holds them still) */
 		if (!send_frames(d, vi, &fs, &src, 1, a->len, &a->sent, budget - framed,
 				 to_self(vi->owner->nic, vi->conn.remote_mac) ? &a->zc : NULL)) {
 			via_zc_drop(&a->zc);
