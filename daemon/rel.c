@@ -173,8 +173,9 @@ via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status)
 		struct via_sq_pending *p = pend_at(r, r->pend_head++);
 		uint32_t op = p->status & VIP_STATUS_OP_MASK;
 
-		/* frames still in flight read a buffer the client gets back:
-		 * what they carry is no longer delivered to a connection */
+		/* the completion goes now, frames still in flight or not: the
+		 * buffer is the client's again (design.md section 9, on what
+		 * such frames may still deliver) */
 		via_zc_orphan(p);
 		if (p->wait == VIA_SQ_READY) {
 			pend_complete(d, vi, p, p->status);
