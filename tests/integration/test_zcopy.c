@@ -86,6 +86,19 @@ vi_new(struct sess *x, VIP_RELIABILITY_LEVEL lv, uint32_t max_transfer)
 	return vi;
 }
 
+/* Two VIs of @p lv connected to each other as 'TAG'; false (and none left) if that failed. */
+static bool
+pair_open(struct sess *x, VIP_RELIABILITY_LEVEL lv, uint32_t max_transfer, const char *tag,
+	  VIP_VI_HANDLE *a, VIP_VI_HANDLE *b)
+{
+	*a = vi_new(x, lv, max_transfer);
+	*b = vi_new(x, lv, max_transfer);
+	if (h_connect(x->nic, *a, x->nic, *b, tag, 10000))
+		return true;
+	h_pair_drop(*a, *b);
+	return false;
+}
+
 static void
 fill(uint8_t *p, size_t n)
 {
@@ -138,15 +151,12 @@ one_send(struct sess *x, VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m, uint
 static void
 test_counted(struct sess *x)
 {
-	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG),
-		      b = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG);
+	VIP_VI_HANDLE a, b;
 	uint64_t z0, z1, z2, z3;
 
 	h_note("FramesTxZeroCopy counts the frames of provider memory only");
-	if (!h_connect(x->nic, a, x->nic, b, "counted", 10000)) {
-		h_pair_drop(a, b);
+	if (!pair_open(x, VIP_SERVICE_UNRELIABLE, MSG, "counted", &a, &b))
 		return;
-	}
 	z0 = zc_frames(x->nic);
 	CHECK(one_send(x, a, b, &x->prov, MSG), "a %u B send from provider memory arrives", MSG);
 	z1 = zc_frames(x->nic);
@@ -170,7 +180,7 @@ test_counted(struct sess *x)
 static void
 test_ownership(struct sess *x, VIP_RELIABILITY_LEVEL lv, const char *lvname, bool write)
 {
-	VIP_VI_HANDLE a = vi_new(x, lv, MSG), b = vi_new(x, lv, MSG);
+	VIP_VI_HANDLE a, b;
 	uint8_t *buf, *want, *dst;
 	VIP_DESCRIPTOR *s, *r = NULL, *out;
 	uint64_t t0, ts, z0;
@@ -179,10 +189,8 @@ test_ownership(struct sess *x, VIP_RELIABILITY_LEVEL lv, const char *lvname, boo
 	h_note("%s %s from provider memory through a NIC holding frames %u ms (VIA §6.1)",
 	       lvname, write ? "RDMA Write" : "send", HOLD_MS);
 	snprintf(tag, sizeof(tag), "own-%s-%d", lvname, write);
-	if (!h_connect(x->nic, a, x->nic, b, tag, 10000)) {
-		h_pair_drop(a, b);
+	if (!pair_open(x, lv, MSG, tag, &a, &b))
 		return;
-	}
 	buf = h_mem_get(&x->prov, MSG, 64);
 	dst = h_mem_get(&x->prov, MSG, 64);
 	want = h_mem_get(&x->heap, MSG, 64);
@@ -244,16 +252,13 @@ test_ownership(struct sess *x, VIP_RELIABILITY_LEVEL lv, const char *lvname, boo
 static void
 test_post_desc_behind(struct sess *x)
 {
-	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG),
-		      b = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG);
+	VIP_VI_HANDLE a, b;
 	VIP_DESCRIPTOR *s, *bad, *r, *out = NULL;
 	uint8_t *buf;
 
 	h_note("an unusable descriptor posted behind a held zero-copy send (§9.9.1, §6.1)");
-	if (!h_connect(x->nic, a, x->nic, b, "post-desc", 10000)) {
-		h_pair_drop(a, b);
+	if (!pair_open(x, VIP_SERVICE_UNRELIABLE, MSG, "post-desc", &a, &b))
 		return;
-	}
 	buf = h_mem_get(&x->prov, MSG, 64);
 	fill(buf, MSG);
 	r = h_desc1(h_mem_get(&x->prov, 128, 64), h_mem_get(&x->prov, MSG, 64), x->prov.mh, MSG,
@@ -285,16 +290,16 @@ test_post_desc_behind(struct sess *x)
 static void
 test_free_in_flight(struct sess *x)
 {
-	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG),
-		      b = vi_new(x, VIP_SERVICE_UNRELIABLE, MSG);
+	VIP_VI_HANDLE a, b;
 	VIP_MEM_ATTRIBUTES ma;
 	VIP_MEM_HANDLE mh;
 	VIP_DESCRIPTOR *s, *r, *out;
 	uint8_t *alloc = NULL, *dst, *want;
 
 	h_note("VipDpdkFreeMem while the NIC holds frames pointing into the allocation");
-	if (!h_connect(x->nic, a, x->nic, b, "free-in-flight", 10000) ||
-	    !CHECK_RET(VipDpdkAllocMem(x->nic, MSG, (VIP_PVOID *)&alloc), VIP_SUCCESS,
+	if (!pair_open(x, VIP_SERVICE_UNRELIABLE, MSG, "free-in-flight", &a, &b))
+		return;
+	if (!CHECK_RET(VipDpdkAllocMem(x->nic, MSG, (VIP_PVOID *)&alloc), VIP_SUCCESS,
 		       "VipDpdkAllocMem %u B", MSG)) {
 		h_pair_drop(a, b);
 		return;
@@ -346,16 +351,16 @@ test_break_mid_message(struct sess *x)
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = x->pt;
 	for (i = 0; i < 6 && viad_alive(x->v); i++) {
-		VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, BIG),
-			      b = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, BIG);
+		VIP_VI_HANDLE a, b;
 		VIP_DESCRIPTOR *s, *r, *out;
 		VIP_MEM_HANDLE mh;
 		uint8_t *alloc = NULL;
 		char tag[32];
 
 		snprintf(tag, sizeof(tag), "mid-%u", i);
-		if (!h_connect(x->nic, a, x->nic, b, tag, 10000) ||
-		    VipDpdkAllocMem(x->nic, BIG, (VIP_PVOID *)&alloc) != VIP_SUCCESS) {
+		if (!pair_open(x, VIP_SERVICE_RELIABLE_DELIVERY, BIG, tag, &a, &b))
+			break;
+		if (VipDpdkAllocMem(x->nic, BIG, (VIP_PVOID *)&alloc) != VIP_SUCCESS) {
 			h_pair_drop(a, b);
 			break;
 		}
@@ -387,13 +392,12 @@ test_break_mid_message(struct sess *x)
 static void
 test_leave_in_flight(struct sess *x)
 {
-	VIP_VI_HANDLE a = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, MSG),
-		      b = vi_new(x, VIP_SERVICE_RELIABLE_DELIVERY, MSG);
+	VIP_VI_HANDLE a, b;
 	uint8_t *buf, *dst;
 	VIP_DESCRIPTOR *out;
 
 	h_note("VipCloseNic, then viad's stop, while the NIC holds zero-copy frames");
-	if (!h_connect(x->nic, a, x->nic, b, "leave", 10000))
+	if (!pair_open(x, VIP_SERVICE_RELIABLE_DELIVERY, MSG, "leave", &a, &b))
 		return;
 	buf = h_mem_get(&x->prov, MSG, 64);
 	dst = h_mem_get(&x->prov, MSG, 64);
