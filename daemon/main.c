@@ -295,6 +295,31 @@ bell_masks_init(struct viad *d)
 	}
 }
 
+/*
+ * Poll lcores that may run on the same CPU take turns on it: each spins
+ * while the other waits, so work waits a scheduler slice (and in adaptive
+ * mode they may sleep past each other's wake-up: design.md section 14).
+ */
+static void
+warn_shared_cpus(const struct viad *d)
+{
+	unsigned i, j;
+
+	for (i = 0; i < d->nb_shards; i++) {
+		rte_cpuset_t a = rte_lcore_cpuset(d->shards[i].lcore);
+
+		for (j = i + 1; j < d->nb_shards; j++) {
+			rte_cpuset_t b = rte_lcore_cpuset(d->shards[j].lcore), both;
+
+			CPU_AND(&both, &a, &b);
+			if (CPU_COUNT(&both) > 0)
+				VLOG_WARN("poll lcores %u and %u share a CPU: they take turns on "
+					  "it; give each its own (EAL --lcores)",
+					  d->shards[i].lcore, d->shards[j].lcore);
+		}
+	}
+}
+
 /* One shard of the data path per worker lcore, in launch order. */
 static void
 shards_init(struct viad *d)
@@ -317,6 +342,7 @@ shards_init(struct viad *d)
 	bell_masks_init(d);
 	VLOG_INFO("%u poll lcore(s): VIs are spread over them, a VI stays on its own",
 		  d->nb_shards);
+	warn_shared_cpus(d);
 }
 
 int
