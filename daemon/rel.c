@@ -52,14 +52,12 @@ via_sq_room(struct via_vi *vi)
 {
 	struct via_vi_rel *r = &vi->rel;
 	uint32_t need = frames_per_message(vi);
-	/* a message is a frame at least: as many held completions as frames
-	 * in flight; every level holds some (zero copy, zc.c) */
-	uint32_t size = via_pow2_ceil(RTE_MAX(2 * need, (uint32_t)REL_MIN_WINDOW));
 
 	/* sized at the first send: a VI whose messages grew since (new
 	 * attributes, a smaller frame payload of a new connection) gets
-	 * larger ones once they are empty, or it could never send */
-	if (r->pend != NULL && size > r->pend_size && r->pend_head == r->pend_tail &&
+	 * larger ones once they are empty, or it could never send (pend_size
+	 * is a power of two: 2 * need above it is a larger size below) */
+	if (r->pend != NULL && 2 * need > r->pend_size && r->pend_head == r->pend_tail &&
 	    r->snd_una == r->snd_nxt) {
 		free(r->pend);
 		free(r->win);
@@ -68,6 +66,10 @@ via_sq_room(struct via_vi *vi)
 		r->pend_size = r->win_size = 0;
 	}
 	if (r->pend == NULL) {
+		/* a message is a frame at least: as many held completions as
+		 * frames in flight; every level holds some (zero copy, zc.c) */
+		uint32_t size = via_pow2_ceil(RTE_MAX(2 * need, (uint32_t)REL_MIN_WINDOW));
+
 		r->pend = calloc(size, sizeof(*r->pend));
 		if (r->pend == NULL)
 			return false;

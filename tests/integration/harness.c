@@ -47,12 +47,18 @@ h_viad_set_nofile(unsigned n)
 }
 
 uint64_t
-h_now_ms(void)
+h_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+h_now_ms(void)
+{
+	return h_now_ns() / 1000000u;
 }
 
 void

@@ -53,6 +53,8 @@ unsigned h_failures(void);
 uint64_t h_seed(void);
 /** xorshift64* step. */
 uint64_t h_rand(uint64_t *state);
+/** Monotonic nanoseconds. */
+uint64_t h_now_ns(void);
 /** Monotonic milliseconds. */
 uint64_t h_now_ms(void);
 /** Sleep @p ms milliseconds. */

@@ -44,7 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -79,15 +78,6 @@ async_errors(void)
 	for (c = VIP_ERROR_POST_DESC; c <= VIP_ERROR_CATASTROPHIC; c++)
 		n += h_err_count((VIP_ERROR_CODE)c, NULL);
 	return n;
-}
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* A session of via0 with a protection tag, its errors to h_err_handler. */
@@ -664,11 +654,11 @@ drop:
 dereg:
 	t0 = h_now_ms();
 	bad = 0;
-	slice_ns[0] = now_ns();
+	slice_ns[0] = h_now_ns();
 	for (i = 0; i < reg; i++) {
 		bad += VipDeregisterMem(nic, base + (size_t)i * slice, mh[i]) != VIP_SUCCESS;
 		if ((i + 1) % hundredth == 0 && i + 1 <= 100 * hundredth)
-			slice_ns[(i + 1) / hundredth] = now_ns();
+			slice_ns[(i + 1) / hundredth] = h_now_ns();
 	}
 	t_all = h_now_ms() - t0;
 	CHECK(bad == 0, "deregister the %u regions, oldest first (%u failed; %llu ms)", reg, bad,
@@ -1007,7 +997,7 @@ round_trip(struct pingpong *p, char *why, size_t whylen)
 	}
 	fill(p->xsb, MSG_SMALL, key);
 	h_desc1(p->xs, p->xsb, p->mh, MSG_SMALL, true);
-	t0 = now_ns();
+	t0 = h_now_ns();
 	if (VipPostSend(p->x, p->xs, p->mh) != VIP_SUCCESS) {
 		snprintf(why, whylen, "post the ping");
 		return 0;
@@ -1022,7 +1012,7 @@ round_trip(struct pingpong *p, char *why, size_t whylen)
 	}
 	if (!pp_expect(p->y, p->ys, p->x, p->xr, p->xrb, key + 1, "pong", why, whylen))
 		return 0;
-	t0 = now_ns() - t0;
+	t0 = h_now_ns() - t0;
 	if (VipSendWait(p->x, WAIT_MS, &out) != VIP_SUCCESS || out->CS.Status != ST_SEND_OK ||
 	    VipSendWait(p->y, WAIT_MS, &out) != VIP_SUCCESS || out->CS.Status != ST_SEND_OK) {
 		snprintf(why, whylen, "send completions of round trip %" PRIu64, key / 2);
@@ -1037,7 +1027,7 @@ static void
 pingpong_run(struct pingpong *p, unsigned ms, uint64_t *rtt, unsigned cap, struct pp_result *res,
 	     const struct cpu_waits *w)
 {
-	uint64_t start = now_ns(), last = start, end = start + (uint64_t)ms * 1000000u, now = start;
+	uint64_t start = h_now_ns(), last = start, end = start + (uint64_t)ms * 1000000u, now = start;
 	uint64_t before[1 + MAX_LCORES] = { 0 }, after[1 + MAX_LCORES] = { 0 };
 	unsigned nw = w != NULL ? 1 + w->nb_lcores : 0, i;
 
@@ -1047,7 +1037,7 @@ pingpong_run(struct pingpong *p, unsigned ms, uint64_t *rtt, unsigned cap, struc
 	while (!p->broken && res->n < cap) {
 		uint64_t t = round_trip(p, res->why, sizeof(res->why)), gap, wait = 0, unexplained;
 
-		now = now_ns();
+		now = h_now_ns();
 		if (t == 0) {
 			res->bad++;
 			p->broken = true;
@@ -1069,7 +1059,7 @@ pingpong_run(struct pingpong *p, unsigned ms, uint64_t *rtt, unsigned cap, struc
 		}
 		if (unexplained > res->max_unexplained)
 			res->max_unexplained = unexplained;
-		last = now_ns();
+		last = h_now_ns();
 		rtt[res->n++] = t;
 		if (now >= end)
 			break;
@@ -1206,9 +1196,9 @@ test_fairness(void)
 		char what[64];
 
 		r0 = __atomic_load_n(&bk->recvd, __ATOMIC_ACQUIRE);
-		t0 = now_ns();
+		t0 = h_now_ns();
 		pingpong_run(&pp, 2000, rtt, CAP, &busy, &cw);
-		t1 = now_ns();
+		t1 = h_now_ns();
 		r1 = __atomic_load_n(&bk->recvd, __ATOMIC_ACQUIRE);
 		round_trips += busy.n;
 		snprintf(what, sizeof(what), "64 B round trips beside the stream, window %u", w + 1);
