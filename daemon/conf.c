@@ -138,6 +138,8 @@ static const struct conf_key conf_keys[] = {
 	  G(session_shm_bytes), 2 * MiB, 4 * GiB, NULL },
 	{ SECT_LIMITS, "max_alloc_bytes", CT_UINT, CF_SIZE,
 	  G(max_alloc_bytes), 4 * KiB, 1 * TiB, NULL },
+	{ SECT_LIMITS, "max_in_place_bytes", CT_UINT, CF_SIZE,
+	  G(max_in_place_bytes), 4 * KiB, 1024 * TiB, NULL },
 	{ SECT_LIMITS, "max_discriminator_len", CT_UINT, 0,
 	  G(max_discriminator_len), 16, 256, NULL },
 
@@ -205,6 +207,7 @@ static const struct via_conf conf_defaults = {
 	.max_register_bytes = 64 * GiB,
 	.session_shm_bytes = 32 * MiB,
 	.max_alloc_bytes = 1 * GiB,
+	.max_in_place_bytes = 16 * GiB,
 	.max_discriminator_len = 64,
 	.nb_ports = 0,
 };

@@ -114,6 +114,7 @@ struct via_conf {
 	uint64_t max_register_bytes;
 	uint64_t session_shm_bytes;	/**< each client's shared segment */
 	uint64_t max_alloc_bytes;	/**< per-session VipDpdkAllocMem cap */
+	uint64_t max_in_place_bytes;	/**< per-session cap on ordinary memory mapped in place */
 	uint32_t max_discriminator_len;
 
 	/* [port] sections, in file order */

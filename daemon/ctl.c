@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -100,7 +103,7 @@ h_mem_register(struct viad *d, struct via_session *s, const void *req, void *rep
 	struct via_ctl_id *r = rep;
 
 	(void)fd_out;
-	return via_mr_register(d, s, q->addr, q->len, &q->attr, &r->id);
+	return via_mr_register(d, s, q, &r->id);
 }
 
 static int
@@ -426,6 +429,103 @@ h_wake_fd(struct viad *d, struct via_session *s, const void *req, void *rep, int
 	return *fd_out < 0 ? -errno : 0;
 }
 
+/* epoll keys besides session ids */
+#define EP_LISTEN  UINT64_MAX
+#define EP_SIGNAL  (UINT64_MAX - 1)
+#define EP_CM      (UINT64_MAX - 2)  /* viad.cm_fd: frames for the connection manager */
+#define EP_PIDFD   (1ull << 32)      /* | session id: the session's process exited */
+#define EP_WITNESS (2ull << 32)      /* | session id: its program exec'd or exited */
+
+/* the control thread's epoll set (via_ctl_run) */
+static int ctl_epoll = -1;
+
+/* The share file: a memfd as lib/vipl_pages.c makes it, which cannot shrink
+ * under viad's mappings. @return 0, -EINVAL */
+static int
+check_share_file(int fd)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != VIA_SHARE_FILE_SIZE || seals < 0 || !(seals & F_SEAL_SHRINK) ||
+	    (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR)
+		return -EINVAL;
+	return 0;
+}
+
+/* Some process's /proc/PID/mem, open for reading and writing. Whose does
+ * not matter: a client can only open those whose memory it may write
+ * itself. @return 0, -EINVAL */
+static int
+check_proc_mem(int fd)
+{
+	char link[64], target[64];
+	struct statfs sf;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0 || fstatfs(fd, &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC ||
+	    (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR)
+		return -EINVAL;
+	target[n] = '\0';
+	return n >= 4 && strcmp(target + n - 4, "/mem") == 0 ? 0 : -EINVAL;
+}
+
+/* The read end of a pipe: its hang-up ends the session. @return 0, -EINVAL, -errno */
+static int
+watch_witness(struct via_session *s, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = EP_WITNESS | s->id };
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) ||
+	    (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY)
+		return -EINVAL;
+	return epoll_ctl(ctl_epoll, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
+}
+
+/* CLIENT_FD: keep one of the client program's fds (via_ctl.h says which). */
+static int
+h_client_fd(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_client_fd_req *q = req;
+	int fd = s->in_fd, *slot, rc;
+
+	(void)d;
+	(void)rep;
+	(void)fd_out;
+	if (fd < 0)
+		return -EBADF;
+	switch (q->kind) {
+	case VIA_CTL_FD_SHARE_FILE:
+		slot = &s->share_fd;
+		rc = check_share_file(fd);
+		break;
+	case VIA_CTL_FD_PROC_MEM:
+		slot = &s->mem_fd;
+		rc = check_proc_mem(fd);
+		break;
+	case VIA_CTL_FD_EXEC_WITNESS:
+		slot = &s->witness_fd;
+		rc = *slot >= 0 ? -EALREADY : watch_witness(s, fd);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (rc == 0 && *slot >= 0)
+		rc = -EALREADY;
+	if (rc != 0) {
+		VLOG_WARN("session %u (pid %d): client fd of kind %u refused (%s)", s->id,
+			  (int)s->pid, q->kind, strerror(-rc));
+		return rc;
+	}
+	*slot = fd;
+	s->in_fd = -1;
+	return 0;
+}
+
 static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_OPEN] = h_open,
 	[VIA_CTL_PTAG_CREATE] = h_ptag_create,
@@ -457,6 +557,7 @@ static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_PEER_WAIT] = h_peer_wait,
 	[VIA_CTL_CQ_RESIZE] = h_cq_resize,
 	[VIA_CTL_WAKE_FD] = h_wake_fd,
+	[VIA_CTL_CLIENT_FD] = h_client_fd,
 };
 
 _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one handler per op");
@@ -527,6 +628,11 @@ dispatch(struct viad *d, struct via_session *s)
 	}
 	/* only a successful OPEN or ALLOC carries an fd, which was the
 	 * handler's to give: it is closed once sent */
+	/* a request's fd is the handler's to keep; one it did not keep goes */
+	if (s->in_fd >= 0) {
+		close(s->in_fd);
+		s->in_fd = -1;
+	}
 	via_ctl_hdr_init(&rh, q->op, 1, q->seq, rc);
 	rc = via_ctl_send(s->sock, &rh, rep, fd);
 	if (fd >= 0)
@@ -536,6 +642,46 @@ dispatch(struct viad *d, struct via_session *s)
 		VLOG_INFO("session %u: reply lost (%s); closing", s->id, strerror(-rc));
 		session_end(d, s);
 	}
+}
+
+/*
+ * recv() that also takes the fds passed with the bytes: the first is kept
+ * in s->in_fd for the request being read (a CLIENT_FD request's), any
+ * other is closed.
+ */
+static ssize_t
+recv_with_fd(struct via_session *s, void *buf, size_t len)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} cbuf;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
+	};
+	ssize_t n = recvmsg(s->sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	struct cmsghdr *cm;
+
+	if (n < 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t nfds = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < nfds; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (s->in_fd < 0)
+				s->in_fd = f;
+			else
+				close(f);
+		}
+	}
+	return n;
 }
 
 /* Read what is available; dispatch each complete message. */
@@ -548,7 +694,7 @@ session_readable(struct viad *d, struct via_session *s)
 		size_t want = sizeof(in->hdr) + (in->got >= sizeof(in->hdr) ? in->hdr.len : 0);
 		uint8_t *dst = in->got < sizeof(in->hdr) ? (uint8_t *)&in->hdr + in->got
 							 : in->body + (in->got - sizeof(in->hdr));
-		ssize_t n = recv(s->sock, dst, want - in->got, MSG_DONTWAIT);
+		ssize_t n = recv_with_fd(s, dst, want - in->got);
 		int rc;
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -578,12 +724,6 @@ session_readable(struct viad *d, struct via_session *s)
 		return;
 	}
 }
-
-/* epoll keys besides session ids */
-#define EP_LISTEN UINT64_MAX
-#define EP_SIGNAL (UINT64_MAX - 1)
-#define EP_CM     (UINT64_MAX - 2)  /* viad.cm_fd: frames for the connection manager */
-#define EP_PIDFD  (1ull << 32)      /* | session id: the session's process exited */
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77   /* Linux 6.5; the libc headers of Debian 12 predate it */
@@ -761,6 +901,7 @@ via_ctl_run(struct viad *d, int lfd)
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || ep < 0)
 		return -errno;
+	ctl_epoll = ep;
 	ev[0].events = EPOLLIN;
 	ev[0].data.u64 = EP_LISTEN;
 	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev[0]);
@@ -808,6 +949,13 @@ via_ctl_run(struct viad *d, int lfd)
 				if (s != NULL && (key & EP_PIDFD)) {
 					VLOG_INFO("session %u (pid %d): the process exited", s->id,
 						  (int)s->pid);
+					session_end(d, s);
+				} else if (s != NULL && (key & EP_WITNESS)) {
+					/* its memory is another program's now: no access
+					 * to it may outlive the one that registered it */
+					VLOG_WARN("session %u (pid %d): the program was replaced "
+						  "(exec) or closed the library; the session ends",
+						  s->id, (int)s->pid);
 					session_end(d, s);
 				} else if (s != NULL) {
 					session_readable(d, s);

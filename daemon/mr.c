@@ -7,6 +7,7 @@
  * resolves for this one (VIA §3.2.1: handles are per process).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -26,52 +27,116 @@ attr_valid(struct viad *d, struct via_session *s, const struct via_ctl_mem_attr 
 	return true;
 }
 
+static const char *const copied_reason_names[VIA_CTL_COPIED_REASON_COUNT] = {
+	[VIA_CTL_COPIED_NONE] = "no reason given",
+	[VIA_CTL_COPIED_FILE] = "a private file mapping",
+	[VIA_CTL_COPIED_READ_ONLY] = "read-only pages",
+	[VIA_CTL_COPIED_SHARED] = "a shared mapping of another object",
+	[VIA_CTL_COPIED_STACK] = "a stack",
+	[VIA_CTL_COPIED_HIGH] = "above the share file",
+	[VIA_CTL_COPIED_NO_SWITCH] = "no userfaultfd write protection in the client",
+	[VIA_CTL_COPIED_SWITCH_FAILED] = "the switch failed in the client",
+};
+
+/*
+ * Where viad reaches the region's bytes: provider memory it knows, a view
+ * of the share file (in place), or the program's /proc/self/mem (copied,
+ * logged with the client's reason: a copy is a system call per access).
+ */
+static int
+place(struct viad *d, struct via_session *s, struct via_mr *mr,
+      const struct via_ctl_mem_register_req *q)
+{
+	int rc;
+
+	mr->pmem = via_pmem_find(s, q->addr, q->len);
+	if (mr->pmem != NULL) {
+		mr->writable = true;
+		mr->pmem->refs++;
+		return 0;
+	}
+	if (q->placement == VIA_CTL_MEM_IN_PLACE) {
+		if (s->in_place_bytes + mr->page_len > d->conf.max_in_place_bytes) {
+			VLOG_WARN("session %u (pid %d): %" PRIu64 " bytes more in place would pass "
+				  "max_in_place_bytes (%" PRIu64 "); refused", s->id, (int)s->pid,
+				  mr->page_len, d->conf.max_in_place_bytes);
+			return -ENOSPC;
+		}
+		rc = via_pmem_view_get(s, mr->page_base, mr->page_len, &mr->pmem);
+		if (rc != 0)
+			return rc;
+		/* the library moves only writable pages in place; a client that
+		 * says otherwise writes to its own file, nothing else */
+		mr->writable = true;
+		s->in_place_bytes += mr->page_len;
+		d->counters.regions_in_place++;
+		return 0;
+	}
+	if (q->placement != VIA_CTL_MEM_COPIED || q->reason >= VIA_CTL_COPIED_REASON_COUNT ||
+	    s->mem_fd < 0)
+		return -EINVAL;
+	rc = via_procmem_check(s->pid, mr->page_base, mr->page_len, &mr->writable);
+	if (rc != 0)
+		return rc == -EFAULT ? -EINVAL : rc;
+	VLOG_INFO("session %u (pid %d): region at %#" PRIx64 " (%" PRIu64 " bytes) is copied "
+		  "through /proc/%d/mem, not shared in place: %s", s->id, (int)s->pid, q->addr,
+		  q->len, (int)s->pid, copied_reason_names[q->reason]);
+	d->counters.regions_copied++;
+	return 0;
+}
+
+/* The reverse of place(). */
+static void
+unplace(struct via_session *s, struct via_mr *mr)
+{
+	if (mr->pmem == NULL)
+		return;
+	if (mr->pmem->view) {
+		s->in_place_bytes -= mr->page_len;
+		via_pmem_view_put(s, mr->pmem);
+	} else {
+		mr->pmem->refs--;
+	}
+}
+
 int
-via_mr_register(struct viad *d, struct via_session *s, uint64_t addr, uint64_t len,
-		const struct via_ctl_mem_attr *attr, uint32_t *handle)
+via_mr_register(struct viad *d, struct via_session *s, const struct via_ctl_mem_register_req *q,
+		uint32_t *handle)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct via_mr *mr;
 	int rc;
 
-	if (len == 0 || addr + len < addr)
+	if (q->len == 0 || q->addr + q->len < q->addr)
 		return -EINVAL;
-	if (!attr_valid(d, s, attr, &rc))
+	if (!attr_valid(d, s, &q->attr, &rc))
 		return rc;
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return -ENOMEM;
-	mr->addr = addr;
-	mr->len = len;
-	mr->page_base = addr & ~(page - 1);
-	mr->page_len = VIA_ALIGN_UP(addr + len, page) - mr->page_base;
-	mr->ptag = attr->ptag;
-	mr->rdma_write = attr->rdma_write;
-	mr->rdma_read = attr->rdma_read;
-	mr->pmem = via_pmem_find(s, addr, len);
-	if (mr->pmem != NULL) {
-		mr->writable = true;
-	} else {
-		rc = via_procmem_check(s->pid, mr->page_base, mr->page_len, &mr->writable);
-		if (rc != 0) {
-			free(mr);
-			return rc == -EFAULT ? -EINVAL : rc;
-		}
+	mr->addr = q->addr;
+	mr->len = q->len;
+	mr->page_base = q->addr & ~(page - 1);
+	mr->page_len = VIA_ALIGN_UP(q->addr + q->len, page) - mr->page_base;
+	mr->ptag = q->attr.ptag;
+	mr->rdma_write = q->attr.rdma_write;
+	mr->rdma_read = q->attr.rdma_read;
+	rc = place(d, s, mr, q);
+	if (rc == 0) {
+		if (mr->page_len > d->conf.max_register_bytes ||
+		    d->counters.bytes_registered + mr->page_len > d->conf.max_register_bytes)
+			rc = -ENOSPC;
+		else
+			rc = via_idtab_alloc(&d->mrs, mr, &mr->handle);
+		if (rc != 0)
+			unplace(s, mr);
 	}
-	if (mr->page_len > d->conf.max_register_bytes ||
-	    d->counters.bytes_registered + mr->page_len > d->conf.max_register_bytes) {
-		free(mr);
-		return -ENOSPC;
-	}
-	rc = via_idtab_alloc(&d->mrs, mr, &mr->handle);
 	if (rc != 0) {
 		free(mr);
 		return rc;
 	}
 	mr->owner = s;
-	via_ptag_get(d, s, attr->ptag)->refs++;
-	if (mr->pmem != NULL)
-		mr->pmem->refs++;
+	via_ptag_get(d, s, q->attr.ptag)->refs++;
 	d->counters.bytes_registered += mr->page_len;
 	TAILQ_INSERT_TAIL(&s->mrs, mr, link);
 	d->counters.regions_registered++;
@@ -97,8 +162,7 @@ via_mr_deregister(struct viad *d, struct via_session *s, uint64_t addr, uint32_t
 	TAILQ_REMOVE(&s->mrs, mr, link);
 	via_idtab_free(&d->mrs, handle);
 	via_ptag_get(d, s, mr->ptag)->refs--;
-	if (mr->pmem != NULL)
-		mr->pmem->refs--;
+	unplace(s, mr);
 	d->counters.bytes_registered -= mr->page_len;
 	free(mr);
 	return 0;

@@ -5,10 +5,17 @@
  * no cross-memory copy. The client reports where it mapped each one; a lie
  * only misdirects the client's own data, since viad touches nothing but its
  * own mapping of that client's allocation.
+ *
+ * Views: ordinary memory registered in place lives in the client's share
+ * file at offset = address (lib/vipl_pages.c); viad maps windows of that
+ * file and treats each as a provider allocation of its own (direct access,
+ * zero-copy transmit, pins). A client that lies about which of its pages
+ * are in the file only misdirects its own data there too.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "viad.h"
 
@@ -119,6 +126,63 @@ via_pmem_free(struct viad *d, struct via_session *s, uint32_t id)
 	}
 	pmem_destroy(p);
 	return 0;
+}
+
+/* Windows of the share file one mapping covers: few mappings for many
+ * regions, at the price of address space only (the file is sparse) */
+#define VIEW_ALIGN (UINT64_C(1) << 30)
+
+int
+via_pmem_view_get(struct via_session *s, uint64_t base, uint64_t len, struct via_pmem **out)
+{
+	uint64_t lo = base & ~(VIEW_ALIGN - 1), hi = VIA_ALIGN_UP(base + len, VIEW_ALIGN);
+	struct via_pmem *v;
+	void *va;
+
+	if (s->share_fd < 0 || len == 0 || base + len < base || base + len > VIA_SHARE_FILE_SIZE)
+		return -EINVAL;
+	TAILQ_FOREACH(v, &s->views, link) {
+		if (base >= v->client_va && base + len <= v->client_va + v->shm.len) {
+			v->refs++;
+			*out = v;
+			return 0;
+		}
+	}
+	if (hi > VIA_SHARE_FILE_SIZE)
+		hi = VIA_SHARE_FILE_SIZE;
+	v = calloc(1, sizeof(*v));
+	if (v == NULL)
+		return -ENOMEM;
+	/* the file is sealed against shrinking: no access to it can fault */
+	va = mmap(NULL, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, s->share_fd,
+		  (off_t)lo);
+	if (va == MAP_FAILED) {
+		free(v);
+		return -ENOMEM;
+	}
+	v->owner = s;
+	v->view = true;
+	v->refs = 1;
+	v->shm = (struct via_shm){ .fd = -1, .va = va, .len = hi - lo };
+	v->client_va = lo;
+	TAILQ_INSERT_TAIL(&s->views, v, link);
+	*out = v;
+	return 0;
+}
+
+void
+via_pmem_view_put(struct via_session *s, struct via_pmem *v)
+{
+	if (--v->refs != 0)
+		return;
+	TAILQ_REMOVE(&s->views, v, link);
+	/* as via_pmem_free(): frames in flight still read it */
+	if (__atomic_load_n(&v->pins, __ATOMIC_ACQUIRE) != 0) {
+		v->owner = NULL;
+		v->freed = true;
+		return;
+	}
+	pmem_destroy(v);
 }
 
 struct via_pmem *

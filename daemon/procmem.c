@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Access to a client's memory. Provider memory is mapped by viad too and
- * moved in place. Ordinary memory is validated at registration against the
- * client's own /proc/PID/maps (never trusting the client) and moved with
- * process_vm_readv/writev (cross-memory attach), which can only ever touch
- * that client's address space.
+ * Access to a client's memory. Provider memory and ordinary memory
+ * registered in place are mapped by viad too and moved with loads and
+ * stores. Copied ordinary memory is validated at registration against the
+ * client's /proc/PID/maps and moved through the client program's own
+ * /proc/self/mem (given at session start): that fd reaches the address
+ * space of the program that opened it and no other, so an exec, which
+ * replaces the address space, ends viad's access to it (pread returns 0).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/uio.h>
+#include <unistd.h>
 
 #include "viad.h"
 
@@ -64,15 +66,24 @@ via_mem_direct(const struct via_mr *mr, uint64_t va)
 static int
 procmem_rw(const struct via_session *s, uint64_t va, void *buf, size_t len, bool write)
 {
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)va, .iov_len = len };
 	ssize_t n;
 
-	n = write ? process_vm_writev(s->pid, &local, 1, &remote, 1, 0)
-		  : process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
+	if (s->mem_fd < 0)
+		return -ESRCH;
+	n = write ? pwrite(s->mem_fd, buf, len, (off_t)va) : pread(s->mem_fd, buf, len, (off_t)va);
 	if (n == (ssize_t)len)
 		return 0;
-	return n < 0 ? -errno : -EFAULT;
+	if (n == 0) {
+		/* no address space behind the fd: the program exec'd or exited */
+		bool *logged = (bool *)&s->mem_gone_logged;
+
+		if (!__atomic_exchange_n(logged, true, __ATOMIC_RELAXED))
+			VLOG_WARN("session %u (pid %d): the program that registered its copied "
+				  "regions is gone (exec or exit): they are no longer reachable",
+				  s->id, (int)s->pid);
+		return -ESRCH;
+	}
+	return -EFAULT;
 }
 
 int

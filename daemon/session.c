@@ -68,6 +68,8 @@ via_session_new(struct viad *d, int sock, struct via_session **out)
 	s->sock = sock;
 	s->pidfd = -1;
 	s->seg.fd = -1;
+	s->in_fd = s->share_fd = s->mem_fd = s->witness_fd = -1;
+	TAILQ_INIT(&s->views);
 	TAILQ_INIT(&s->ptags);
 	TAILQ_INIT(&s->mrs);
 	TAILQ_INIT(&s->cqs);
@@ -215,5 +217,14 @@ via_session_close(struct viad *d, struct via_session *s)
 		close(s->sock);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
+	/* every region is gone, and with it every view of the share file */
+	{
+		int fds[] = { s->in_fd, s->share_fd, s->mem_fd, s->witness_fd };
+
+		for (unsigned i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+			if (fds[i] >= 0)
+				close(fds[i]);
+		}
+	}
 	free(s);
 }

@@ -149,17 +149,19 @@ struct via_mr;
 struct via_session;
 
 /**
- * Copy @p len bytes at client address @p va of region @p mr into @p dst
- * (in place from provider memory, by process_vm_readv otherwise). The
- * caller has checked the range with via_mr_check().
- * @return 0, -EFAULT (the client unmapped it), -ESRCH (the client is gone)
+ * Copy @p len bytes at client address @p va of region @p mr into @p dst:
+ * in place from provider memory and in-place regions, through the client
+ * program's /proc/self/mem otherwise. The caller has checked the range
+ * with via_mr_check().
+ * @return 0, -EFAULT (the client unmapped it), -ESRCH (the program is gone:
+ *         it exited or exec replaced it; logged once per session)
  */
 int via_mem_read(const struct via_session *s, const struct via_mr *mr, uint64_t va,
 		 void *dst, size_t len);
 /** The other direction; same errors. */
 int via_mem_write(const struct via_session *s, const struct via_mr *mr, uint64_t va,
 		  const void *src, size_t len);
-/** viad's own address of [va, va+len) of a provider-memory region, or NULL. */
+/** viad's own address of @p va in a region mapped in place, or NULL (copied). */
 void *via_mem_direct(const struct via_mr *mr, uint64_t va);
 
 /* ---- the daemon ------------------------------------------------------- */
@@ -314,6 +316,20 @@ struct via_session {
 	struct via_cq_list cqs;
 	struct via_vi_list vis;
 	struct via_pmem_list pmems;
+
+	/*
+	 * The client program's fds (CLIENT_FD; docs/design.md, "Registered
+	 * ordinary memory"), -1 until given. Through them viad reaches that
+	 * program's ordinary memory, and only that program's: an exec ends
+	 * the witness (the session ends) and the mem fd (copies fail).
+	 */
+	int in_fd;                  /**< an fd that came with the request being read */
+	int share_fd;               /**< the process's share file: in-place regions */
+	int mem_fd;                 /**< its /proc/self/mem: copied regions */
+	int witness_fd;             /**< hangs up at the program's exec or exit */
+	bool mem_gone_logged;       /**< logged that mem_fd no longer reaches a program */
+	uint64_t in_place_bytes;    /**< pages of its in-place regions (max_in_place_bytes) */
+	struct via_pmem_list views; /**< viad's mappings of share_fd */
 };
 
 /** @return 0, -ENOSPC (max_sessions), -ENOMEM */
@@ -363,8 +379,9 @@ struct via_pmem {
 	 *  unpin under their own locks); it stays mapped while any does */
 	uint32_t pins;
 	bool freed;           /**< freed by its client while pinned: unmapped at the last unpin */
+	bool view;            /**< a view of the session's share file, not an allocation */
 	struct via_shm shm;
-	uint64_t client_va;   /**< reported by ALLOC_MAPPED; 0 until then */
+	uint64_t client_va;   /**< reported by ALLOC_MAPPED (0 until then); a view's first address */
 };
 
 /** @return 0, -EINVAL (len 0), -ENOSPC (per-session cap), -ENOMEM */
@@ -377,6 +394,15 @@ void via_pmem_unpin(struct via_pmem *p);
 int via_pmem_mapped(struct viad *d, struct via_session *s, uint32_t id, uint64_t client_va);
 /** @return 0, -ENOENT, -EBUSY (regions still in it) */
 int via_pmem_free(struct viad *d, struct via_session *s, uint32_t id);
+/**
+ * A view of the session's share file that covers the client pages
+ * [@p base, @p base + @p len), counted as one more region in it: an
+ * existing one, or a new mapping of the 1 GiB-aligned windows around them.
+ * @return 0 and *@p out; -EINVAL (no share file, out of its range), -ENOMEM
+ */
+int via_pmem_view_get(struct via_session *s, uint64_t base, uint64_t len, struct via_pmem **out);
+/** One region fewer in view @p v: the last one unmaps it (at its last unpin). */
+void via_pmem_view_put(struct via_session *s, struct via_pmem *v);
 /** The session's allocation wholly containing [va, va+len), or NULL. */
 struct via_pmem *via_pmem_find(struct via_session *s, uint64_t va, uint64_t len);
 
@@ -406,13 +432,16 @@ struct via_mr {
 };
 
 /**
- * Register [addr, addr+len) of the session's process.
- * @return 0 and *handle; -EINVAL (len 0, wraps, unmapped range);
- *         -ESRCH (bad ptag); -EOPNOTSUPP (RDMA Read requested, unsupported);
- *         -ENOSPC (max_regions or max_register_bytes); -ENOMEM
+ * Register [addr, addr+len) of the session's process, placed as @p q says
+ * (in place from the share file, copied, or in provider memory).
+ * @return 0 and *handle; -EINVAL (len 0, wraps, unmapped range, a bad
+ *         placement, in place without a share file, copied without the
+ *         program's mem fd); -ESRCH (bad ptag); -EOPNOTSUPP (RDMA Read
+ *         requested, unsupported); -ENOSPC (max_regions, max_register_bytes
+ *         or max_in_place_bytes); -ENOMEM
  */
-int via_mr_register(struct viad *d, struct via_session *s, uint64_t addr, uint64_t len,
-		    const struct via_ctl_mem_attr *attr, uint32_t *handle);
+int via_mr_register(struct viad *d, struct via_session *s,
+		    const struct via_ctl_mem_register_req *q, uint32_t *handle);
 /** @return 0, -ENOENT (no such region of this session at @p addr) */
 int via_mr_deregister(struct viad *d, struct via_session *s, uint64_t addr, uint32_t handle);
 /** The session's region @p handle based at @p addr, or NULL. */

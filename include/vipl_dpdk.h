@@ -118,7 +118,7 @@ VIP_RETURN VipDpdkFreeMem(IN VIP_NIC_HANDLE NicHandle, IN VIP_PVOID Address);
  *
  * Daemon-wide values, counted since viad started, over all clients and
  * NICs, except where a field says "currently".  Copied verbatim from viad's
- * reply: flat, fixed layout of 64-bit fields (208 bytes).
+ * reply: flat, fixed layout of 64-bit fields (224 bytes).
  */
 typedef struct {
     VIP_UINT64 Sessions;            /**< Client sessions currently open (one per VipOpenNic). */
@@ -146,7 +146,9 @@ typedef struct {
     VIP_UINT64 CqOverruns;          /**< Completion queue entries lost because the CQ was full (VIA 6.4.1). */
     VIP_UINT64 FramesRetransmitted; /**< Frames sent again by the reliable levels (go-back-N). */
     VIP_UINT64 RetransmitTimeouts;  /**< Retransmission timer expiries of the reliable levels. */
-    VIP_UINT64 FramesTxZeroCopy;    /**< Frames whose data went straight from the client's provider memory (VipDpdkAllocMem), not copied by viad. */
+    VIP_UINT64 FramesTxZeroCopy;    /**< Frames whose data went straight from the client's pages (provider memory, or ordinary memory registered in place), not copied by viad. */
+    VIP_UINT64 RegionsInPlace;      /**< Regions of ordinary memory registered in place: shared with viad, moved with loads and stores. */
+    VIP_UINT64 RegionsCopied;       /**< Regions of ordinary memory registered on the copy path (read and written through the client's /proc/self/mem; viad logs why). */
 } VIP_DPDK_COUNTERS;
 
 /**
@@ -173,7 +175,7 @@ typedef struct {
 /**@}*/
 
 /* These structures cross the process boundary (viad -> client). */
-VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_COUNTERS) == 26 * 8, vip_dpdk_counters_size);
+VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_COUNTERS) == 28 * 8, vip_dpdk_counters_size);
 VIPL_STATIC_ASSERT_(sizeof(VIP_DPDK_PORT_INFO) == 128, vip_dpdk_port_info_size);
 VIPL_STATIC_ASSERT_(offsetof(VIP_DPDK_PORT_INFO, Mac) == 64, vip_dpdk_port_info_mac_offset);
 VIPL_STATIC_ASSERT_(offsetof(VIP_DPDK_PORT_INFO, LinkUp) == 72, vip_dpdk_port_info_linkup_offset);

@@ -15,10 +15,13 @@ struct via_ctl_op_desc {
 	uint16_t req_size;
 	uint16_t rep_size;
 	uint8_t  rep_fd;    /* reply carries one fd */
+	uint8_t  req_fd;    /* request carries one fd */
 };
 
 #define OP(op_, name_, req_, rep_, fd_) \
 	[op_] = { .name = name_, .req_size = req_, .rep_size = rep_, .rep_fd = fd_ }
+#define OP_REQ_FD(op_, name_, req_) \
+	[op_] = { .name = name_, .req_size = req_, .req_fd = 1 }
 
 static const struct via_ctl_op_desc via_ctl_ops[VIA_CTL_OP_COUNT] = {
 	OP(VIA_CTL_OPEN, "open", sizeof(struct via_ctl_open_req),
@@ -65,9 +68,11 @@ static const struct via_ctl_op_desc via_ctl_ops[VIA_CTL_OP_COUNT] = {
 	OP(VIA_CTL_CQ_RESIZE, "cq_resize", sizeof(struct via_ctl_cq_resize_req),
 	   sizeof(struct via_ctl_cq_resize_rep), 0),
 	OP(VIA_CTL_WAKE_FD, "wake_fd", 0, 0, 1),
+	OP_REQ_FD(VIA_CTL_CLIENT_FD, "client_fd", sizeof(struct via_ctl_client_fd_req)),
 };
 
 #undef OP
+#undef OP_REQ_FD
 
 static const struct via_ctl_op_desc *
 op_desc(unsigned op)
@@ -93,6 +98,14 @@ via_ctl_reply_has_fd(unsigned op)
 	const struct via_ctl_op_desc *d = op_desc(op);
 
 	return d != NULL && d->rep_fd;
+}
+
+int
+via_ctl_request_has_fd(unsigned op)
+{
+	const struct via_ctl_op_desc *d = op_desc(op);
+
+	return d != NULL && d->req_fd;
 }
 
 const char *

@@ -9,7 +9,8 @@
  * the op and direction (table in via_ctl.c). A reply echoes op and seq and
  * carries 0 or -errno in status; on error its body is still full-sized
  * (zeroed) so the framing never depends on the outcome. Replies that hand
- * over memory (OPEN, ALLOC) carry exactly one fd in SCM_RIGHTS.
+ * over memory (OPEN, ALLOC) carry exactly one fd in SCM_RIGHTS, and so does
+ * a CLIENT_FD request, which hands viad one of the client's own fds.
  *
  * Not installed; versioned with VIA_ABI_VERSION.
  */
@@ -58,7 +59,8 @@ enum via_ctl_op {
 	VIA_CTL_PEER_DONE,    /**< -EAGAIN while pending */
 	VIA_CTL_PEER_WAIT,    /**< deferred until connected or timeout */
 	VIA_CTL_CQ_RESIZE,
-	VIA_CTL_WAKE_FD,      /**< the eventfd that wakes a sleeping poller */    /**< VipResizeCQ: a new slot array, entries moved */
+	VIA_CTL_WAKE_FD,      /**< the eventfd that wakes a sleeping poller */
+	VIA_CTL_CLIENT_FD,    /**< the request carries one of the client's fds */
 	VIA_CTL_OP_COUNT,
 };
 
@@ -141,12 +143,65 @@ struct via_ctl_id {
 };
 _Static_assert(sizeof(struct via_ctl_id) == 8, "ABI");
 
+/**
+ * Where viad finds a registered range of ordinary memory (docs/design.md,
+ * "Registered ordinary memory"). Provider memory needs no placement: viad
+ * knows its allocations.
+ */
+enum via_ctl_mem_placement {
+	/** Copied through the client's /proc/self/mem (CLIENT_FD PROC_MEM); @c reason says why. */
+	VIA_CTL_MEM_COPIED = 0,
+	/** In place: every page of the range is mapped, shared, from the
+	 *  session's share file (CLIENT_FD SHARE_FILE) at offset = address. */
+	VIA_CTL_MEM_IN_PLACE = 1,
+};
+
+/** Why a range is copied, not in place: for viad's log line. */
+enum via_ctl_mem_copied_reason {
+	VIA_CTL_COPIED_NONE = 0,
+	VIA_CTL_COPIED_FILE,        /**< a private file mapping (its pages are the file's) */
+	VIA_CTL_COPIED_READ_ONLY,   /**< read-only pages */
+	VIA_CTL_COPIED_SHARED,      /**< a shared mapping of some other object */
+	VIA_CTL_COPIED_STACK,       /**< the main stack, or the registering thread's */
+	VIA_CTL_COPIED_HIGH,        /**< above the share file's end */
+	VIA_CTL_COPIED_NO_SWITCH,   /**< no userfaultfd write protection to switch safely */
+	VIA_CTL_COPIED_SWITCH_FAILED, /**< the switch failed (a log line in the client says why) */
+	VIA_CTL_COPIED_REASON_COUNT,
+};
+
 struct via_ctl_mem_register_req {
 	uint64_t addr;
 	uint64_t len;
 	struct via_ctl_mem_attr attr;
+	uint32_t placement;      /**< enum via_ctl_mem_placement */
+	uint32_t reason;         /**< enum via_ctl_mem_copied_reason when COPIED */
 };
-_Static_assert(sizeof(struct via_ctl_mem_register_req) == 24, "ABI");
+_Static_assert(sizeof(struct via_ctl_mem_register_req) == 32, "ABI");
+
+/**
+ * The share file of in-place memory: one per client process, sparse, this
+ * long (past every user address of x86-64 and AArch64 with 4-level tables),
+ * sealed against shrinking so that viad's mappings of it never fault.
+ */
+#define VIA_SHARE_FILE_SIZE (UINT64_C(1) << 48)
+
+/** What a CLIENT_FD request's fd is; each is given once per session. */
+enum via_ctl_client_fd_kind {
+	/** The process's share file (memfd, F_SEAL_SHRINK, VIA_SHARE_FILE_SIZE long). */
+	VIA_CTL_FD_SHARE_FILE = 1,
+	/** The process's own /proc/self/mem, opened O_RDWR: copied regions are
+	 *  moved through it, and it dies with the address space (exec). */
+	VIA_CTL_FD_PROC_MEM,
+	/** The read end of a pipe whose write end the library holds close-on-exec:
+	 *  its hang-up tells viad the program was replaced or has gone. */
+	VIA_CTL_FD_EXEC_WITNESS,
+};
+
+struct via_ctl_client_fd_req {          /* + the fd */
+	uint32_t kind;           /**< enum via_ctl_client_fd_kind */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct via_ctl_client_fd_req) == 8, "ABI");
 
 /** MEM_DEREGISTER and MEM_QUERY requests: the region is named by both. */
 struct via_ctl_mem_ref {
@@ -308,8 +363,10 @@ struct via_ctl_counters {
 	uint64_t frames_retransmitted;
 	uint64_t rto_expiries;
 	uint64_t frames_tx_zero_copy;
+	uint64_t regions_in_place;
+	uint64_t regions_copied;
 };
-_Static_assert(sizeof(struct via_ctl_counters) == 26 * 8, "ABI");
+_Static_assert(sizeof(struct via_ctl_counters) == 28 * 8, "ABI");
 
 /** SMI_PORT reply: the session's port; the field list is VIP_DPDK_PORT_INFO. */
 struct via_ctl_port_info {
@@ -394,6 +451,9 @@ size_t via_ctl_body_size(unsigned op, int reply);
 
 /** Whether @p op's reply carries an fd in SCM_RIGHTS. */
 int via_ctl_reply_has_fd(unsigned op);
+
+/** Whether @p op's request carries an fd in SCM_RIGHTS. */
+int via_ctl_request_has_fd(unsigned op);
 
 /** Printable op name for logs; "unknown" for ops out of range. */
 const char *via_ctl_op_name(unsigned op);

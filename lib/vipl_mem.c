@@ -4,11 +4,9 @@
  * and provider memory (VipDpdkAllocMem).
  *
  * viad owns the translation and protection table and validates every
- * registration against this process's own mappings. The library's part is
- * locking the pages (VIA §9.5.3: "registered pages are locked into physical
- * memory"), which only the owning process can do, and keeping the lock
- * while any registration still covers a page: the same range may be
- * registered several times (VIA §3.2.1) and munlock does not nest.
+ * registration. The library's part is in vipl_pages.c: locking the pages
+ * (VIA §9.5.3), which only the owning process can do, and sharing ordinary
+ * memory with viad in place.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +16,7 @@
 
 #include "vipl_priv.h"
 
-/* A registration of ordinary memory whose pages this library locked. */
+/* A registration of ordinary memory whose pages this library counted. */
 struct vipl_region {
 	uintptr_t page_base;
 	size_t page_len;
@@ -32,68 +30,10 @@ struct vipl_alloc {
 	size_t len;
 };
 
-/*
- * Page locks belong to the process, not to a NIC: the same pages may be
- * registered through several NICs, so the count of registrations covering
- * each page (key: page number) is process-wide. A page is munlocked when its
- * count drops to zero. Registering or deregistering costs O(pages), as the
- * mlock/munlock it makes does, whatever the number of other registrations.
- */
-static struct via_hmap page_locks = VIA_HMAP_INITIALIZER;
-static pthread_mutex_t page_locks_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static size_t
 page_size(void)
 {
 	return (size_t)sysconf(_SC_PAGESIZE);
-}
-
-/* mlock @p r's pages and count them. @return 0, -ENOMEM */
-static int
-region_lock(const struct vipl_region *r)
-{
-	size_t page = page_size();
-	uintptr_t p;
-	int rc;
-
-	pthread_mutex_lock(&page_locks_lock);
-	/* reserve first so that nothing fails after the mlock */
-	rc = via_hmap_reserve(&page_locks, page_locks.count + r->page_len / page);
-	if (rc == 0 && mlock((void *)r->page_base, r->page_len) != 0) {
-		vipl_log("VipRegisterMem: mlock of %zu bytes failed: %s (RLIMIT_MEMLOCK?)",
-			 r->page_len, strerror(errno));
-		rc = -ENOMEM;
-	}
-	for (p = r->page_base; rc == 0 && p < r->page_base + r->page_len; p += page)
-		(*via_hmap_get(&page_locks, p / page))++;
-	pthread_mutex_unlock(&page_locks_lock);
-	return rc == 0 ? 0 : -ENOMEM;
-}
-
-/* Uncount @p r's pages and munlock, one call per run, those now uncovered. */
-static void
-region_unlock(const struct vipl_region *r)
-{
-	size_t page = page_size();
-	uintptr_t p, run = 0;
-
-	pthread_mutex_lock(&page_locks_lock);
-	for (p = r->page_base; p < r->page_base + r->page_len; p += page) {
-		uint64_t *count = via_hmap_find(&page_locks, p / page);
-
-		if (count != NULL && --*count == 0) {
-			via_hmap_del(&page_locks, p / page);
-			if (run == 0)
-				run = p;
-			continue;
-		}
-		if (run != 0)
-			munlock((void *)run, p - run);
-		run = 0;
-	}
-	if (run != 0)
-		munlock((void *)run, p - run);
-	pthread_mutex_unlock(&page_locks_lock);
 }
 
 uint32_t
@@ -146,6 +86,19 @@ in_alloc(struct vipl_nic *nic, uintptr_t va, size_t len)
 	return false;
 }
 
+/* viad needs the share file before the first in-place region of a session. */
+static int
+give_share_file(struct vipl_nic *nic)
+{
+	int rc;
+
+	if (nic->share_file_given)
+		return 0;
+	rc = vipl_ctl_give_fd(nic, VIA_CTL_FD_SHARE_FILE, vipl_pages_share_file());
+	nic->share_file_given = rc == 0;
+	return rc;
+}
+
 VIPL_EXPORT VIP_RETURN
 VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Length,
 	       VIP_MEM_ATTRIBUTES *MemAttribs, VIP_MEM_HANDLE *MemoryHandle)
@@ -154,10 +107,10 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 	uintptr_t va = (uintptr_t)VirtualAddress;
 	size_t page = page_size();
 	struct via_ctl_mem_register_req req;
+	struct vipl_pages_placement where;
 	struct vipl_region *r = NULL;
-	struct via_ctl_mem_ref undo;
 	struct via_ctl_id rep;
-	uint64_t *slot;
+	bool counted = false;
 	int rc;
 
 	if (MemoryHandle != NULL)
@@ -165,12 +118,12 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 	if (nic == NULL || MemAttribs == NULL || MemoryHandle == NULL || Length == 0 ||
 	    va + Length < va)
 		return VIP_INVALID_PARAMETER;
+	memset(&req, 0, sizeof(req));
 	req.addr = va;
 	req.len = Length;
 	req.attr.ptag = vipl_ptag_id(MemAttribs->Ptag);
 	req.attr.rdma_write = MemAttribs->EnableRdmaWrite != VIP_FALSE;
 	req.attr.rdma_read = MemAttribs->EnableRdmaRead != VIP_FALSE;
-	memset(req.attr.reserved, 0, sizeof(req.attr.reserved));
 
 	pthread_mutex_lock(&nic->lock);
 	if (!in_alloc(nic, va, Length)) {
@@ -182,24 +135,30 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 		}
 		r->page_base = va & ~(page - 1);
 		r->page_len = ((va + Length + page - 1) & ~(page - 1)) - r->page_base;
+		/* locked and placed before viad looks (all or nothing, §3.2.1) */
+		rc = vipl_pages_acquire(r->page_base, r->page_len, &where);
+		if (rc != 0)
+			goto out;
+		counted = true;
+		req.placement = where.placement;
+		req.reason = where.reason;
+		if (where.placement == VIA_CTL_MEM_IN_PLACE) {
+			rc = give_share_file(nic);
+			if (rc != 0)
+				goto out;
+		}
 	}
 	rc = vipl_ctl_call(nic, VIA_CTL_MEM_REGISTER, &req, &rep, NULL);
 	if (rc != 0)
 		goto out;
 	if (r != NULL) {
-		/* viad checked the range is mapped; lock it (all or nothing, §3.2.1) */
-		rc = region_lock(r);
-		if (rc != 0) {
-			undo = (struct via_ctl_mem_ref){ .addr = va, .handle = rep.id };
-			vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &undo, NULL, NULL);
-			goto out;
-		}
-		slot = via_hmap_get(&nic->regions, rep.id);
-		*slot = (uintptr_t)r;
+		*via_hmap_get(&nic->regions, rep.id) = (uintptr_t)r;
 		r = NULL;
 	}
 	*MemoryHandle = rep.id;
 out:
+	if (rc != 0 && counted)
+		vipl_pages_release(r->page_base, r->page_len);
 	pthread_mutex_unlock(&nic->lock);
 	free(r);
 	return vipl_return(rc);
@@ -216,13 +175,14 @@ VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_MEM_HAN
 	if (nic == NULL)
 		return VIP_INVALID_PARAMETER;
 	pthread_mutex_lock(&nic->lock);
+	/* viad lets go first: then the pages may go private */
 	rc = vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &req, NULL, NULL);
 	slot = rc == 0 ? via_hmap_find(&nic->regions, MemoryHandle) : NULL;
 	if (slot != NULL) {
 		struct vipl_region *r = (struct vipl_region *)(uintptr_t)*slot;
 
 		via_hmap_del(&nic->regions, MemoryHandle);
-		region_unlock(r);
+		vipl_pages_release(r->page_base, r->page_len);
 		free(r);
 	}
 	pthread_mutex_unlock(&nic->lock);
@@ -353,7 +313,7 @@ vipl_mem_close(struct vipl_nic *nic)
 	while (via_hmap_next(&nic->regions, &cursor, &val) != 0) {
 		struct vipl_region *r = (struct vipl_region *)(uintptr_t)val;
 
-		region_unlock(r);
+		vipl_pages_release(r->page_base, r->page_len);
 		free(r);
 	}
 	via_hmap_fini(&nic->regions);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -135,8 +136,8 @@ nic_lost(struct vipl_nic *nic, unsigned op, int rc)
 	pthread_cond_broadcast(&nic->ctl_cond);
 }
 
-int
-vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int *fd_out)
+static int
+ctl_call(struct vipl_nic *nic, unsigned op, const void *req, int fd_in, void *rep, int *fd_out)
 {
 	struct vipl_call call = { .op = (uint16_t)op, .fd = -1, .rep = rep };
 	struct via_ctl_hdr h;
@@ -150,7 +151,7 @@ vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int
 	call.seq = ++nic->seq;
 	LIST_INSERT_HEAD(&nic->calls, &call, link);
 	via_ctl_hdr_init(&h, op, 0, call.seq, 0);
-	rc = via_ctl_send(nic->sock, &h, req, -1);
+	rc = via_ctl_send(nic->sock, &h, req, fd_in);
 	if (rc != 0)
 		nic_lost(nic, op, rc);
 	while (!call.done && !nic->dead) {
@@ -177,6 +178,20 @@ vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int
 	if (fd_out != NULL)
 		*fd_out = call.fd;
 	return rc;
+}
+
+int
+vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int *fd_out)
+{
+	return ctl_call(nic, op, req, -1, rep, fd_out);
+}
+
+int
+vipl_ctl_give_fd(struct vipl_nic *nic, enum via_ctl_client_fd_kind kind, int fd)
+{
+	struct via_ctl_client_fd_req req = { .kind = kind };
+
+	return ctl_call(nic, VIA_CTL_CLIENT_FD, &req, fd, NULL, NULL);
 }
 
 void
@@ -249,10 +264,46 @@ nic_free(struct vipl_nic *nic)
 		close(nic->sock);
 	if (nic->wake_fd >= 0)
 		close(nic->wake_fd);
+	if (nic->witness_fd >= 0)
+		close(nic->witness_fd);
 	pthread_mutex_destroy(&nic->ctl_lock);
 	pthread_cond_destroy(&nic->ctl_cond);
 	pthread_mutex_destroy(&nic->lock);
 	free(nic);
+}
+
+/*
+ * Tie the session to this program, not to the process (issue 12): viad
+ * moves copied regions through this address space's /proc/self/mem, which
+ * stops working when an exec replaces it, and watches a pipe whose write
+ * end closes at exec or exit. A program that clears close-on-exec on the
+ * control socket and execs another one thus leaves viad no way into the new
+ * program's memory, whatever it does with its fds.
+ */
+static int
+give_program_fds(struct vipl_nic *nic)
+{
+	int pipefd[2], mem, rc;
+
+	mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (mem < 0) {
+		vipl_log("VipOpenNic: /proc/self/mem: %s", strerror(errno));
+		return -errno;
+	}
+	rc = vipl_ctl_give_fd(nic, VIA_CTL_FD_PROC_MEM, mem);
+	close(mem);
+	if (rc != 0)
+		return rc;
+	if (pipe2(pipefd, O_CLOEXEC) != 0)
+		return -errno;
+	rc = vipl_ctl_give_fd(nic, VIA_CTL_FD_EXEC_WITNESS, pipefd[0]);
+	close(pipefd[0]);
+	if (rc != 0) {
+		close(pipefd[1]);
+		return rc;
+	}
+	nic->witness_fd = pipefd[1];
+	return 0;
 }
 
 static int
@@ -271,6 +322,7 @@ nic_open(const char *name, struct vipl_nic **out)
 	if (nic == NULL)
 		return -ENOMEM;
 	nic->wake_fd = -1;
+	nic->witness_fd = -1;
 	pthread_mutex_init(&nic->ctl_lock, NULL);
 	pthread_cond_init(&nic->ctl_cond, NULL);
 	LIST_INIT(&nic->calls);
@@ -313,6 +365,8 @@ nic_open(const char *name, struct vipl_nic **out)
 	}
 	nic->bells = (uint64_t *)((uint8_t *)nic->shm + nic->shm->bell_off);
 	rc = vipl_ctl_call(nic, VIA_CTL_WAKE_FD, NULL, NULL, &nic->wake_fd);
+	if (rc == 0)
+		rc = give_program_fds(nic);
 	if (rc != 0)
 		goto fail;
 	nic->errq_sh = (struct via_shm_errq *)((uint8_t *)nic->shm + nic->shm->errq_off);

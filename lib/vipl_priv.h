@@ -96,6 +96,8 @@ struct vipl_nic {
 	struct via_shm_header *shm;  /**< the session segment */
 	uint64_t *bells;             /**< the VIs' doorbell bits (via_abi.h) */
 	int wake_fd;                 /**< wakes viad's poller when it sleeps */
+	int witness_fd;              /**< its close at exec tells viad (give_program_fds) */
+	bool share_file_given;       /**< viad has the process's share file (under lock) */
 	uint64_t shm_size;
 	struct via_ctl_nic_info info;
 
@@ -129,6 +131,37 @@ struct vipl_nic {
  * @return viad's status (0 or -errno), or -ECONNRESET when viad is gone
  */
 int vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int *fd_out);
+
+/**
+ * CLIENT_FD: hand viad a copy of @p fd (the caller keeps its own).
+ * @return as vipl_ctl_call(): -EINVAL (a bad fd of its kind), -EALREADY
+ */
+int vipl_ctl_give_fd(struct vipl_nic *nic, enum via_ctl_client_fd_kind kind, int fd);
+
+/**
+ * The process's registered pages (vipl_pages.c): locked (VIA §9.5.3),
+ * counted, and shared with viad in place where their kind allows it.
+ */
+struct vipl_pages_placement {
+	uint32_t placement;    /**< enum via_ctl_mem_placement */
+	uint32_t reason;       /**< enum via_ctl_mem_copied_reason when copied */
+};
+
+/**
+ * Count a registration of the pages [@p base, @p base + @p len) (page
+ * aligned): lock them and, where each was not registered yet, move them
+ * into the share file in place, keeping their address and contents.
+ * @return 0 and @p out; -EINVAL (a hole or unreadable pages in the range),
+ *         -ENOMEM (mlock failed: RLIMIT_MEMLOCK)
+ */
+int vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out);
+
+/** Uncount a registration; pages no registration covers any more are
+ *  unlocked and made private again. */
+void vipl_pages_release(uintptr_t base, size_t len);
+
+/** The share file's fd (open once vipl_pages_acquire placed a range in place), or -1. */
+int vipl_pages_share_file(void);
 
 /** The NIC of @p handle, or NULL. */
 struct vipl_nic *vipl_nic_get(VIP_NIC_HANDLE handle);

@@ -114,6 +114,7 @@ conf_equal(const struct via_conf *a, const struct via_conf *b)
 	    a->max_register_bytes != b->max_register_bytes ||
 	    a->session_shm_bytes != b->session_shm_bytes ||
 	    a->max_alloc_bytes != b->max_alloc_bytes ||
+	    a->max_in_place_bytes != b->max_in_place_bytes ||
 	    a->max_discriminator_len != b->max_discriminator_len ||
 	    a->nb_ports != b->nb_ports)
 		return 0;

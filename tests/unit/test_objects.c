@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -56,7 +57,23 @@ session(void)
 	CHECK_EQ(via_session_new(&d, -1, &s), 0);
 	CHECK_EQ(via_session_open(&d, s, "via0"), 0);
 	s->pid = getpid();
+	/* ordinary memory is copied through it (lib/vipl_nic.c gives it) */
+	s->mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	CHECK(s->mem_fd >= 0);
 	return s;
+}
+
+/* Register ordinary memory on the copy path, as VipRegisterMem would. */
+static int
+mr_register(struct via_session *s, uint64_t addr, uint64_t len,
+	    const struct via_ctl_mem_attr *attr, uint32_t *handle)
+{
+	struct via_ctl_mem_register_req q = {
+		.addr = addr, .len = len, .attr = *attr,
+		.placement = VIA_CTL_MEM_COPIED, .reason = VIA_CTL_COPIED_FILE,
+	};
+
+	return via_mr_register(&d, s, &q, handle);
 }
 
 static void
@@ -134,7 +151,7 @@ test_ptag_and_mr(void)
 	attr.ptag = tag;
 
 	/* VIA §3.2.1: any address and length, page granularity */
-	CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf + 100, 2 * page, &attr, &h1), 0);
+	CHECK_EQ(mr_register(s, (uintptr_t)buf + 100, 2 * page, &attr, &h1), 0);
 	{
 		struct via_mr *mr = via_mr_get(&d, s, (uintptr_t)buf + 100, h1);
 
@@ -145,23 +162,23 @@ test_ptag_and_mr(void)
 			CHECK(mr->writable);
 		}
 	}
-	CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf + 100, 2 * page, &attr, &h2), 0);
+	CHECK_EQ(mr_register(s, (uintptr_t)buf + 100, 2 * page, &attr, &h2), 0);
 	CHECK(h1 != h2);                                   /* same range, distinct handles */
-	CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf, 0, &attr, &h3), -EINVAL);
-	CHECK_EQ(via_mr_register(&d, s, UINT64_MAX - 10, 100, &attr, &h3), -EINVAL);
+	CHECK_EQ(mr_register(s, (uintptr_t)buf, 0, &attr, &h3), -EINVAL);
+	CHECK_EQ(mr_register(s, UINT64_MAX - 10, 100, &attr, &h3), -EINVAL);
 	attr.ptag = 12345;
-	CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf, 10, &attr, &h3), -ESRCH);
+	CHECK_EQ(mr_register(s, (uintptr_t)buf, 10, &attr, &h3), -ESRCH);
 	attr.ptag = tag;
 	attr.rdma_read = 1;                                /* RDMAReadSupport is FALSE */
-	CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf, 10, &attr, &h3), -EOPNOTSUPP);
+	CHECK_EQ(mr_register(s, (uintptr_t)buf, 10, &attr, &h3), -EOPNOTSUPP);
 	attr.rdma_read = 0;
 
 	/* an unmapped range is refused; a read-only one registers, not writable */
 	hole = mmap(NULL, 2 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	munmap(hole + page, page);
-	CHECK_EQ(via_mr_register(&d, s, (uintptr_t)hole, 2 * page, &attr, &h3), -EINVAL);
+	CHECK_EQ(mr_register(s, (uintptr_t)hole, 2 * page, &attr, &h3), -EINVAL);
 	ro = hole;
-	CHECK_EQ(via_mr_register(&d, s, (uintptr_t)ro, page, &attr, &h3), 0);
+	CHECK_EQ(mr_register(s, (uintptr_t)ro, page, &attr, &h3), 0);
 	CHECK(via_mr_check(&d, s, h3, (uintptr_t)ro, 8, tag, VIA_MR_LOCAL_READ, &err) != NULL);
 	CHECK(via_mr_check(&d, s, h3, (uintptr_t)ro, 8, tag, VIA_MR_LOCAL_WRITE, &err) == NULL);
 	CHECK_EQ(err, -EACCES);
@@ -202,17 +219,17 @@ test_ptag_and_mr(void)
 		uint64_t saved = d.conf.max_register_bytes;
 
 		d.conf.max_register_bytes = d.counters.bytes_registered + page;
-		CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf, 2 * page, &attr, &h3), -ESRCH);
+		CHECK_EQ(mr_register(s, (uintptr_t)buf, 2 * page, &attr, &h3), -ESRCH);
 		attr.ptag = tag;
-		CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf, 2 * page, &attr, &h3), -ENOSPC);
+		CHECK_EQ(mr_register(s, (uintptr_t)buf, 2 * page, &attr, &h3), -ENOSPC);
 		d.conf.max_register_bytes = saved;
 	}
 	{
 		unsigned n = 0;
 
-		while (via_mr_register(&d, s, (uintptr_t)buf, 1, &attr, &h3) == 0)
+		while (mr_register(s, (uintptr_t)buf, 1, &attr, &h3) == 0)
 			n++;
-		CHECK_EQ(via_mr_register(&d, s, (uintptr_t)buf, 1, &attr, &h3), -ENOSPC);
+		CHECK_EQ(mr_register(s, (uintptr_t)buf, 1, &attr, &h3), -ENOSPC);
 		CHECK_EQ(n + 2, d.conf.max_regions);     /* h2, the read-only one, and these */
 	}
 	via_session_close(&d, other);
@@ -240,7 +257,7 @@ test_pmem(void)
 	CHECK_EQ(via_pmem_mapped(&d, s, p->id, (uintptr_t)client), 0);
 	CHECK_EQ(via_pmem_mapped(&d, s, p->id, (uintptr_t)client), -EINVAL);
 	CHECK_EQ(via_ptag_create(&d, s, &attr.ptag), 0);
-	CHECK_EQ(via_mr_register(&d, s, (uintptr_t)client + 64, 4096, &attr, &h), 0);
+	CHECK_EQ(mr_register(s, (uintptr_t)client + 64, 4096, &attr, &h), 0);
 	CHECK(via_mr_get(&d, s, (uintptr_t)client + 64, h)->pmem == p);
 	client[64] = 0x5a;                            /* viad sees the client's bytes */
 	CHECK_EQ(p->shm.va[64], 0x5a);
