@@ -1,0 +1,697 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Registered ordinary memory (issue 12; docs/design.md, "Registered
+ * ordinary memory"; VIA §3.2, §9.5.3): how VIPL programs of the 1990s use
+ * a provider, with malloc'd buffers and descriptors.
+ *
+ *  - Placement: heap memory is shared with viad in place (RegionsInPlace);
+ *    a private file mapping and a shared mapping of another object are
+ *    copied (RegionsCopied, a log line with the reason). Data and
+ *    descriptors move between every pair of kinds, provider memory too.
+ *  - The switch keeps address and contents; the last deregistration makes
+ *    the pages private again. Many registrations in one page, overlapping
+ *    ones and parts of pages count per page.
+ *  - No write is lost: a thread writing the same page, and the kernel
+ *    writing into it for a read(2), while it is switched 600 times.
+ *  - A registered range the program unmaps: viad survives, and the pages
+ *    are deregistered normally.
+ *  - fork(): the child gets private copies (its writes do not reach the
+ *    parent, nor the parent's the child).
+ *  - exec (§3.2.1: handles are per process): a program registers an
+ *    in-place and a copied region, posts a receive, clears close-on-exec on
+ *    its socket and execs a program that maps a canary at the same
+ *    addresses. viad ends the session and logs it; the peer's send, RDMA
+ *    Write and RDMA Read complete in error; the canary is untouched and
+ *    nothing of it is read.
+ *
+ * Usage: it_ordmem PATH/TO/viad  (it_ordmem --canary ... is its own exec)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define PAGE        4096u
+#define WAIT_MS     5000u
+#define CANARY      0xc5
+/* where the exec test's regions live, before and after the exec */
+#define EXEC_IN_PLACE ((void *)0x6f0000000000ull)
+#define EXEC_COPIED   ((void *)0x6f0000100000ull)
+#define EXEC_LEN      (16 * PAGE)
+
+static struct viad_proc vd;
+
+/* Two connected Reliable Delivery VIs with RDMA on one NIC. */
+struct pair {
+	VIP_NIC_HANDLE nic;
+	VIP_PROTECTION_HANDLE pt;
+	VIP_MEM_ATTRIBUTES ma;
+	VIP_VI_HANDLE a, b;
+};
+
+static bool
+pair_open(struct pair *p, VIP_NIC_HANDLE nic, const char *tag)
+{
+	VIP_VI_ATTRIBUTES va;
+
+	memset(p, 0, sizeof(*p));
+	p->nic = nic;
+	if (!CHECK_RET(VipCreatePtag(nic, &p->pt), VIP_SUCCESS, "ptag (%s)", tag))
+		return false;
+	p->ma = (VIP_MEM_ATTRIBUTES){ .Ptag = p->pt, .EnableRdmaWrite = VIP_TRUE,
+				      .EnableRdmaRead = VIP_TRUE };
+	h_vi_attrs(&va, p->pt);
+	va.ReliabilityLevel = VIP_SERVICE_RELIABLE_DELIVERY;
+	va.EnableRdmaWrite = va.EnableRdmaRead = VIP_TRUE;
+	if (!CHECK_RET(VipCreateVi(nic, &va, NULL, NULL, &p->a), VIP_SUCCESS, "VI a (%s)", tag) ||
+	    !CHECK_RET(VipCreateVi(nic, &va, NULL, NULL, &p->b), VIP_SUCCESS, "VI b (%s)", tag))
+		return false;
+	return h_connect(nic, p->a, nic, p->b, tag, WAIT_MS);
+}
+
+static void
+pair_close(struct pair *p)
+{
+	h_pair_drop(p->a, p->b);
+	VipDestroyPtag(p->nic, p->pt);
+}
+
+static void
+fill(uint8_t *p, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 7);
+}
+
+static bool
+filled(const uint8_t *p, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] != (uint8_t)(seed + i * 7))
+			return false;
+	}
+	return true;
+}
+
+/* A registered buffer of some kind: its first page holds two descriptors. */
+struct buf {
+	const char *kind;
+	uint8_t *p;
+	size_t len;
+	VIP_MEM_HANDLE mh;
+	int fd;
+	bool provider;
+};
+
+/*
+ * One message a -> b: descriptors in the first 256 bytes of @p s and @p r,
+ * data after them. @return whether it completed and arrived intact
+ */
+static bool
+move(struct pair *p, struct buf *s, struct buf *r, uint32_t len, uint8_t seed)
+{
+	VIP_DESCRIPTOR *sd = h_desc1(s->p, s->p + 256, s->mh, len, true);
+	VIP_DESCRIPTOR *rd = h_desc1(r->p, r->p + 256, r->mh, len, false), *got = NULL;
+	bool ok;
+
+	fill(s->p + 256, len, seed);
+	memset(r->p + 256, 0, len);
+	ok = VipPostRecv(p->b, rd, r->mh) == VIP_SUCCESS && VipPostSend(p->a, sd, s->mh) == VIP_SUCCESS;
+	ok = ok && VipSendWait(p->a, WAIT_MS, &got) == VIP_SUCCESS && got == sd &&
+	     sd->CS.Status == VIP_STATUS_DONE;
+	ok = ok && VipRecvWait(p->b, WAIT_MS, &got) == VIP_SUCCESS && got == rd &&
+	     rd->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE) && rd->CS.Length == len;
+	return ok && filled(r->p + 256, len, seed);
+}
+
+/* Whether the page of @p p is mapped from the library's share file. */
+static bool
+in_share_file(const void *p)
+{
+	uintptr_t a = (uintptr_t)p, lo, hi;
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f != NULL && !found && fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &lo, &hi) == 2 && a >= lo && a < hi)
+			found = strstr(line, "/memfd:vipl-shared") != NULL;
+	}
+	if (f != NULL)
+		fclose(f);
+	return found;
+}
+
+static VIP_DPDK_COUNTERS
+counters(VIP_NIC_HANDLE nic)
+{
+	VIP_DPDK_COUNTERS c;
+
+	h_counters(nic, &c);
+	return c;
+}
+
+static bool
+buf_open(struct buf *b, struct pair *p, const char *kind, size_t len)
+{
+	char path[512];
+
+	memset(b, 0, sizeof(*b));
+	b->kind = kind;
+	b->len = len;
+	b->fd = -1;
+	if (strcmp(kind, "heap") == 0) {
+		b->p = aligned_alloc(PAGE, len);
+	} else if (strcmp(kind, "provider") == 0) {
+		b->provider = true;
+		if (VipDpdkAllocMem(p->nic, len, (void **)&b->p) != VIP_SUCCESS)
+			b->p = NULL;
+	} else {
+		bool shared = strcmp(kind, "memfd shared") == 0;
+
+		snprintf(path, sizeof(path), "%s/file-%s", h_tmpdir(), kind);
+		b->fd = shared ? memfd_create("it-ordmem", MFD_CLOEXEC)
+			       : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (b->fd >= 0 && ftruncate(b->fd, (off_t)len) == 0)
+			b->p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				    shared ? MAP_SHARED : MAP_PRIVATE, b->fd, 0);
+		if (b->p == MAP_FAILED)
+			b->p = NULL;
+	}
+	if (!CHECK(b->p != NULL, "%zu bytes of %s memory", len, kind))
+		return false;
+	return CHECK_RET(VipRegisterMem(p->nic, b->p, len, &p->ma, &b->mh), VIP_SUCCESS,
+			 "register %s memory", kind);
+}
+
+static void
+buf_close(struct buf *b, struct pair *p)
+{
+	if (b->p == NULL)
+		return;
+	CHECK_RET(VipDeregisterMem(p->nic, b->p, b->mh), VIP_SUCCESS, "deregister %s memory",
+		  b->kind);
+	if (b->provider)
+		VipDpdkFreeMem(p->nic, b->p);
+	else if (b->fd >= 0)
+		munmap(b->p, b->len);
+	else
+		free(b->p);
+	if (b->fd >= 0)
+		close(b->fd);
+	b->p = NULL;
+}
+
+/* ---- placement -------------------------------------------------------------- */
+
+static void
+test_placement(VIP_NIC_HANDLE nic)
+{
+	static const char *const kinds[] = { "heap", "provider", "file private", "memfd shared" };
+	enum { NK = 4 };
+	struct buf b[NK];
+	VIP_DPDK_COUNTERS c0, c1;
+	struct pair p;
+	unsigned i, j, bad = 0;
+
+	h_note("placement: heap in place, file and shared mappings copied; data between all kinds");
+	if (!pair_open(&p, nic, "placement"))
+		return;
+	c0 = counters(nic);
+	for (i = 0; i < NK; i++)
+		buf_open(&b[i], &p, kinds[i], 16 * PAGE);
+	c1 = counters(nic);
+	CHECK(c1.RegionsInPlace - c0.RegionsInPlace == 1 && c1.RegionsCopied - c0.RegionsCopied == 2,
+	      "RegionsInPlace +%" PRIu64 " (want 1), RegionsCopied +%" PRIu64 " (want 2)",
+	      c1.RegionsInPlace - c0.RegionsInPlace, c1.RegionsCopied - c0.RegionsCopied);
+	CHECK(in_share_file(b[0].p) && !in_share_file(b[2].p) && !in_share_file(b[3].p),
+	      "only the heap buffer is mapped from the share file");
+	CHECK(viad_log_contains(&vd, "not shared in place: a private file mapping") &&
+	      viad_log_contains(&vd, "not shared in place: a shared mapping of another object"),
+	      "viad logs each copied region with its reason");
+	for (i = 0; i < NK; i++) {
+		for (j = 0; j < NK; j++) {
+			if (b[i].p != NULL && b[j].p != NULL && i != j &&
+			    !move(&p, &b[i], &b[j], 6 * PAGE + 123, (uint8_t)(i * NK + j)))
+				bad++, h_note("%s -> %s failed", kinds[i], kinds[j]);
+		}
+	}
+	CHECK(bad == 0, "descriptors and 24699 B of data between every two kinds (%u failed)", bad);
+	for (i = 0; i < NK; i++)
+		buf_close(&b[i], &p);
+	pair_close(&p);
+}
+
+/* ---- counting per page --------------------------------------------------------- */
+
+static void
+test_pages(VIP_NIC_HANDLE nic)
+{
+	enum { SLICES = 64 };
+	VIP_MEM_HANDLE slice[SLICES], across, whole;
+	uint8_t *m = aligned_alloc(PAGE, 2 * PAGE);
+	struct buf s = { .kind = "heap" }, r;
+	unsigned i, order[SLICES], bad = 0;
+	uint64_t seed = h_seed();
+	struct pair p;
+
+	h_note("many registrations in a page, overlapping ones: counted per page");
+	if (!CHECK(m != NULL, "2 pages") || !pair_open(&p, nic, "pages"))
+		return;
+	fill(m, 2 * PAGE, 9);
+	for (i = 0; i < SLICES; i++)
+		bad += VipRegisterMem(nic, m + i * 64, 64, &p.ma, &slice[i]) != VIP_SUCCESS;
+	CHECK(bad == 0 && filled(m, 2 * PAGE, 9) && in_share_file(m) && !in_share_file(m + PAGE),
+	      "64 registrations of 64 B in one page: in place, address and contents kept");
+	CHECK_RET(VipRegisterMem(nic, m + 100, PAGE + 5, &p.ma, &across), VIP_SUCCESS,
+		  "a registration across the two pages");
+	CHECK_RET(VipRegisterMem(nic, m, 2 * PAGE, &p.ma, &whole), VIP_SUCCESS,
+		  "and one of both whole");
+	CHECK(in_share_file(m + PAGE) && filled(m, 2 * PAGE, 9), "the second page moved in too");
+
+	/* descriptors in the first slices' page, data in the second page */
+	s.p = m;
+	s.mh = whole;
+	if (buf_open(&r, &p, "heap", 4 * PAGE)) {
+		CHECK(move(&p, &s, &r, PAGE + 300, 3), "a message from the shared pages");
+		CHECK(move(&p, &r, &s, PAGE + 300, 4), "a message into them");
+		buf_close(&r, &p);
+	}
+	fill(m, 2 * PAGE, 9);
+	CHECK_RET(VipDeregisterMem(nic, m, whole), VIP_SUCCESS, "deregister the whole");
+	CHECK_RET(VipDeregisterMem(nic, m + 100, across), VIP_SUCCESS, "deregister the crossing one");
+	CHECK(!in_share_file(m + PAGE) && in_share_file(m) && filled(m, 2 * PAGE, 9),
+	      "the second page is private again, the first still shared, contents kept");
+	for (i = 0; i < SLICES; i++)
+		order[i] = i;
+	for (i = SLICES - 1; i > 0; i--) {
+		unsigned k = (unsigned)(h_rand(&seed) % (i + 1)), t = order[i];
+
+		order[i] = order[k];
+		order[k] = t;
+	}
+	bad = 0;
+	for (i = 0; i < SLICES; i++) {
+		bad += VipDeregisterMem(nic, m + order[i] * 64, slice[order[i]]) != VIP_SUCCESS;
+		if (i < SLICES - 1 && !in_share_file(m))
+			bad++;
+	}
+	CHECK(bad == 0 && !in_share_file(m) && filled(m, 2 * PAGE, 9),
+	      "deregistered in random order: shared until the last, then private, contents kept");
+	/* and again: a page goes in and out as often as it is registered */
+	CHECK(VipRegisterMem(nic, m + 8, 8, &p.ma, &slice[0]) == VIP_SUCCESS && in_share_file(m) &&
+	      VipDeregisterMem(nic, m + 8, slice[0]) == VIP_SUCCESS && !in_share_file(m) &&
+	      filled(m, 2 * PAGE, 9), "registered again and deregistered again");
+	free(m);
+	pair_close(&p);
+}
+
+/* ---- no lost write ------------------------------------------------------------ */
+
+#define WRITE_PAGES 64u
+
+struct writer {
+	uint8_t *pages;         /* WRITE_PAGES pages, a counter at the start of each */
+	volatile bool stop;
+	uint64_t stores;        /* increments of the counters, all together */
+	uint64_t reads, bad_reads;
+};
+
+static void *
+writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint8_t pat[64];
+	int pfd[2];
+
+	if (pipe(pfd) != 0)
+		return NULL;
+	while (!w->stop) {
+		/* user-mode stores over every page, then a store the kernel
+		 * makes into the last page for read(2) */
+		for (unsigned i = 0; i < WRITE_PAGES; i++) {
+			(*(volatile uint64_t *)(w->pages + i * PAGE))++;
+			w->stores++;
+		}
+		fill(pat, sizeof(pat), (uint8_t)w->reads);
+		if (write(pfd[1], pat, sizeof(pat)) != (ssize_t)sizeof(pat))
+			break;
+		if (read(pfd[0], w->pages + (WRITE_PAGES - 1) * PAGE + 512, sizeof(pat)) !=
+			    (ssize_t)sizeof(pat) ||
+		    !filled(w->pages + (WRITE_PAGES - 1) * PAGE + 512, sizeof(pat), (uint8_t)w->reads))
+			w->bad_reads++;
+		w->reads++;
+	}
+	close(pfd[0]);
+	close(pfd[1]);
+	return NULL;
+}
+
+static void
+test_no_lost_write(VIP_NIC_HANDLE nic)
+{
+	const size_t len = WRITE_PAGES * PAGE;
+	struct writer w = { .pages = aligned_alloc(PAGE, len) };
+	VIP_MEM_ATTRIBUTES ma = { 0 };
+	VIP_PROTECTION_HANDLE pt;
+	VIP_MEM_HANDLE mh;
+	unsigned i, bad = 0, cycles = 300;
+	uint64_t sum = 0;
+	pthread_t t;
+
+	h_note("a thread writes %u pages, the kernel too, while they are switched %u times",
+	       WRITE_PAGES, 2 * cycles);
+	if (!CHECK(w.pages != NULL && VipCreatePtag(nic, &pt) == VIP_SUCCESS, "pages and ptag"))
+		return;
+	memset(w.pages, 0, len);
+	ma.Ptag = pt;
+	pthread_create(&t, NULL, writer_main, &w);
+	for (i = 0; i < cycles; i++) {
+		/* the registered bytes leave out the counters: their pages move all the same */
+		bad += VipRegisterMem(nic, w.pages + 1024, len - 2048, &ma, &mh) != VIP_SUCCESS ||
+		       !in_share_file(w.pages);
+		bad += VipDeregisterMem(nic, w.pages + 1024, mh) != VIP_SUCCESS;
+	}
+	w.stop = true;
+	pthread_join(t, NULL);
+	for (i = 0; i < WRITE_PAGES; i++)
+		sum += *(uint64_t *)(w.pages + i * PAGE);
+	CHECK(bad == 0, "%u register/deregister cycles (%u failed)", cycles, bad);
+	CHECK(sum == w.stores, "the counters add up to %" PRIu64 " after %" PRIu64
+	      " increments: no store lost", sum, w.stores);
+	CHECK(w.reads > 0 && w.bad_reads == 0, "%" PRIu64 " read(2) into the pages, %" PRIu64
+	      " lost", w.reads, w.bad_reads);
+	VipDestroyPtag(nic, pt);
+	free(w.pages);
+}
+
+/* ---- munmap of a registered range ----------------------------------------------- */
+
+static void
+test_unmapped(VIP_NIC_HANDLE nic)
+{
+	struct buf s, r, gone = { .kind = "unmapped" };
+	VIP_DESCRIPTOR *rd, *got = NULL;
+	struct pair p;
+
+	h_note("a registered range the program unmaps: viad survives");
+	if (!pair_open(&p, nic, "unmapped") || !buf_open(&s, &p, "heap", 4 * PAGE) ||
+	    !buf_open(&r, &p, "heap", 4 * PAGE))
+		return;
+	gone.len = 8 * PAGE;
+	gone.p = mmap(NULL, gone.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!CHECK(gone.p != MAP_FAILED &&
+		   VipRegisterMem(nic, gone.p, gone.len, &p.ma, &gone.mh) == VIP_SUCCESS,
+		   "register an anonymous mapping"))
+		return;
+	rd = h_desc1(r.p, gone.p, gone.mh, 2 * PAGE, false);
+	CHECK_RET(VipPostRecv(p.b, rd, r.mh), VIP_SUCCESS, "post a receive into it");
+	munmap(gone.p, gone.len);
+	fill(s.p + 256, 2 * PAGE, 1);
+	CHECK(VipPostSend(p.a, h_desc1(s.p, s.p + 256, s.mh, 2 * PAGE, true), s.mh) == VIP_SUCCESS &&
+	      VipRecvWait(p.b, WAIT_MS, &got) == VIP_SUCCESS && got == rd,
+	      "a message into the unmapped range completes (status %#x)", rd->CS.Status);
+	VipSendWait(p.a, WAIT_MS, &got);
+	CHECK(viad_alive(&vd), "viad alive");
+	CHECK_RET(VipDeregisterMem(nic, gone.p, gone.mh), VIP_SUCCESS, "deregister it");
+	CHECK(move(&p, &s, &r, 3000, 2), "the VIs still move data");
+	buf_close(&s, &p);
+	buf_close(&r, &p);
+	pair_close(&p);
+}
+
+/* ---- fork ------------------------------------------------------------------------ */
+
+static void
+test_fork(VIP_NIC_HANDLE nic)
+{
+	struct buf b, r;
+	struct pair p;
+	int status = -1;
+	pid_t pid;
+
+	h_note("fork(): the child's copy of an in-place buffer is its own");
+	if (!pair_open(&p, nic, "fork") || !buf_open(&b, &p, "heap", 8 * PAGE) ||
+	    !buf_open(&r, &p, "heap", 8 * PAGE))
+		return;
+	fill(b.p, b.len, 5);
+	pid = fork();
+	if (pid == 0) {
+		bool ok;
+		void *junk[64];
+
+		h_set_child("fork child");
+		ok = filled(b.p, b.len, 5) && !in_share_file(b.p);
+		fill(b.p, b.len, 6);                 /* the parent must not see it */
+		for (unsigned i = 0; i < 64; i++)    /* the heap works */
+			junk[i] = malloc(100 + i * 1000);
+		for (unsigned i = 0; i < 64; i++)
+			free(junk[i]);
+		usleep(200 * 1000);
+		ok = ok && filled(b.p, b.len, 6);   /* nor the child the parent's */
+		_exit(ok ? 0 : 1);
+	}
+	usleep(100 * 1000);
+	fill(b.p + PAGE, PAGE, 7);
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0, "the child saw the contents at fork, then only its own writes");
+	CHECK(filled(b.p, PAGE, 5) && filled(b.p + PAGE, PAGE, 7) && in_share_file(b.p),
+	      "the parent's buffer has only its own writes, still in place");
+	CHECK(move(&p, &b, &r, 4 * PAGE, 8), "and still moves data");
+	buf_close(&b, &p);
+	buf_close(&r, &p);
+	pair_close(&p);
+}
+
+/* ---- exec ------------------------------------------------------------------------ */
+
+/*
+ * The program exec'd in place of a registered one: it maps a canary at the
+ * addresses of the old regions, says so on @p ready, and when told on @p go
+ * (after the peer's operations) checks that the canary is untouched.
+ */
+static int
+canary_main(int ready, int go)
+{
+	void *at[2] = { EXEC_IN_PLACE, EXEC_COPIED };
+	char b = 0;
+
+	for (int i = 0; i < 2; i++) {
+		if (mmap(at[i], EXEC_LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != at[i])
+			return 2;
+		memset(at[i], CANARY, EXEC_LEN);
+	}
+	if (write(ready, "R", 1) != 1 || read(go, &b, 1) != 1)
+		return 3;
+	for (int i = 0; i < 2; i++) {
+		for (size_t k = 0; k < EXEC_LEN; k++) {
+			if (((uint8_t *)at[i])[k] != CANARY)
+				return 4;
+		}
+	}
+	return 0;
+}
+
+/* What the registering child tells the peer. */
+struct exec_info {
+	VIP_MEM_HANDLE in_place, copied;
+};
+
+static void
+exec_child(const char *self, int ready, int go, const char *tag)
+{
+	char a_ready[16], a_go[16];
+	VIP_VI_ATTRIBUTES va;
+	VIP_PROTECTION_HANDLE pt;
+	VIP_MEM_ATTRIBUTES ma;
+	VIP_NIC_HANDLE nic;
+	VIP_VI_HANDLE vi;
+	struct exec_info info;
+	char path[512];
+	int fd;
+	void *m1, *m2;
+
+	h_set_child("exec child");
+	snprintf(path, sizeof(path), "%s/exec-file", h_tmpdir());
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	m1 = mmap(EXEC_IN_PLACE, EXEC_LEN, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	m2 = fd >= 0 && ftruncate(fd, EXEC_LEN) == 0
+		     ? mmap(EXEC_COPIED, EXEC_LEN, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0) : MAP_FAILED;
+	if (m1 != EXEC_IN_PLACE || m2 != EXEC_COPIED || VipOpenNic("via0", &nic) != VIP_SUCCESS ||
+	    VipCreatePtag(nic, &pt) != VIP_SUCCESS)
+		_exit(10);
+	memset(m1, 0x11, EXEC_LEN);
+	memset(m2, 0x22, EXEC_LEN);
+	ma = (VIP_MEM_ATTRIBUTES){ .Ptag = pt, .EnableRdmaWrite = VIP_TRUE,
+				   .EnableRdmaRead = VIP_TRUE };
+	h_vi_attrs(&va, pt);
+	va.ReliabilityLevel = VIP_SERVICE_RELIABLE_DELIVERY;
+	va.EnableRdmaWrite = va.EnableRdmaRead = VIP_TRUE;
+	if (VipRegisterMem(nic, m1, EXEC_LEN, &ma, &info.in_place) != VIP_SUCCESS ||
+	    VipRegisterMem(nic, m2, EXEC_LEN, &ma, &info.copied) != VIP_SUCCESS ||
+	    VipCreateVi(nic, &va, NULL, NULL, &vi) != VIP_SUCCESS)
+		_exit(11);
+	/* a receive waits in the in-place region, its data in the copied one */
+	if (VipPostRecv(vi, h_desc1(m1, m2, info.copied, PAGE, false), info.in_place) != VIP_SUCCESS)
+		_exit(12);
+	if (write(ready, &info, sizeof(info)) != (ssize_t)sizeof(info))
+		_exit(13);
+	/* the peer connects (server side: its VipConnectWait on the other NIC) */
+	{
+		union h_net_addr local, remote;
+		VIP_NIC_ATTRIBUTES na;
+		char c;
+
+		if (VipQueryNic(nic, &na) != VIP_SUCCESS || read(go, &c, 1) != 1)
+			_exit(14);
+		if (VipConnectRequest(vi, h_addr(&local, na.LocalNicAddress, "exec-c"),
+				      h_addr(&remote, na.LocalNicAddress, tag), WAIT_MS,
+				      &va) != VIP_SUCCESS)
+			_exit(15);
+	}
+	/* the attack: keep the control socket open across the exec */
+	for (int f = 3; f < 1024; f++) {
+		struct stat st;
+
+		if (fstat(f, &st) == 0 && S_ISSOCK(st.st_mode))
+			fcntl(f, F_SETFD, 0);
+	}
+	snprintf(a_ready, sizeof(a_ready), "%d", ready);
+	snprintf(a_go, sizeof(a_go), "%d", go);
+	execl(self, self, "--canary", a_ready, a_go, (char *)NULL);
+	_exit(16);
+}
+
+static void
+test_exec(VIP_NIC_HANDLE nic, const char *self)
+{
+	int up[2], down[2], status = -1;
+	union h_net_addr local, remote;
+	VIP_VI_ATTRIBUTES va, rva;
+	VIP_CONN_HANDLE conn;
+	struct exec_info info;
+	VIP_DESCRIPTOR *d, *got;
+	struct buf mine;
+	struct pair p;
+	unsigned failed = 0, i;
+	pid_t pid;
+	char c;
+
+	h_note("exec: access to the old program's memory ends with it");
+	if (!pair_open(&p, nic, "exec-pair") || !buf_open(&mine, &p, "heap", 8 * PAGE) ||
+	    pipe(up) != 0 || pipe(down) != 0)
+		return;
+	h_pair_drop(p.a, p.b);
+	pid = fork();
+	if (pid == 0)
+		exec_child(self, up[1], down[0], "exec-s");
+	close(up[1]);
+	close(down[0]);
+	if (!CHECK(read(up[0], &info, sizeof(info)) == (ssize_t)sizeof(info),
+		   "the child registered an in-place and a copied region"))
+		goto out;
+	h_vi_attrs(&va, p.pt);
+	va.ReliabilityLevel = VIP_SERVICE_RELIABLE_DELIVERY;
+	va.EnableRdmaWrite = va.EnableRdmaRead = VIP_TRUE;
+	if (!CHECK_RET(VipCreateVi(nic, &va, NULL, NULL, &p.a), VIP_SUCCESS, "the peer's VI") ||
+	    write(down[1], "C", 1) != 1)
+		goto out;
+	{
+		VIP_NIC_ATTRIBUTES na;
+
+		VipQueryNic(nic, &na);
+		CHECK(VipConnectWait(nic, h_addr(&local, na.LocalNicAddress, "exec-s"), WAIT_MS,
+				     h_addr(&remote, NULL, ""), &rva, &conn) == VIP_SUCCESS &&
+		      VipConnectAccept(conn, p.a) == VIP_SUCCESS, "the child connects to the peer");
+	}
+	CHECK(read(up[0], &c, 1) == 1 && c == 'R', "the exec'd program mapped its canary");
+	CHECK(h_state_wait(p.a, VIP_STATE_ERROR, H_TIMEOUT_MS) == VIP_STATE_ERROR,
+	      "the peer's connection breaks (the session ended)");
+	CHECK(viad_log_contains(&vd, "the program was replaced (exec)"), "viad logs it");
+
+	/* a send, an RDMA Write into the in-place region, a Read from the copied one */
+	fill(mine.p + 256, 2 * PAGE, 0x33);
+	memset(mine.p + 256 + 2 * PAGE, 0, PAGE);
+	for (i = 0; i < 3; i++) {
+		d = h_desc1(mine.p + i * 128, mine.p + 256, mine.mh, PAGE, true);
+		if (i > 0) {
+			d->CS.Control = i == 1 ? VIP_CONTROL_OP_RDMAWRITE : VIP_CONTROL_OP_RDMAREAD;
+			d->CS.SegCount = 2;
+			d->DS[1] = d->DS[0];
+			d->DS[1].Local.Data.Address = i == 1 ? mine.p + 256 : mine.p + 256 + 2 * PAGE;
+			d->DS[0].Remote.Data.Address = i == 1 ? EXEC_IN_PLACE : EXEC_COPIED;
+			d->DS[0].Remote.Handle = i == 1 ? info.in_place : info.copied;
+			d->DS[0].Remote.Reserved = 0;
+		}
+		if (VipPostSend(p.a, d, mine.mh) != VIP_SUCCESS)
+			continue;     /* refused at once: an error too */
+		got = NULL;
+		if (VipSendWait(p.a, WAIT_MS, &got) != VIP_SUCCESS || got != d ||
+		    (d->CS.Status & VIP_STATUS_DONE) == 0 ||
+		    (d->CS.Status & ~(VIP_STATUS_DONE | VIP_STATUS_OP_MASK)) == 0)
+			failed++, h_note("operation %u: status %#x", i, d->CS.Status);
+	}
+	CHECK(failed == 0, "the peer's send, RDMA Write and RDMA Read complete in error");
+	failed = 0;
+	for (i = 0; i < PAGE; i++)
+		failed += mine.p[256 + 2 * PAGE + i] == CANARY;
+	CHECK(failed == 0, "nothing of the canary was read");
+	CHECK(write(down[1], "G", 1) == 1 && waitpid(pid, &status, 0) == pid &&
+	      WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the canary is untouched (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	CHECK(viad_alive(&vd), "viad alive");
+out:
+	if (pid > 0 && waitpid(pid, &status, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	close(up[0]);
+	close(down[1]);
+	h_vi_drop(p.a);
+	buf_close(&mine, &p);
+	VipDestroyPtag(nic, p.pt);
+}
+
+int
+main(int argc, char **argv)
+{
+	char self[512];
+	VIP_NIC_HANDLE nic;
+	ssize_t n;
+
+	if (argc == 4 && strcmp(argv[1], "--canary") == 0)
+		return canary_main(atoi(argv[2]), atoi(argv[3]));
+	h_init(argc, argv, 300);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	/* adaptive: an idle viad leaves both CPUs to the test's two threads,
+	 * whose stores must race the switch for the lost-write check to mean
+	 * anything on a 2-CPU machine */
+	if (viad_start(&vd, "viad", (const char *const[]){ "viad.poll_mode=adaptive", NULL }) != 0)
+		return h_finish();
+	if (CHECK_RET(VipOpenNic("via0", &nic), VIP_SUCCESS, "open via0")) {
+		VipErrorCallback(nic, NULL, h_err_handler);
+		test_placement(nic);
+		test_pages(nic);
+		test_no_lost_write(nic);
+		test_unmapped(nic);
+		test_fork(nic);
+		test_exec(nic, self);
+		CHECK_RET(VipCloseNic(nic), VIP_SUCCESS, "close via0");
+	}
+	viad_stop(&vd);
+	return h_finish();
+}
