@@ -31,7 +31,7 @@ static const char *const copied_reason_names[VIA_CTL_COPIED_REASON_COUNT] = {
 	[VIA_CTL_COPIED_NONE] = "no reason given",
 	[VIA_CTL_COPIED_FILE] = "a private file mapping",
 	[VIA_CTL_COPIED_READ_ONLY] = "read-only pages",
-	[VIA_CTL_COPIED_SHARED] = "a shared mapping of another object",
+	[VIA_CTL_COPIED_SHARED] = "a shared mapping that is not one object",
 	[VIA_CTL_COPIED_STACK] = "a stack",
 	[VIA_CTL_COPIED_HIGH] = "above the share file",
 	[VIA_CTL_COPIED_NO_SWITCH] = "no userfaultfd write protection in the client",
@@ -40,13 +40,15 @@ static const char *const copied_reason_names[VIA_CTL_COPIED_REASON_COUNT] = {
 
 /*
  * Where viad reaches the region's bytes: provider memory it knows, a view
- * of the share file (in place), or the program's /proc/self/mem (copied,
- * logged with the client's reason: a copy is a system call per access).
+ * of the share file (in place), a view of the shared object the client
+ * maps there, or the program's /proc/self/mem (copied, logged with the
+ * reason: a copy is a system call per access).
  */
 static int
 place(struct viad *d, struct via_session *s, struct via_mr *mr,
       const struct via_ctl_mem_register_req *q)
 {
+	const char *why;
 	int rc;
 
 	mr->pmem = via_pmem_find(s, q->addr, q->len);
@@ -55,13 +57,16 @@ place(struct viad *d, struct via_session *s, struct via_mr *mr,
 		mr->pmem->refs++;
 		return 0;
 	}
+	if (q->placement > VIA_CTL_MEM_SAME_OBJECT || q->reason >= VIA_CTL_COPIED_REASON_COUNT)
+		return -EINVAL;
+	if (q->placement != VIA_CTL_MEM_COPIED &&
+	    s->in_place_bytes + mr->page_len > d->conf.max_in_place_bytes) {
+		VLOG_WARN("session %u (pid %d): %" PRIu64 " bytes more in place would pass "
+			  "max_in_place_bytes (%" PRIu64 "); refused", s->id, (int)s->pid,
+			  mr->page_len, d->conf.max_in_place_bytes);
+		return -ENOSPC;
+	}
 	if (q->placement == VIA_CTL_MEM_IN_PLACE) {
-		if (s->in_place_bytes + mr->page_len > d->conf.max_in_place_bytes) {
-			VLOG_WARN("session %u (pid %d): %" PRIu64 " bytes more in place would pass "
-				  "max_in_place_bytes (%" PRIu64 "); refused", s->id, (int)s->pid,
-				  mr->page_len, d->conf.max_in_place_bytes);
-			return -ENOSPC;
-		}
 		rc = via_pmem_view_get(s, mr->page_base, mr->page_len, &mr->pmem);
 		if (rc != 0)
 			return rc;
@@ -72,15 +77,26 @@ place(struct viad *d, struct via_session *s, struct via_mr *mr,
 		d->counters.regions_in_place++;
 		return 0;
 	}
-	if (q->placement != VIA_CTL_MEM_COPIED || q->reason >= VIA_CTL_COPIED_REASON_COUNT ||
-	    s->mem_fd < 0)
+	why = copied_reason_names[q->reason];
+	if (q->placement == VIA_CTL_MEM_SAME_OBJECT) {
+		rc = via_pmem_object_view(s, mr->page_base, mr->page_len, &mr->pmem, &mr->writable);
+		if (rc == 0) {
+			s->in_place_bytes += mr->page_len;
+			d->counters.regions_in_place++;
+			return 0;
+		}
+		why = rc == -EPERM ? "a shared object that may shrink (neither SysV shared memory "
+				     "nor a memfd sealed against shrinking)"
+				   : "a shared mapping viad could not map";
+	}
+	if (s->mem_fd < 0)
 		return -EINVAL;
 	rc = via_procmem_check(s->pid, mr->page_base, mr->page_len, &mr->writable);
 	if (rc != 0)
 		return rc == -EFAULT ? -EINVAL : rc;
 	VLOG_INFO("session %u (pid %d): region at %#" PRIx64 " (%" PRIu64 " bytes) is copied "
 		  "through /proc/%d/mem, not shared in place: %s", s->id, (int)s->pid, q->addr,
-		  q->len, (int)s->pid, copied_reason_names[q->reason]);
+		  q->len, (int)s->pid, why);
 	d->counters.regions_copied++;
 	return 0;
 }

@@ -142,7 +142,8 @@ via_pmem_view_get(struct via_session *s, uint64_t base, uint64_t len, struct via
 	if (s->share_fd < 0 || len == 0 || base + len < base || base + len > VIA_SHARE_FILE_SIZE)
 		return -EINVAL;
 	TAILQ_FOREACH(v, &s->views, link) {
-		if (base >= v->client_va && base + len <= v->client_va + v->shm.len) {
+		if (!v->object_view && base >= v->client_va &&
+		    base + len <= v->client_va + v->shm.len) {
 			v->refs++;
 			*out = v;
 			return 0;
@@ -165,6 +166,29 @@ via_pmem_view_get(struct via_session *s, uint64_t base, uint64_t len, struct via
 	v->refs = 1;
 	v->shm = (struct via_shm){ .fd = -1, .va = va, .len = hi - lo };
 	v->client_va = lo;
+	TAILQ_INSERT_TAIL(&s->views, v, link);
+	*out = v;
+	return 0;
+}
+
+int
+via_pmem_object_view(struct via_session *s, uint64_t base, uint64_t len, struct via_pmem **out,
+		     bool *writable)
+{
+	struct via_pmem *v = calloc(1, sizeof(*v));
+	int rc;
+
+	if (v == NULL)
+		return -ENOMEM;
+	rc = via_procmem_object(s->pid, base, len, &v->shm, writable);
+	if (rc != 0) {
+		free(v);
+		return rc;
+	}
+	v->owner = s;
+	v->view = v->object_view = true;
+	v->refs = 1;
+	v->client_va = base;
 	TAILQ_INSERT_TAIL(&s->views, v, link);
 	*out = v;
 	return 0;

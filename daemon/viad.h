@@ -145,6 +145,18 @@ void via_arena_free(struct via_arena *a, uint64_t off, uint64_t len);
  */
 int via_procmem_check(pid_t pid, uint64_t addr, uint64_t len, bool *writable);
 
+/**
+ * Map the object that process @p pid maps shared at [addr, addr+len) (page
+ * aligned; one mapping must hold all of it), through /proc/PID/map_files:
+ * read-write if the client maps it so. Only objects that cannot shrink
+ * under the mapping: a memfd sealed with F_SEAL_SHRINK, SysV shared memory.
+ * @return 0, @p out (fd -1) and @p writable; -EINVAL (not one shared
+ *         mapping), -EPERM (an object that may shrink), -EAGAIN (the
+ *         mapping changed meanwhile), -errno
+ */
+int via_procmem_object(pid_t pid, uint64_t addr, uint64_t len, struct via_shm *out,
+		       bool *writable);
+
 struct via_mr;
 struct via_session;
 
@@ -379,7 +391,8 @@ struct via_pmem {
 	 *  unpin under their own locks); it stays mapped while any does */
 	uint32_t pins;
 	bool freed;           /**< freed by its client while pinned: unmapped at the last unpin */
-	bool view;            /**< a view of the session's share file, not an allocation */
+	bool view;            /**< viad's mapping of client memory, not an allocation */
+	bool object_view;     /**< a view of another object (via_procmem_object), one region's */
 	struct via_shm shm;
 	uint64_t client_va;   /**< reported by ALLOC_MAPPED (0 until then); a view's first address */
 };
@@ -401,6 +414,12 @@ int via_pmem_free(struct viad *d, struct via_session *s, uint32_t id);
  * @return 0 and *@p out; -EINVAL (no share file, out of its range), -ENOMEM
  */
 int via_pmem_view_get(struct via_session *s, uint64_t base, uint64_t len, struct via_pmem **out);
+/**
+ * A view of the object the client maps shared at [@p base, @p base + @p len)
+ * (via_procmem_object), for one region. @return as via_procmem_object, -ENOMEM
+ */
+int via_pmem_object_view(struct via_session *s, uint64_t base, uint64_t len, struct via_pmem **out,
+			 bool *writable);
 /** One region fewer in view @p v: the last one unmaps it (at its last unpin). */
 void via_pmem_view_put(struct via_session *s, struct via_pmem *v);
 /** The session's allocation wholly containing [va, va+len), or NULL. */

@@ -154,6 +154,9 @@ enum via_ctl_mem_placement {
 	/** In place: every page of the range is mapped, shared, from the
 	 *  session's share file (CLIENT_FD SHARE_FILE) at offset = address. */
 	VIA_CTL_MEM_IN_PLACE = 1,
+	/** The range lies in one shared mapping of some object (SysV shm, a
+	 *  memfd, a file): viad maps the same object, or copies if it cannot. */
+	VIA_CTL_MEM_SAME_OBJECT = 2,
 };
 
 /** Why a range is copied, not in place: for viad's log line. */

@@ -37,8 +37,9 @@
  * system call of another thread that writes into the range during the
  * switch then fails with EFAULT instead of sleeping (docs/design.md).
  *
- * What cannot move in place (a private file mapping, read-only pages, a
- * shared mapping of another object, the main stack, the registering
+ * Memory that is shared already (SysV shm, a memfd, a shared file mapping)
+ * is never moved: viad maps the same object. What cannot move in place (a
+ * private file mapping, read-only pages, the main stack, the registering
  * thread's own stack, or no userfaultfd) is registered as copied: viad
  * reaches it through this program's /proc/self/mem, with the reason in the
  * request for its log line.
@@ -553,7 +554,10 @@ vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out)
 	for (p = base; p < base + len; p += page)
 		(*via_hmap_get(&page_counts, p / page))++;
 	pthread_mutex_unlock(&pages_lock);
-	out->placement = reason == VIA_CTL_COPIED_NONE ? VIA_CTL_MEM_IN_PLACE : VIA_CTL_MEM_COPIED;
+	/* a shared object stays as it is: viad maps the same object */
+	out->placement = reason == VIA_CTL_COPIED_NONE	 ? VIA_CTL_MEM_IN_PLACE
+			 : reason == VIA_CTL_COPIED_SHARED ? VIA_CTL_MEM_SAME_OBJECT
+							   : VIA_CTL_MEM_COPIED;
 	out->reason = reason;
 	return 0;
 }

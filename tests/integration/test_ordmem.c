@@ -4,8 +4,9 @@
  * ordinary memory"; VIA §3.2, §9.5.3): how VIPL programs of the 1990s use
  * a provider, with malloc'd buffers and descriptors.
  *
- *  - Placement: heap memory is shared with viad in place (RegionsInPlace);
- *    a private file mapping and a shared mapping of another object are
+ *  - Placement: heap memory is shared with viad in place, SysV shared
+ *    memory and a sealed memfd are mapped by viad from the same object
+ *    (RegionsInPlace); a private file mapping and an unsealed memfd are
  *    copied (RegionsCopied, a log line with the reason). Data and
  *    descriptors move between every pair of kinds, provider memory too.
  *  - The switch keeps address and contents; the last deregistration makes
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,6 +113,7 @@ struct buf {
 	VIP_MEM_HANDLE mh;
 	int fd;
 	bool provider;
+	bool sysv;
 };
 
 /*
@@ -176,15 +179,26 @@ buf_open(struct buf *b, struct pair *p, const char *kind, size_t len)
 		b->provider = true;
 		if (VipDpdkAllocMem(p->nic, len, (void **)&b->p) != VIP_SUCCESS)
 			b->p = NULL;
+	} else if (strcmp(kind, "sysv shm") == 0) {
+		int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
+
+		b->sysv = true;
+		b->p = id >= 0 ? shmat(id, NULL, 0) : NULL;
+		if (id >= 0)
+			shmctl(id, IPC_RMID, NULL);      /* gone at the last detach */
+		if (b->p == (void *)-1)
+			b->p = NULL;
 	} else {
-		bool shared = strcmp(kind, "memfd shared") == 0;
+		bool memfd = strncmp(kind, "memfd", 5) == 0;
 
 		snprintf(path, sizeof(path), "%s/file-%s", h_tmpdir(), kind);
-		b->fd = shared ? memfd_create("it-ordmem", MFD_CLOEXEC)
-			       : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (b->fd >= 0 && ftruncate(b->fd, (off_t)len) == 0)
+		b->fd = memfd ? memfd_create("it-ordmem", MFD_CLOEXEC | MFD_ALLOW_SEALING)
+			      : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (b->fd >= 0 && ftruncate(b->fd, (off_t)len) == 0 &&
+		    (strcmp(kind, "memfd sealed") != 0 ||
+		     fcntl(b->fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0))
 			b->p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				    shared ? MAP_SHARED : MAP_PRIVATE, b->fd, 0);
+				    memfd ? MAP_SHARED : MAP_PRIVATE, b->fd, 0);
 		if (b->p == MAP_FAILED)
 			b->p = NULL;
 	}
@@ -203,6 +217,8 @@ buf_close(struct buf *b, struct pair *p)
 		  b->kind);
 	if (b->provider)
 		VipDpdkFreeMem(p->nic, b->p);
+	else if (b->sysv)
+		shmdt(b->p);
 	else if (b->fd >= 0)
 		munmap(b->p, b->len);
 	else
@@ -217,28 +233,34 @@ buf_close(struct buf *b, struct pair *p)
 static void
 test_placement(VIP_NIC_HANDLE nic)
 {
-	static const char *const kinds[] = { "heap", "provider", "file private", "memfd shared" };
-	enum { NK = 4 };
+	static const char *const kinds[] = { "heap", "provider", "file private", "memfd unsealed",
+					     "memfd sealed", "sysv shm" };
+	enum { NK = 6 };
 	struct buf b[NK];
 	VIP_DPDK_COUNTERS c0, c1;
 	struct pair p;
 	unsigned i, j, bad = 0;
 
-	h_note("placement: heap in place, file and shared mappings copied; data between all kinds");
+	h_note("placement: heap in place, shared objects mapped from the object or copied");
 	if (!pair_open(&p, nic, "placement"))
 		return;
 	c0 = counters(nic);
 	for (i = 0; i < NK; i++)
 		buf_open(&b[i], &p, kinds[i], 16 * PAGE);
 	c1 = counters(nic);
-	CHECK(c1.RegionsInPlace - c0.RegionsInPlace == 1 && c1.RegionsCopied - c0.RegionsCopied == 2,
-	      "RegionsInPlace +%" PRIu64 " (want 1), RegionsCopied +%" PRIu64 " (want 2)",
+	CHECK(c1.RegionsInPlace - c0.RegionsInPlace == 3 && c1.RegionsCopied - c0.RegionsCopied == 2,
+	      "RegionsInPlace +%" PRIu64 " (want 3: heap, sealed memfd, SysV shm), RegionsCopied +%"
+	      PRIu64 " (want 2: file private, unsealed memfd)",
 	      c1.RegionsInPlace - c0.RegionsInPlace, c1.RegionsCopied - c0.RegionsCopied);
-	CHECK(in_share_file(b[0].p) && !in_share_file(b[2].p) && !in_share_file(b[3].p),
-	      "only the heap buffer is mapped from the share file");
+	bad = 0;
+	for (i = 2; i < NK; i++)
+		bad += b[i].p != NULL && in_share_file(b[i].p);
+	CHECK(in_share_file(b[0].p) && bad == 0,
+	      "only the heap buffer moved to the share file: shared objects are never remapped");
 	CHECK(viad_log_contains(&vd, "not shared in place: a private file mapping") &&
-	      viad_log_contains(&vd, "not shared in place: a shared mapping of another object"),
+	      viad_log_contains(&vd, "not shared in place: a shared object that may shrink"),
 	      "viad logs each copied region with its reason");
+	bad = 0;
 	for (i = 0; i < NK; i++) {
 		for (j = 0; j < NK; j++) {
 			if (b[i].p != NULL && b[j].p != NULL && i != j &&
