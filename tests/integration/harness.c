@@ -284,6 +284,8 @@ h_init(int argc, char **argv, unsigned watchdog_s)
 		exit(2);
 	}
 	h_note("%s: viad %s, temporary directory %s", prog_name, viad_path, tmpdir);
+	if (h_heap_mem())
+		h_note("buffers and descriptors in registered heap memory (VIA_TEST_MEM=heap)");
 	/* a vanished peer must be an error return, never a signal */
 	signal(SIGPIPE, SIG_IGN);
 	if (watchdog_s > 0) {
@@ -640,6 +642,34 @@ h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag)
 	a->Ptag = ptag;
 	a->EnableRdmaWrite = VIP_FALSE;
 	a->EnableRdmaRead = VIP_FALSE;
+}
+
+/* ---- the suite's memory kind ---------------------------------------------------- */
+
+bool
+h_heap_mem(void)
+{
+	const char *kind = getenv("VIA_TEST_MEM");
+
+	return kind != NULL && strcmp(kind, "heap") == 0;
+}
+
+VIP_RETURN
+h_alloc(VIP_NIC_HANDLE nic, size_t len, void **p)
+{
+	if (!h_heap_mem())
+		return VipDpdkAllocMem(nic, len, p);
+	*p = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+	return *p != NULL ? VIP_SUCCESS : VIP_ERROR_RESOURCE;
+}
+
+VIP_RETURN
+h_free(VIP_NIC_HANDLE nic, void *p)
+{
+	if (!h_heap_mem())
+		return VipDpdkFreeMem(nic, p);
+	free(p);
+	return VIP_SUCCESS;
 }
 
 /* ---- registered region with a bump allocator -------------------------------- */

@@ -120,6 +120,21 @@ void h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag);
 /** Connect a raw client to @p v's socket. @return fd or -1 */
 int h_raw_connect(const struct viad_proc *v);
 
+/* ---- the suite's memory kind ---------------------------------------------------- */
+
+/**
+ * Memory for a test's buffers and descriptors: provider memory
+ * (VipDpdkAllocMem), or, with VIA_TEST_MEM=heap in the environment,
+ * page-aligned heap memory, so that the same data-path tests run over the
+ * registered ordinary memory of VIPL programs (issue 12). The caller
+ * registers it as usual. @return VIP_SUCCESS, VIP_ERROR_RESOURCE
+ */
+VIP_RETURN h_alloc(VIP_NIC_HANDLE nic, size_t len, void **p);
+/** Free what h_alloc gave. @return as VipDpdkFreeMem */
+VIP_RETURN h_free(VIP_NIC_HANDLE nic, void *p);
+/** Whether h_alloc gives heap memory (VIA_TEST_MEM=heap). */
+bool h_heap_mem(void);
+
 /* ---- registered region with a bump allocator -------------------------------- */
 
 /** A registered region handed out front to back by h_mem_get. */

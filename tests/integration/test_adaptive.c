@@ -83,7 +83,7 @@ main(int argc, char **argv)
 
 	CHECK_RET(VipOpenNic("via0", &nic), VIP_SUCCESS, "open");
 	CHECK_RET(VipCreatePtag(nic, &pt), VIP_SUCCESS, "ptag");
-	CHECK_RET(VipDpdkAllocMem(nic, 1 << 16, (VIP_PVOID *)&mem), VIP_SUCCESS, "memory");
+	CHECK_RET(h_alloc(nic, 1 << 16, (VIP_PVOID *)&mem), VIP_SUCCESS, "memory");
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = pt;
 	CHECK_RET(VipRegisterMem(nic, mem, 1 << 16, &ma, &mh), VIP_SUCCESS, "register");

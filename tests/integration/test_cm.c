@@ -1173,7 +1173,7 @@ main(int argc, char **argv)
 	memset(&ma, 0, sizeof(ma));
 	m1.len = m2.len = 1 << 20;
 	ma.Ptag = p1;
-	if (VipDpdkAllocMem(n1, m1.len, (void **)&m1.base) != VIP_SUCCESS ||
+	if (h_alloc(n1, m1.len, (void **)&m1.base) != VIP_SUCCESS ||
 	    VipRegisterMem(n1, m1.base, m1.len, &ma, &m1.mh) != VIP_SUCCESS) {
 		CHECK(0, "provider memory for session 1");
 		return h_finish();
@@ -1203,7 +1203,7 @@ main(int argc, char **argv)
 	VipDeregisterMem(n2, m2.base, m2.mh);
 	free(m2.base);
 	VipDeregisterMem(n1, m1.base, m1.mh);
-	VipDpdkFreeMem(n1, m1.base);
+	h_free(n1, m1.base);
 	CHECK_RET(VipCloseNic(n2), VIP_SUCCESS, "close session 2");
 	CHECK_RET(VipCloseNic(n1), VIP_SUCCESS, "close session 1");
 	h_note("tests took %llu ms", (unsigned long long)(h_now_ms() - t0));

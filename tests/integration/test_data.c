@@ -1599,7 +1599,7 @@ child_open(struct child_ctx *c, bool heap)
 		c->m.base = aligned_alloc(4096, c->m.len);
 		if (c->m.base == NULL)
 			return false;
-	} else if (VipDpdkAllocMem(c->nic, c->m.len, (void **)&c->m.base) != VIP_SUCCESS) {
+	} else if (h_alloc(c->nic, c->m.len, (void **)&c->m.base) != VIP_SUCCESS) {
 		return CHECK(0, "provider memory");
 	}
 	memset(&ma, 0, sizeof(ma));
@@ -1842,7 +1842,7 @@ main(int argc, char **argv)
 	om.len = 1u << 20;
 	hm.base = aligned_alloc(4096, hm.len);
 	om.base = aligned_alloc(4096, om.len);
-	if (VipDpdkAllocMem(nic, pm.len, (void **)&pm.base) != VIP_SUCCESS || hm.base == NULL ||
+	if (h_alloc(nic, pm.len, (void **)&pm.base) != VIP_SUCCESS || hm.base == NULL ||
 	    om.base == NULL || VipRegisterMem(nic, pm.base, pm.len, &ma, &pm.mh) != VIP_SUCCESS ||
 	    VipRegisterMem(nic, hm.base, hm.len, &ma, &hm.mh) != VIP_SUCCESS) {
 		CHECK(0, "provider and heap memory");
@@ -1896,7 +1896,7 @@ main(int argc, char **argv)
 	CHECK_RET(VipDeregisterMem(nic, pm.base, pm.mh), VIP_SUCCESS, "deregister");
 	CHECK_RET(VipDeregisterMem(nic, hm.base, hm.mh), VIP_SUCCESS, "deregister");
 	CHECK_RET(VipDeregisterMem(nic, om.base, om.mh), VIP_SUCCESS, "deregister");
-	CHECK_RET(VipDpdkFreeMem(nic, pm.base), VIP_SUCCESS, "free provider memory");
+	CHECK_RET(h_free(nic, pm.base), VIP_SUCCESS, "free provider memory");
 	CHECK_RET(VipCloseNic(nic), VIP_SUCCESS, "close");
 	free(hm.base);
 	free(om.base);

@@ -1345,7 +1345,7 @@ main(int argc, char **argv)
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = pt;
 	pm.len = 4u << 20;
-	if (VipDpdkAllocMem(nic, pm.len, (void **)&pm.base) != VIP_SUCCESS ||
+	if (h_alloc(nic, pm.len, (void **)&pm.base) != VIP_SUCCESS ||
 	    VipRegisterMem(nic, pm.base, pm.len, &ma, &pm.mh) != VIP_SUCCESS) {
 		CHECK(0, "provider memory");
 		viad_stop(&v);
@@ -1376,7 +1376,7 @@ main(int argc, char **argv)
 	test_resize_raw(&v);
 
 	CHECK_RET(VipDeregisterMem(nic, pm.base, pm.mh), VIP_SUCCESS, "deregister");
-	CHECK_RET(VipDpdkFreeMem(nic, pm.base), VIP_SUCCESS, "free provider memory");
+	CHECK_RET(h_free(nic, pm.base), VIP_SUCCESS, "free provider memory");
 	CHECK_RET(VipCloseNic(nic), VIP_SUCCESS, "close");
 	h_note("tests took %llu ms", (unsigned long long)(h_now_ms() - t0));
 	CHECK(viad_alive(&v), "viad is still running");

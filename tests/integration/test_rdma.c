@@ -1601,7 +1601,7 @@ mem_open(struct h_mem *m, const char *name, size_t len, bool provider, bool rdma
 	ma.EnableRdmaWrite = rdma ? VIP_TRUE : VIP_FALSE;
 	ma.EnableRdmaRead = rdma ? VIP_TRUE : VIP_FALSE;
 	if (provider) {
-		if (VipDpdkAllocMem(g.nic, len, (void **)&m->base) != VIP_SUCCESS)
+		if (h_alloc(g.nic, len, (void **)&m->base) != VIP_SUCCESS)
 			return CHECK(0, "%zu KiB of provider memory (%s)", len >> 10, name);
 	} else {
 		m->base = aligned_alloc(PAGE, len);
@@ -1619,7 +1619,7 @@ mem_close(struct h_mem *m)
 		return;
 	CHECK_RET(VipDeregisterMem(g.nic, m->base, m->mh), VIP_SUCCESS, "deregister %s", m->name);
 	if (m->provider)
-		CHECK_RET(VipDpdkFreeMem(g.nic, m->base), VIP_SUCCESS, "free %s", m->name);
+		CHECK_RET(h_free(g.nic, m->base), VIP_SUCCESS, "free %s", m->name);
 	else
 		free(m->base);
 	m->base = NULL;

@@ -209,7 +209,7 @@ nic_open(struct nicx *x, const char *name, const struct viad_proc *v, size_t mem
 	memset(&ma, 0, sizeof(ma));
 	ma.Ptag = x->pt;
 	x->m.len = memlen;
-	if (!CHECK(VipDpdkAllocMem(x->nic, memlen, (void **)&x->m.base) == VIP_SUCCESS &&
+	if (!CHECK(h_alloc(x->nic, memlen, (void **)&x->m.base) == VIP_SUCCESS &&
 		   VipRegisterMem(x->nic, x->m.base, memlen, &ma, &x->m.mh) == VIP_SUCCESS,
 		   "%zu MiB of provider memory on '%s', registered", memlen >> 20, name)) {
 		VipCloseNic(x->nic);
@@ -238,7 +238,7 @@ nic_close(struct nicx *x, bool dead)
 	}
 	CHECK_RET(VipDeregisterMem(x->nic, x->m.base, x->m.mh), VIP_SUCCESS, "deregister (%s)",
 		  x->name);
-	CHECK_RET(VipDpdkFreeMem(x->nic, x->m.base), VIP_SUCCESS, "free memory (%s)", x->name);
+	CHECK_RET(h_free(x->nic, x->m.base), VIP_SUCCESS, "free memory (%s)", x->name);
 	CHECK_RET(VipDestroyPtag(x->nic, x->pt), VIP_SUCCESS, "destroy ptag (%s)", x->name);
 	CHECK_RET(VipCloseNic(x->nic), VIP_SUCCESS, "close (%s)", x->name);
 }

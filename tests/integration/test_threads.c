@@ -749,7 +749,7 @@ run(const char *poll_mode)
 	ma.Ptag = pt;
 	hmem = aligned_alloc(4096, hmem_len);
 	if (hmem == NULL ||
-	    !CHECK_RET(VipDpdkAllocMem(nic, pmem_len, (void **)&pmem), VIP_SUCCESS,
+	    !CHECK_RET(h_alloc(nic, pmem_len, (void **)&pmem), VIP_SUCCESS,
 		       "provider memory") ||
 	    !CHECK_RET(VipRegisterMem(nic, pmem, pmem_len, &ma, &pmem_mh), VIP_SUCCESS,
 		       "register provider memory") ||
@@ -958,7 +958,7 @@ stop:
 	if (nic != NULL) {
 		if (pmem != NULL) {
 			CHECK_RET(VipDeregisterMem(nic, pmem, pmem_mh), VIP_SUCCESS, "deregister");
-			CHECK_RET(VipDpdkFreeMem(nic, pmem), VIP_SUCCESS, "free provider memory");
+			CHECK_RET(h_free(nic, pmem), VIP_SUCCESS, "free provider memory");
 		}
 		if (hmem_mh != 0)
 			CHECK_RET(VipDeregisterMem(nic, hmem, hmem_mh), VIP_SUCCESS, "deregister");
