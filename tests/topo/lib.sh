@@ -19,6 +19,11 @@
 #                                           topo_check --server on one viad,
 #                                           --client on the other; failure
 #                                           recorded unless both pass
+#   legacy_pair LABEL SRV_SOCK CLI_SOCK HOST
+#                                           vipl_legacy server on one viad,
+#                                           client -H HOST on the other (or
+#                                           the same); failure recorded
+#                                           unless both pass
 #   topo_modes                              the checks to run (TOPO_MODES)
 #   mode_set MODE                           MODE_TAG (label suffix) and
 #                                           MODE_ARGS (topo_check arguments,
@@ -37,6 +42,12 @@
 # TOPO_VIAD_ARGS_A / _B / _L (the same, for viad A, B or L only),
 # TOPO_CHECK_ARGS (more topo_check options, e.g. "--max-size 1000").
 #
+# loopback.sh and memif.sh also run apps/vipl_legacy (a VIPL program written
+# as in 1999: heap buffers, a CQ, VipNSGetHostByName on viad's hosts file,
+# Reliable Reception, RDMA Write) between two processes: TOPO_LEGACY (1; 0
+# skips it), TOPO_LEGACY_ROUNDS (200 messages), TOPO_LEGACY_TIMEOUT (60 s
+# per process), VIPL_LEGACY (default BUILD_DIR/apps/vipl_legacy).
+#
 # Every process, namespace and file this library creates is recorded and
 # removed by the EXIT trap, whatever happens; nothing else is ever touched
 # (processes are killed by PID only). On failure the logs of the viads and
@@ -52,6 +63,7 @@ BUILD=
 VIAD=
 LIBDIR=
 TOPO_CHECK=
+VIPL_LEGACY=${VIPL_LEGACY:-}
 TOPO_FAILED=0
 TOPO_T0=
 declare -A VIAD_PID=()
@@ -92,6 +104,7 @@ topo_init() {
 	VIAD=$BUILD/daemon/viad
 	LIBDIR=$BUILD/lib
 	TOPO_CHECK=${3:-}
+	VIPL_LEGACY=${VIPL_LEGACY:-$BUILD/apps/vipl_legacy}
 	if [ -z "$TOPO_CHECK" ]; then
 		for c in "$BUILD/tests/topo/topo_check" "$BUILD/tests/topo_check"; do
 			[ -x "$c" ] && TOPO_CHECK=$c && break
@@ -285,11 +298,13 @@ check_print() {
 # pair_check LABEL SRV_SOCK CLI_SOCK SRV_MAC [ARGS...]: one server/client
 # run per memory kind of TOPO_MEM.
 # mem_args MEM: topo_check's arguments for memory kind MEM (pmem, heap):
-# heap memory is always copied; provider memory goes zero-copy where the
-# script says its port allows it (TOPO_ZERO_COPY yes or no; unset: either)
+# provider memory and heap memory (shared with viad in place since issue 12)
+# go zero-copy where the script says its port allows it (TOPO_ZERO_COPY yes
+# or no; unset: either; docs/design.md, section 9)
 mem_args() {
-	[ "$1" = heap ] && echo --heap --zero-copy no && return
-	[ -n "${TOPO_ZERO_COPY:-}" ] && echo --zero-copy "$TOPO_ZERO_COPY"
+	local heap=
+	[ "$1" = heap ] && heap=--heap
+	echo $heap ${TOPO_ZERO_COPY:+--zero-copy "$TOPO_ZERO_COPY"}
 }
 
 pair_check() {
@@ -317,6 +332,48 @@ pair_check() {
 		fi
 	done
 	return $ok
+}
+
+# legacy_pair LABEL SRV_SOCK CLI_SOCK HOST: vipl_legacy server on the viad
+# of SRV_SOCK, then its client on the viad of CLI_SOCK, which finds the
+# server by HOST (a name of viad's hosts file). Both are bounded by
+# TOPO_LEGACY_TIMEOUT; a failure is recorded unless both exit 0.
+legacy_pair() {
+	local label=$1 ssock=$2 csock=$3 host=$4 spid cst sst t0
+	local n=${TOPO_LEGACY_ROUNDS:-200} limit=${TOPO_LEGACY_TIMEOUT:-60}
+	local disc=legacy-$label-$$ lib=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	[ "${TOPO_LEGACY:-1}" = 0 ] && return 0
+	if [ ! -x "$VIPL_LEGACY" ]; then
+		topo_fail "$label: no vipl_legacy at $VIPL_LEGACY (build it, or set VIPL_LEGACY)"
+		return 1
+	fi
+	t0=$(date +%s%N)
+	VIAD_SOCKET=$ssock LD_LIBRARY_PATH=$lib timeout -k 5 "$limit" "$VIPL_LEGACY" server \
+		-d via0 -n "$n" -D "$disc" -s "$TOPO_SEED" >"$RUN/srv-$label.out" 2>&1 </dev/null &
+	spid=$!
+	TOPO_BG[$spid]=1
+	VIAD_SOCKET=$csock LD_LIBRARY_PATH=$lib timeout -k 5 "$limit" "$VIPL_LEGACY" client \
+		-d via0 -H "$host" -n "$n" -D "$disc" >"$RUN/cli-$label.out" 2>&1 </dev/null
+	cst=$?
+	# timeout bounds the server too
+	while pid_alive "$spid"; do
+		sleep 0.05
+	done
+	# reaped below: from then on the PID may be anyone's, never signal it
+	unset "TOPO_BG[$spid]"
+	wait "$spid"
+	sst=$?
+	check_print "srv-$label"
+	check_print "cli-$label"
+	if [ $cst -eq 0 ] && [ $sst -eq 0 ]; then
+		topo_log "$label: PASS in $((($(date +%s%N) - t0) / 1000000)) ms"
+		return 0
+	fi
+	if [ $cst -eq 124 ] || [ $sst -eq 124 ]; then
+		topo_log "$label: killed after $limit s"
+	fi
+	topo_fail "$label: vipl_legacy client status $cst, server status $sst"
+	return 1
 }
 
 topo_modes() {

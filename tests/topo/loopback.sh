@@ -3,7 +3,9 @@
 #
 # Topology 1: one viad with a loopback port; topo_check --loopback runs both
 # ends (two VIs, each on its own VipOpenNic session) in one process, once
-# per check of TOPO_MODES (send/receive, RDMA) and memory kind.
+# per check of TOPO_MODES (send/receive, RDMA) and memory kind. Then
+# vipl_legacy runs as two processes on the NIC, the client finding the
+# server by the name viad's hosts file gives the NIC's MAC.
 #
 #   loopback.sh [BUILD_DIR] [TOPO_CHECK]
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -13,13 +15,17 @@ read -r CPU0 CPU1 < <(topo_cpus)
 # frames to the NIC's own address stay in memory: zero copy
 TOPO_ZERO_COPY=yes
 
+MAC_L=02:00:00:00:01:01
+echo "lo-host $MAC_L" >"$RUN/hosts"
 cat >"$RUN/L.conf" <<CONF
 [viad]
 log_level = info
 poll_mode = backoff
+hosts = $RUN/hosts
 
 [port via0]
 glue = loopback
+mac = $MAC_L
 CONF
 
 # shellcheck disable=SC2046  # word splitting of the EAL arguments is intended
@@ -44,6 +50,8 @@ for mode in $(topo_modes); do
 		fi
 	done
 done
+
+legacy_pair loopback-legacy "$(viad_sock L)" "$(viad_sock L)" lo-host
 
 viad_stop L
 exit $TOPO_FAILED

@@ -4,7 +4,9 @@
 # Topology 2: two viads on this host joined by net_memif (A: role=server,
 # B: role=client, one socket in the run dir). A client of viad B connects to
 # a server of viad A by A's port MAC and checks echoed messages, then (a new
-# connection) RDMA Writes and Reads into a region of the server.
+# connection) RDMA Writes and Reads into a region of the server. Then
+# vipl_legacy: its client on viad B finds its server on viad A by the name
+# node-a of the viads' hosts file.
 #
 #   memif.sh [BUILD_DIR] [TOPO_CHECK]
 #
@@ -18,6 +20,7 @@ topo_init memif "${1:-$HERE/../../build}" "${2:-}"
 MAC_A=02:00:00:00:0a:01
 MAC_B=02:00:00:00:0b:01
 read -r CPU0 CPU1 < <(topo_cpus)
+printf 'node-a %s\nnode-b %s\n' "$MAC_A" "$MAC_B" >"$RUN/hosts"
 
 for side in A B; do
 	if [ $side = A ]; then role=server mac=$MAC_A; else role=client mac=$MAC_B; fi
@@ -25,6 +28,7 @@ for side in A B; do
 [viad]
 log_level = info
 poll_mode = backoff
+hosts = $RUN/hosts
 
 [port via0]
 glue = ethdev
@@ -46,6 +50,8 @@ for mode in $(topo_modes); do
 	mode_set "$mode" || continue
 	pair_check "memif$MODE_TAG" "$(viad_sock A)" "$(viad_sock B)" "$MAC_A" "${MODE_ARGS[@]}"
 done
+
+legacy_pair memif-legacy "$(viad_sock A)" "$(viad_sock B)" node-a
 
 viad_stop B
 viad_stop A

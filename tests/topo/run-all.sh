@@ -3,7 +3,8 @@
 #
 # Runs the three topologies, each under a time limit, and prints PASS topoN
 # or FAIL topoN for each. Each runs topo_check's send/receive check and its
-# RDMA Write/Read check (--rdma), with provider and heap memory:
+# RDMA Write/Read check (--rdma), with provider and heap memory; topo1 and
+# topo2 also run apps/vipl_legacy, server and client (see lib.sh):
 #   topo1  one viad, loopback port, topo_check --loopback      (loopback.sh)
 #   topo2  two viads joined by net_memif                       (memif.sh)
 #   topo3  two viads in two netns joined by a veth, af_xdp     (afxdp.sh)
