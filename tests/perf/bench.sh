@@ -13,6 +13,9 @@
 #   RDMA, one viad:   vipl_pingpong --loopback --op write-imm and --op read (rd),
 #                     vipl_bw --loopback --op write and --op read (rd), against
 #                     --op send; vipl_bw --mem heap vs provider at one size
+#   issue 12:         vipl_pingpong --loopback --mem provider vs heap at 64 B and
+#                     8 KiB; --wait block and --cq --wait block vs poll at 64 B
+#                     (heap memory: the legacy program's way)
 #   issue 6 (scale):  vipl_pingpong --loopback 64 B beside 0, 1024, 16384 idle VIs
 #                     (--quick: 0, 1024) and beside a vipl_bw 64 KiB stream;
 #                     vipl_bw --loopback 64 B msg/s with 1 and with 2 poll lcores
@@ -419,13 +422,14 @@ start_viad() {
 # 4. vipl_pingpong and vipl_bw --loopback on one viad: Send, then the RDMA
 # operations (read on Reliable Delivery: a Read on an Unreliable VI is a
 # format error), then provider vs heap memory at one size
-lo_pp=(vipl_lo vipl_lo_wimm vipl_lo_read)
+lo_pp=(vipl_lo vipl_lo_wimm vipl_lo_read vipl_lo_mem)
 lo_bw=(vipl_bw_lo vipl_bw_lo_write vipl_bw_lo_read vipl_bw_mem)
 lo_label() {
 	case $1 in
 	vipl_lo) echo "vipl_pingpong --loopback (VIA-DPDK)" ;;
 	vipl_lo_wimm) echo "vipl_pingpong --loopback --op write-imm" ;;
 	vipl_lo_read) echo "vipl_pingpong --loopback --op read -r rd" ;;
+	vipl_lo_mem) echo "vipl_pingpong -l --mem provider|heap, --wait poll|block, --cq" ;;
 	vipl_bw_lo) echo "vipl_bw --loopback (VIA-DPDK)" ;;
 	vipl_bw_lo_write) echo "vipl_bw --loopback --op write" ;;
 	vipl_bw_lo_read) echo "vipl_bw --loopback --op read -r rd" ;;
@@ -477,11 +481,25 @@ bench_vipl_lo() {
 			skip_or_fail $id "vipl_pingpong not built" "$pin" 2 "$(lo_label $id)" apps/vipl_pingpong
 			continue
 		fi
-		# shellcheck disable=SC2046
-		VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vpp" --loopback \
-			$(lo_args $id) --size "$lat_sizes" -n "$vlo_n" -w "$vlo_w" --json \
-			>"$run/$id.jsonl" 2>"$run/$id.log"
-		rc=$?
+		if [ $id = vipl_lo_mem ]; then
+			# issue 12: registered heap memory against provider memory, and
+			# the blocking waits a legacy program uses against polling
+			: >"$run/$id.jsonl"
+			rc=0
+			for args in "--mem provider --size 64,8192" "--mem heap --size 64,8192" \
+				"--mem heap --size 64 --wait block" "--mem heap --size 64 --cq --wait block"; do
+				# shellcheck disable=SC2086
+				VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vpp" \
+					--loopback $args -n "$vlo_n" -w "$vlo_w" --json >>"$run/$id.jsonl" \
+					2>"$run/$id.log" || { rc=$?; break; }
+			done
+		else
+			# shellcheck disable=SC2046
+			VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vpp" --loopback \
+				$(lo_args $id) --size "$lat_sizes" -n "$vlo_n" -w "$vlo_w" --json \
+				>"$run/$id.jsonl" 2>"$run/$id.log"
+			rc=$?
+		fi
 		if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 2 "$(lo_label $id)"
 		else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$(lo_label $id)"; fi
 	done
@@ -491,9 +509,9 @@ bench_vipl_lo() {
 			continue
 		fi
 		if [ $id = vipl_bw_mem ]; then
-			# zero copy vs copy regions: viad moves provider memory in place,
-			# heap memory with process_vm_readv/writev; Sends with credits, so
-			# that no message is lost to an empty receive queue
+			# provider memory vs registered heap memory (both in place since
+			# issue 12); Sends with credits, so that no message is lost to an
+			# empty receive queue
 			: >"$run/$id.jsonl"
 			rc=0
 			for op in "send --credits" write; do
