@@ -16,6 +16,8 @@
  *    writing into it for a read(2), while it is switched 600 times.
  *  - A registered range the program unmaps: viad survives, and the pages
  *    are deregistered normally.
+ *  - limits.max_in_place_bytes: a registration past it is refused with
+ *    VIP_ERROR_RESOURCE and a log line, and its pages stay private.
  *  - fork(): the child gets private copies (its writes do not reach the
  *    parent, nor the parent's the child).
  *  - exec (§3.2.1: handles are per process): a program registers an
@@ -452,6 +454,35 @@ test_unmapped(VIP_NIC_HANDLE nic)
 	pair_close(&p);
 }
 
+/* ---- the per-session cap ------------------------------------------------------------ */
+
+#define IN_PLACE_CAP (4u << 20)   /* the test's viad: limits.max_in_place_bytes */
+
+static void
+test_cap(VIP_NIC_HANDLE nic)
+{
+	size_t len = IN_PLACE_CAP + 64 * PAGE;
+	uint8_t *big = aligned_alloc(PAGE, len);
+	VIP_MEM_ATTRIBUTES ma = { 0 };
+	VIP_PROTECTION_HANDLE pt;
+	VIP_MEM_HANDLE mh;
+
+	h_note("limits.max_in_place_bytes (%u KiB) per session", IN_PLACE_CAP >> 10);
+	if (!CHECK(big != NULL && VipCreatePtag(nic, &pt) == VIP_SUCCESS, "buffer and ptag"))
+		return;
+	ma.Ptag = pt;
+	fill(big, len, 12);
+	CHECK_RET(VipRegisterMem(nic, big, len, &ma, &mh), VIP_ERROR_RESOURCE,
+		  "%zu KiB in place: refused", len >> 10);
+	CHECK(viad_log_contains(&vd, "would pass max_in_place_bytes"), "viad says why");
+	CHECK(!in_share_file(big) && !in_share_file(big + len - 1) && filled(big, len, 12),
+	      "the refused pages are private again, contents kept");
+	CHECK(VipRegisterMem(nic, big, IN_PLACE_CAP / 2, &ma, &mh) == VIP_SUCCESS &&
+	      VipDeregisterMem(nic, big, mh) == VIP_SUCCESS, "half the cap: registered");
+	VipDestroyPtag(nic, pt);
+	free(big);
+}
+
 /* ---- fork ------------------------------------------------------------------------ */
 
 static void
@@ -702,7 +733,8 @@ main(int argc, char **argv)
 	/* adaptive: an idle viad leaves both CPUs to the test's two threads,
 	 * whose stores must race the switch for the lost-write check to mean
 	 * anything on a 2-CPU machine */
-	if (viad_start(&vd, "viad", (const char *const[]){ "viad.poll_mode=adaptive", NULL }) != 0)
+	if (viad_start(&vd, "viad", (const char *const[]){ "viad.poll_mode=adaptive",
+							   "limits.max_in_place_bytes=4M", NULL }) != 0)
 		return h_finish();
 	if (CHECK_RET(VipOpenNic("via0", &nic), VIP_SUCCESS, "open via0")) {
 		VipErrorCallback(nic, NULL, h_err_handler);
@@ -710,6 +742,7 @@ main(int argc, char **argv)
 		test_pages(nic);
 		test_no_lost_write(nic);
 		test_unmapped(nic);
+		test_cap(nic);
 		test_fork(nic);
 		test_exec(nic, self);
 		CHECK_RET(VipCloseNic(nic), VIP_SUCCESS, "close via0");
