@@ -9,23 +9,37 @@
 #include <pthread.h>
 
 #include "via_idtab.h"
+#include <vipl_provider.h>
+
 #include "vipl_priv.h"
 
 /*
- * A handle: type (8 bits) | serial (24 bits) | id (32 bits). The id's own
- * generation is short; the serial, taken from a process-wide counter when
- * the object is created, makes a stale handle fail until the same slot has
- * been reused 2^24 times.
+ * A handle: tag (8 bits) | type (4 bits) | serial (20 bits) | id (32 bits).
+ * The tag is libvipl.so's, which dispatches on it (vipl_provider.h; 0 when
+ * this library is linked directly). The id's own generation is short; the
+ * serial, taken from a process-wide counter when the object is created,
+ * makes a stale handle fail until the same slot has been reused 2^20 times.
  */
-#define HANDLE_TYPE_SHIFT 56
+#define HANDLE_TAG_SHIFT VIPL_HANDLE_TAG_SHIFT
+#define HANDLE_TYPE_SHIFT 52
+#define HANDLE_TYPE_MASK 0xfu
 #define HANDLE_SERIAL_SHIFT 32
-#define HANDLE_SERIAL_MASK 0xffffffu
+#define HANDLE_SERIAL_MASK 0xfffffu
 #define MAX_HANDLES (1u << 22)
+
+_Static_assert(VIPL_OBJ_CONN <= HANDLE_TYPE_MASK, "handle types fit their bits");
 
 static struct via_idtab handles;
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool handles_ready;
 static uint32_t next_serial;
+static uint8_t handle_tag;
+
+void
+vipl_handle_set_tag(uint8_t tag)
+{
+	handle_tag = tag;
+}
 
 int
 vipl_handle_new(struct vipl_obj *obj, enum vipl_obj_type type)
@@ -61,7 +75,8 @@ vipl_handle_get(const void *handle, enum vipl_obj_type type)
 	uintptr_t h = (uintptr_t)handle;
 	struct vipl_obj *obj;
 
-	if (h == 0 || (h >> HANDLE_TYPE_SHIFT) != type ||
+	if (h == 0 || (h >> HANDLE_TAG_SHIFT) != handle_tag ||
+	    ((h >> HANDLE_TYPE_SHIFT) & HANDLE_TYPE_MASK) != type ||
 	    !__atomic_load_n(&handles_ready, __ATOMIC_ACQUIRE))
 		return NULL;
 	obj = via_idtab_lookup(&handles, (uint32_t)h);
@@ -74,7 +89,8 @@ vipl_handle_get(const void *handle, enum vipl_obj_type type)
 void *
 vipl_handle_of(const struct vipl_obj *obj)
 {
-	return (void *)(((uintptr_t)obj->type << HANDLE_TYPE_SHIFT) |
+	return (void *)(((uintptr_t)handle_tag << HANDLE_TAG_SHIFT) |
+			((uintptr_t)obj->type << HANDLE_TYPE_SHIFT) |
 			((uintptr_t)obj->serial << HANDLE_SERIAL_SHIFT) | obj->id);
 }
 

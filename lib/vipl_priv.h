@@ -50,6 +50,8 @@ void vipl_handle_free(struct vipl_obj *obj);
 void *vipl_handle_get(const void *handle, enum vipl_obj_type type);
 /** The handle value of @p obj. */
 void *vipl_handle_of(const struct vipl_obj *obj);
+/** libvipl.so's tag for this provider's handles (vipl_provider.h), before any handle is made. */
+void vipl_handle_set_tag(uint8_t tag);
 
 /* ---- vipl_nic.c: the session ------------------------------------------ */
 
