@@ -123,6 +123,55 @@ once(const struct vc_ep *e, uint8_t *seen, uint64_t seq, const char *what)
 	seen[seq / 8] |= (uint8_t)(1u << (seq % 8));
 }
 
+/* Check received message @p d of a phase of k (send, write-imm), with the check on. */
+static void
+bw_received(struct vc_ep *e, const VIP_DESCRIPTOR *d, uint32_t size, uint32_t k, bool check,
+	    uint8_t *seen, uint32_t *overwritten)
+{
+	uint64_t seq;
+
+	if (e->o->op == VC_OP_WRITE_IMM) {
+		/* the immediate data numbers the write; its data is in the slot */
+		vc_expect_imm(e, d, d->CS.ImmediateData);
+		seq = d->CS.ImmediateData;
+		if (check && seq >= k)
+			vc_die("server: RDMA Write number %llu out of range (%u sent)",
+			       (unsigned long long)seq, k);
+		if (check && e->o->rel == VIP_SERVICE_UNRELIABLE) {
+			/* after credits written off (lost messages), the
+			 * client may reuse a slot before it was checked */
+			if (!vc_matches(vc_tslot(e, seq), size, seq))
+				(*overwritten)++;
+		} else if (check) {
+			once(e, seen, seq, "RDMA Write");
+			vc_verify(e, vc_tslot(e, seq), size, seq);
+		}
+		return;
+	}
+	vc_expect_len(e, d, size);
+	if (e->o->op == VC_OP_SEND && check && size >= 8) {
+		/* order is not guaranteed: seq from the data */
+		seq = vc_seq_of(vc_data(d), size);
+		if (seq >= k)
+			vc_die("server: message number %llu out of range (%u sent)",
+			       (unsigned long long)seq, k);
+		once(e, seen, seq, "message");
+		vc_verify(e, vc_data(d), size, seq);
+	}
+}
+
+/* A bitmap of k message numbers when a reliable level promises each once, else NULL. */
+static uint8_t *
+bw_seen_map(const struct vc_ep *e, uint32_t k, bool check)
+{
+	uint8_t *seen = NULL;
+
+	if (check && e->o->rel != VIP_SERVICE_UNRELIABLE &&
+	    (seen = calloc((size_t)k / 8 + 1, 1)) == NULL)
+		vc_die("out of memory");
+	return seen;
+}
+
 /*
  * Receive up to k messages; stop after BW_DRAIN_MS without one (Unreliable:
  * the rest was lost), on a reliable level after -t (nothing is lost there
@@ -132,14 +181,10 @@ static uint32_t
 bw_recv(struct vc_ep *e, uint32_t size, uint32_t k, bool check, uint32_t *overwritten)
 {
 	VIP_ULONG drain = e->o->rel == VIP_SERVICE_UNRELIABLE ? BW_DRAIN_MS : e->o->timeout_ms;
-	uint8_t *seen = NULL;
+	uint8_t *seen = bw_seen_map(e, k, check);
 	VIP_DESCRIPTOR *d;
 	uint32_t count = 0;
-	uint64_t seq;
 
-	if (check && e->o->rel != VIP_SERVICE_UNRELIABLE &&
-	    (seen = calloc((size_t)k / 8 + 1, 1)) == NULL)
-		vc_die("out of memory");
 	while (count < k) {
 		d = vc_recv(e, count > 0 ? drain : e->o->timeout_ms);
 		if (d == NULL) {
@@ -148,34 +193,7 @@ bw_recv(struct vc_ep *e, uint32_t size, uint32_t k, bool check, uint32_t *overwr
 				       e->o->timeout_ms);
 			break;
 		}
-		if (e->o->op == VC_OP_WRITE_IMM) {
-			/* the immediate data numbers the write; its data is in the slot */
-			vc_expect_imm(e, d, d->CS.ImmediateData);
-			seq = d->CS.ImmediateData;
-			if (check && seq >= k)
-				vc_die("server: RDMA Write number %llu out of range (%u sent)",
-				       (unsigned long long)seq, k);
-			if (check && e->o->rel == VIP_SERVICE_UNRELIABLE) {
-				/* after credits written off (lost messages), the
-				 * client may reuse a slot before it was checked */
-				if (!vc_matches(vc_tslot(e, seq), size, seq))
-					(*overwritten)++;
-			} else if (check) {
-				once(e, seen, seq, "RDMA Write");
-				vc_verify(e, vc_tslot(e, seq), size, seq);
-			}
-		} else {
-			vc_expect_len(e, d, size);
-		}
-		if (e->o->op == VC_OP_SEND && check && size >= 8) {
-			/* order is not guaranteed: seq from the data */
-			seq = vc_seq_of(vc_data(d), size);
-			if (seq >= k)
-				vc_die("server: message number %llu out of range (%u sent)",
-				       (unsigned long long)seq, k);
-			once(e, seen, seq, "message");
-			vc_verify(e, vc_data(d), size, seq);
-		}
+		bw_received(e, d, size, k, check, seen, overwritten);
 		count++;
 		vc_post_recv(e, d);
 		vc_credit_return(e);
@@ -333,6 +351,67 @@ bw_client(struct vc_ep *e)
 			(unsigned long long)e->cr.writeoffs, VC_CREDIT_STALL_MS);
 }
 
+/*
+ * --one-thread: this thread drives both VIs, as vipl_pingpong --loopback
+ * does. It posts the client's operations, reaps both sides and re-posts
+ * the server's receives, so the message rate of one poll lcore needs two
+ * CPUs (this thread and the poll lcore), not three. A message that
+ * consumes a receive (send, write-imm) is posted only while a receive
+ * waits for it: nothing is lost, and no credit message is needed.
+ */
+static void
+bw_one_thread(struct vc_ep *cli, struct vc_ep *srv)
+{
+	const struct vc_opts *o = cli->o;
+	const struct vc_sched *s = &o->sched;
+	bool consumes = o->op == VC_OP_SEND || o->op == VC_OP_WRITE_IMM;
+	uint32_t rep[BW_REPORT_WORDS] = { VC_MAGIC }, i, ph, k, size;
+	uint64_t base, got, t0;
+	uint8_t *seen, *buf;
+	VIP_DESCRIPTOR *d;
+
+	if (VC_OP_RDMA(o->op)) {
+		vc_target_open(srv, o->window > srv->nrecv ? o->window : srv->nrecv,
+			       vc_max_size(s));
+		vc_peer_of(cli, srv);
+	}
+	vc_banner(cli, consumes ? BW_COLUMNS : BW_RDMA_COLUMNS);
+	for (i = 0; i < s->nsizes; i++)
+		for (ph = 0; ph < 2; ph++) {
+			k = ph ? s->iters[i] : s->warmup[i];
+			if (k == 0)
+				continue;
+			size = s->size[i];
+			seen = consumes ? bw_seen_map(srv, k, s->check) : NULL;
+			base = cli->sposted;
+			got = 0;
+			rep[5] = 0;
+			t0 = vc_now_ns();
+			while (cli->sdone - base < k || (consumes && got < k)) {
+				while (cli->sposted - base < k && cli->sposted - cli->sdone < cli->nsend &&
+				       (!consumes || cli->sposted - base - got < srv->nrecv)) {
+					buf = vc_sbuf(cli);
+					if (s->check && o->op != VC_OP_READ)
+						vc_fill(buf, size, cli->sposted - base);
+					vc_post_op(cli, buf, size, cli->sposted - base,
+						   (uint32_t)(cli->sposted - base));
+				}
+				while (vc_send_reap(cli, false))
+					;
+				while (consumes && (d = vc_recv_wait(srv, 0, false)) != NULL) {
+					bw_received(srv, d, size, k, s->check, seen, &rep[5]);
+					got++;
+					vc_post_recv(srv, d);
+				}
+			}
+			free(seen);
+			rep[2] = consumes ? (uint32_t)got : k;
+			rep[3] = 0;
+			if (ph)
+				bw_row(cli, size, k, rep, vc_now_ns() - t0, 0);
+		}
+}
+
 static void *
 server_thread(void *arg)
 {
@@ -371,15 +450,20 @@ main(int argc, char **argv)
 			vc_resolve(&nic, o.peer, peer);
 		else if (!nic.attr.ThreadSafe)
 			vc_die("--loopback needs a thread-safe provider");
-		else if ((rc = pthread_create(&t, NULL, server_thread, &srv)) != 0)
+		else if (!o.one_thread && (rc = pthread_create(&t, NULL, server_thread, &srv)) != 0)
 			vc_die("pthread_create: %s", strerror(rc));
 		slot = vc_max_size(&o.sched);
 		vc_ep_open(&cli, &nic, "client", o.window, slot > VC_CTL_BYTES ? slot : VC_CTL_BYTES,
 			   VC_CTL_RECVS, VC_CTL_BYTES);
-		vc_connect(&cli, o.role == VC_CLIENT ? peer : nic.mac);
-		bw_client(&cli);
-		if (o.role == VC_LOOPBACK)
-			pthread_join(t, NULL);
+		if (o.one_thread) {
+			vc_connect_pair(&srv, &cli);
+			bw_one_thread(&cli, &srv);
+		} else {
+			vc_connect(&cli, o.role == VC_CLIENT ? peer : nic.mac);
+			bw_client(&cli);
+			if (o.role == VC_LOOPBACK)
+				pthread_join(t, NULL);
+		}
 		vc_ep_close(&cli);
 	}
 	if (o.role != VC_CLIENT)

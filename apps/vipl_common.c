@@ -108,7 +108,12 @@ usage(const struct vc_app *app)
 		       "                   on with rd and rr; on if either end asks): the client\n"
 		       "                   sends only while fewer than R messages wait for their\n"
 		       "                   receive to be re-posted; the server returns credits every\n"
-		       "                   R/4 re-posts\n");
+		       "                   R/4 re-posts\n"
+		       "  --one-thread     with --loopback: one thread drives both VIs (posts the\n"
+		       "                   client's operations, reaps both sides, re-posts the\n"
+		       "                   server's receives), so the message rate of one poll\n"
+		       "                   lcore needs only two CPUs; nothing is lost: a message\n"
+		       "                   goes only while a receive waits for it\n");
 	printf("  --op OP          send: Send/Receive (default); write: RDMA Write; write-imm:\n"
 	       "                   RDMA Write with immediate data (consumes a receive); read:\n"
 	       "                   RDMA Read (rd or rr only: on an Unreliable VI a Read is a\n"
@@ -119,9 +124,10 @@ usage(const struct vc_app *app)
 	       "                   block: VipSendWait / VipRecvWait\n"
 	       "  --cq             receive completions through a completion queue\n"
 	       "                   (VipCQDone, or VipCQWait with --wait block, then VipRecvDone)\n"
-	       "  --mem KIND       provider: buffers from VipDpdkAllocMem (default; viad moves\n"
-	       "                   the data in place); heap: malloc'ed buffers (viad copies\n"
-	       "                   with process_vm_readv/writev); also the RDMA target region\n"
+	       "  --mem KIND       provider: buffers from VipDpdkAllocMem (default); heap:\n"
+	       "                   malloc'ed buffers and descriptors registered with\n"
+	       "                   VipRegisterMem (shared with viad in place, as a VIPL\n"
+	       "                   program of the 1990s has them); also the RDMA target region\n"
 	       "  -t MS            connection timeout, and the longest wait for any expected\n"
 	       "                   message (default 10000; 'inf' waits for ever)\n"
 	       "  --no-check       do not fill and verify the payload pattern\n"
@@ -222,7 +228,7 @@ vc_rel_name(VIP_RELIABILITY_LEVEL rel)
 }
 
 enum { OPT_SIZE = 256, OPT_SWEEP, OPT_WAIT, OPT_JSON, OPT_CQ, OPT_MEM, OPT_NOCHECK, OPT_WINDOW,
-       OPT_CREDITS, OPT_OP, OPT_IDLE_VIS };
+       OPT_CREDITS, OPT_OP, OPT_IDLE_VIS, OPT_ONE_THREAD };
 
 void
 vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
@@ -240,6 +246,7 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		{ "credits", no_argument, NULL, OPT_CREDITS },
 		{ "op", required_argument, NULL, OPT_OP },
 		{ "idle-vis", required_argument, NULL, OPT_IDLE_VIS },
+		{ "one-thread", no_argument, NULL, OPT_ONE_THREAD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -311,6 +318,11 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		case OPT_IDLE_VIS:
 			o->idle_vis = (uint32_t)parse_num(optarg, "idle VIs", 1u << 20, false);
 			break;
+		case OPT_ONE_THREAD:
+			if (!app->window)
+				usage_error("--one-thread is an option of vipl_bw");
+			o->one_thread = true;
+			break;
 		case OPT_WINDOW:
 			if (!app->window)
 				usage_error("--window is an option of vipl_bw");
@@ -339,6 +351,8 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (roles != 1)
 		usage_error("give exactly one of -s, -c PEER and --loopback");
+	if (o->one_thread && o->role != VC_LOOPBACK)
+		usage_error("--one-thread needs --loopback (both VIs in this process)");
 	if (o->op == VC_OP_READ && o->rel == VIP_SERVICE_UNRELIABLE && o->role != VC_SERVER)
 		usage_error("--op read needs a reliable level (-r rd or rr): an RDMA Read on an "
 			    "Unreliable VI completes with a format error");

@@ -76,6 +76,7 @@ struct vc_opts {
 	VIP_ULONG timeout_ms;      /* connect, and any expected message */
 	uint32_t window;
 	uint32_t idle_vis;         /* --idle-vis: idle VIs created beside the measured ones */
+	bool one_thread;           /* vipl_bw --loopback --one-thread: one thread drives both VIs */
 	uint32_t iters, warmup;
 	bool iters_set, warmup_set, sizes_set;
 	struct vc_sched sched;     /* client / loopback: filled by vc_nic_open */

@@ -13,6 +13,9 @@
 #   RDMA, one viad:   vipl_pingpong --loopback --op write-imm and --op read (rd),
 #                     vipl_bw --loopback --op write and --op read (rd), against
 #                     --op send; vipl_bw --mem heap vs provider at one size
+#   issue 18:         vipl_bw --loopback --one-thread: the 64 B message rate of one
+#                     poll lcore with one application thread (Send, RDMA Write,
+#                     Write with immediate data; nothing lost)
 #   issue 12:         vipl_pingpong --loopback --mem provider vs heap at 64 B and
 #                     8 KiB; --wait block and --cq --wait block vs poll at 64 B
 #                     (heap memory: the legacy program's way)
@@ -423,7 +426,7 @@ start_viad() {
 # operations (read on Reliable Delivery: a Read on an Unreliable VI is a
 # format error), then provider vs heap memory at one size
 lo_pp=(vipl_lo vipl_lo_wimm vipl_lo_read vipl_lo_mem)
-lo_bw=(vipl_bw_lo vipl_bw_lo_write vipl_bw_lo_read vipl_bw_mem)
+lo_bw=(vipl_bw_lo vipl_bw_lo_write vipl_bw_lo_read vipl_bw_mem vipl_rate_1t)
 lo_label() {
 	case $1 in
 	vipl_lo) echo "vipl_pingpong --loopback (VIA-DPDK)" ;;
@@ -434,6 +437,7 @@ lo_label() {
 	vipl_bw_lo_write) echo "vipl_bw --loopback --op write" ;;
 	vipl_bw_lo_read) echo "vipl_bw --loopback --op read -r rd" ;;
 	vipl_bw_mem) echo "vipl_bw -l --mem heap|provider, ${mem_size} B" ;;
+	vipl_rate_1t) echo "vipl_bw -l --one-thread 64 B, send|write|write-imm" ;;
 	esac
 }
 lo_args() {
@@ -508,7 +512,18 @@ bench_vipl_lo() {
 			skip_or_fail $id "vipl_bw not built" "$pinbw" 3 "$(lo_label $id)" apps/vipl_bw
 			continue
 		fi
-		if [ $id = vipl_bw_mem ]; then
+		if [ $id = vipl_rate_1t ]; then
+			# issue 18: one application thread drives both VIs, so the
+			# message rate of the poll lcore is measured on two CPUs
+			: >"$run/$id.jsonl"
+			rc=0
+			for op in send write write-imm; do
+				VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vbw" \
+					--loopback --one-thread --op $op --size 64 ${bw_n:+-n "$bw_n"} \
+					${bw_w:+-w "$bw_w"} --no-check --json >>"$run/$id.jsonl" \
+					2>"$run/$id.log" || { rc=$?; break; }
+			done
+		elif [ $id = vipl_bw_mem ]; then
 			# provider memory vs registered heap memory (both in place since
 			# issue 12); Sends with credits, so that no message is lost to an
 			# empty receive queue

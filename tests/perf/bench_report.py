@@ -360,6 +360,17 @@ def report(run, results, plotbase):
           "client; read: Reliable")
         p("  Delivery, at most 16 Reads outstanding per VI in viad)")
         p("")
+    rate = [r for r in recs.get("vipl_rate_1t", []) if "msg_per_s" in r]
+    if rate:
+        p("Issue 18, message rate of one poll lcore: vipl_bw --loopback --one-thread, 64 B, "
+          "one application thread")
+        p("%12s | %12s %8s | %s" % ("op", "msg/s", "lost%", "goal"))
+        for r in rate:
+            p("%12s | %11s%s %8s | %s" % (
+                r.get("op", "send"), fmt(r["msg_per_s"], 11, 0), mark("vipl_rate_1t"),
+                fmt(r.get("lost_pct"), 8, 3), ">= 2 M msg/s (send)"
+                if r.get("op", "send") == "send" else ""))
+        p("")
     mem = [r for r in recs.get("vipl_bw_mem", []) if "MBps" in r]
     lmem = [r for r in recs.get("vipl_lo_mem", []) if "rtt_us" in r]
     if mem or lmem:
