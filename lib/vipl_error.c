@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "vipl_priv.h"
+#include "vipl_wait.h"
 
 #define PROVIDER_TICK_MS 200   /* how often a sleeping thread checks for close */
 /* the notify thread needs no tick (closing rings the doorbell); one long
@@ -295,6 +296,7 @@ notifier_main(void *arg)
 {
 	struct vipl_nic *nic = arg;
 	struct via_shm_wait *w = &nic->shm->notify;
+	struct vipl_spin spin = { 0 };
 
 	notify_self = nic;
 	pthread_mutex_lock(&nic->notify_lock);
@@ -302,12 +304,24 @@ notifier_main(void *arg)
 		/* read before the look: a ring after it fails the wait below */
 		uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_SEQ_CST);
 
-		if (notify_serve_one(nic))
+		if (notify_serve_one(nic)) {
+			/* the next completion often follows (a stream, a
+			 * handler that registers again): spin before the next
+			 * sleep, as VipRecvWait does (vipl_wait.c) */
+			vipl_spin_done(&spin);
+			spin = (struct vipl_spin){ 0 };
 			continue;
+		}
 		pthread_mutex_unlock(&nic->notify_lock);
-		__atomic_fetch_add(&w->sleepers, 1, __ATOMIC_SEQ_CST);
-		vipl_futex_wait(&w->seq, seq, NOTIFY_TICK_MS);
-		__atomic_fetch_sub(&w->sleepers, 1, __ATOMIC_SEQ_CST);
+		/* a ring within the spin: look again, no system call. A
+		 * thread woken by a ring or the tick that serves nothing does
+		 * not spin again, so an idle notify thread uses no CPU */
+		if (!vipl_spin_wait(&spin, &w->seq, seq, UINT64_MAX)) {
+			vipl_spin_sleeps(&spin);
+			__atomic_fetch_add(&w->sleepers, 1, __ATOMIC_SEQ_CST);
+			vipl_futex_wait(&w->seq, seq, NOTIFY_TICK_MS);
+			__atomic_fetch_sub(&w->sleepers, 1, __ATOMIC_SEQ_CST);
+		}
 		pthread_mutex_lock(&nic->notify_lock);
 	}
 	pthread_mutex_unlock(&nic->notify_lock);
