@@ -89,6 +89,10 @@ static const char *const corrupt_wheres[] = {
 static const struct conf_key conf_keys[] = {
 	{ SECT_VIAD, "instance", CT_STR, CF_NAME, G(instance), 0, 0, NULL },
 	{ SECT_VIAD, "socket", CT_STR, 0, G(socket_path), 0, 0, NULL },
+	/* Who may connect: the socket's group (mode 0660), then viad's own lists. */
+	{ SECT_VIAD, "socket_group", CT_STR, CF_EMPTY_OK, G(socket_group), 0, 0, NULL },
+	{ SECT_VIAD, "allowed_uids", CT_STR, CF_EMPTY_OK, G(allowed_uids), 0, 0, NULL },
+	{ SECT_VIAD, "allowed_gids", CT_STR, CF_EMPTY_OK, G(allowed_gids), 0, 0, NULL },
 	{ SECT_VIAD, "hosts", CT_STR, CF_EMPTY_OK, G(hosts_path), 0, 0, NULL },
 	{ SECT_VIAD, "log_level", CT_CHOICE, 0, G(log_level), 0, 0,
 	  log_levels },
@@ -184,6 +188,7 @@ static const struct conf_key conf_keys[] = {
 static const struct via_conf conf_defaults = {
 	.instance = "viad",
 	.socket_path = "/run/viad/viad.sock",
+	.socket_group = "vipl",
 	.hosts_path = "",
 	.log_level = "info",
 	.poll_mode = VIA_POLL_BACKOFF,

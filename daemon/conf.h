@@ -89,6 +89,9 @@ struct via_conf {
 	/* [viad] */
 	char instance[32];	/**< DPDK file prefix, lets several viads share a host */
 	char socket_path[108];	/**< control socket (fits sockaddr_un.sun_path) */
+	char socket_group[64];	/**< group that may connect (mode 0660): a name or a gid */
+	char allowed_uids[256];	/**< if set, only these uids (and root) connect: "1000,1001" */
+	char allowed_gids[256];	/**< if set, also members of these groups: "100,vipl" */
 	char hosts_path[256];	/**< name-service hosts file; "" = none */
 	char log_level[16];	/**< "error" | "warning" | "info" | "debug" */
 	enum via_poll_mode poll_mode;

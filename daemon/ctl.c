@@ -10,7 +10,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <linux/futex.h>
 #include <linux/magic.h>
 #include <signal.h>
@@ -750,6 +752,125 @@ peer_pidfd(int sock, pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+/* ---- who may connect (issue 14) ------------------------------------------ */
+
+#define ACCESS_MAX 64
+
+/* viad.allowed_uids and viad.allowed_gids, resolved at start */
+static struct {
+	uid_t uids[ACCESS_MAX];
+	unsigned nb_uids;
+	gid_t gids[ACCESS_MAX];
+	unsigned nb_gids;
+} allowed;
+
+/* A uid or gid: a number, or a name of the passwd or group database. @return 0, -ENOENT */
+static int
+id_of(const char *name, bool group, unsigned *id)
+{
+	char *end;
+	unsigned long n = strtoul(name, &end, 10);
+
+	if (*name != '\0' && *end == '\0' && n < UINT32_MAX) {
+		*id = (unsigned)n;
+		return 0;
+	}
+	if (group) {
+		struct group *g = getgrnam(name);
+
+		if (g == NULL)
+			return -ENOENT;
+		*id = g->gr_gid;
+	} else {
+		struct passwd *pw = getpwnam(name);
+
+		if (pw == NULL)
+			return -ENOENT;
+		*id = pw->pw_uid;
+	}
+	return 0;
+}
+
+/* Parse a comma-separated list of @p key into @p ids. @return 0, -EINVAL (logged) */
+static int
+id_list(const char *key, const char *list, bool group, unsigned *ids, unsigned *nb)
+{
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	*nb = 0;
+	for (tok = strtok_r(buf, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save)) {
+		if (*nb == ACCESS_MAX || id_of(tok, group, &ids[*nb]) != 0) {
+			VLOG_ERR("viad.%s: \"%s\" %s", key, tok,
+				 *nb == ACCESS_MAX ? "is one too many" : "is no known id or name");
+			return -EINVAL;
+		}
+		(*nb)++;
+	}
+	return 0;
+}
+
+static int
+access_init(const struct via_conf *c)
+{
+	_Static_assert(sizeof(uid_t) == sizeof(unsigned) && sizeof(gid_t) == sizeof(unsigned),
+		       "ids are unsigned ints");
+	int rc = id_list("allowed_uids", c->allowed_uids, false, (unsigned *)allowed.uids,
+			 &allowed.nb_uids);
+
+	return rc != 0 ? rc : id_list("allowed_gids", c->allowed_gids, true,
+				      (unsigned *)allowed.gids, &allowed.nb_gids);
+}
+
+/*
+ * The socket file: mode 0660, owned by root and @p group, so that the
+ * kernel lets root and the group's members connect and nobody else. A
+ * group that does not exist leaves it to root, with a warning: a default
+ * "vipl" that was never created must not open viad to everyone.
+ */
+static int
+socket_owner(const char *path, const char *group)
+{
+	unsigned gid = 0;
+
+	if (group[0] != '\0' && id_of(group, true, &gid) != 0)
+		VLOG_WARN("viad.socket_group \"%s\" does not exist: only root may connect "
+			  "(create it: groupadd %s)", group, group);
+	if (chown(path, 0, (gid_t)gid) != 0 || chmod(path, 0660) != 0) {
+		int err = -errno;
+
+		VLOG_ERR("%s: cannot set owner root:%u, mode 0660: %s", path, gid, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* Whether viad's own lists let a client of @p sock (credentials @p cred) in. */
+static bool
+access_allowed(int sock, const struct ucred *cred)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	unsigned i, j, n;
+
+	if (cred->uid == 0 || (allowed.nb_uids == 0 && allowed.nb_gids == 0))
+		return true;
+	for (i = 0; i < allowed.nb_uids; i++)
+		if (allowed.uids[i] == cred->uid)
+			return true;
+	/* the primary group, then the supplementary ones (Linux 4.13) */
+	n = getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0
+		    ? (unsigned)(len / sizeof(gid_t)) : 0;
+	for (i = 0; i < allowed.nb_gids; i++) {
+		if (allowed.gids[i] == cred->gid)
+			return true;
+		for (j = 0; j < n; j++)
+			if (allowed.gids[i] == groups[j])
+				return true;
+	}
+	return false;
+}
+
 /* held so that a client can still be refused when viad is out of fds */
 static int reserve_fd = -1;
 
@@ -779,6 +900,12 @@ session_accept(struct viad *d, int lfd, int ep)
 		return;
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		VLOG_WARN("accept: SO_PEERCRED: %s", strerror(errno));
+		close(sock);
+		return;
+	}
+	if (!access_allowed(sock, &cred)) {
+		VLOG_WARN("accept: pid %d uid %u gid %u refused: not in viad.allowed_uids or "
+			  "viad.allowed_gids", (int)cred.pid, (unsigned)cred.uid, (unsigned)cred.gid);
 		close(sock);
 		return;
 	}
@@ -821,7 +948,7 @@ via_ctl_listen(struct viad *d, int *lfd)
 	const char *path = d->conf.socket_path;
 	char dir[sizeof(sa.sun_path)];
 	char *slash;
-	int fd;
+	int fd, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -848,8 +975,14 @@ via_ctl_listen(struct viad *d, int *lfd)
 		close(fd);
 		return err;
 	}
-	/* any local user may open a NIC; SO_PEERCRED names who did */
-	chmod(path, 0666);
+	rc = access_init(&d->conf);
+	if (rc == 0)
+		rc = socket_owner(path, d->conf.socket_group);
+	if (rc != 0) {
+		close(fd);
+		unlink(path);
+		return rc;
+	}
 	*lfd = fd;
 	return 0;
 }

@@ -285,13 +285,16 @@ give_program_fds(struct vipl_nic *nic)
 {
 	int pipefd[2], mem, rc;
 
+	/* a process that changed its ids is not dumpable: its own mem file
+	 * is root's. It still works, with in-place and provider memory only */
 	mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-	if (mem < 0) {
-		vipl_log("VipOpenNic: /proc/self/mem: %s", strerror(errno));
-		return -errno;
-	}
-	rc = vipl_ctl_give_fd(nic, VIA_CTL_FD_PROC_MEM, mem);
-	close(mem);
+	if (mem < 0)
+		vipl_log("VipOpenNic: /proc/self/mem: %s: memory viad cannot share in place "
+			 "(a private file mapping, read-only pages) cannot be registered",
+			 strerror(errno));
+	rc = mem < 0 ? 0 : vipl_ctl_give_fd(nic, VIA_CTL_FD_PROC_MEM, mem);
+	if (mem >= 0)
+		close(mem);
 	if (rc != 0)
 		return rc;
 	if (pipe2(pipefd, O_CLOEXEC) != 0)

@@ -92,6 +92,9 @@ conf_equal(const struct via_conf *a, const struct via_conf *b)
 
 	if (strcmp(a->instance, b->instance) ||
 	    strcmp(a->socket_path, b->socket_path) ||
+	    strcmp(a->socket_group, b->socket_group) ||
+	    strcmp(a->allowed_uids, b->allowed_uids) ||
+	    strcmp(a->allowed_gids, b->allowed_gids) ||
 	    strcmp(a->hosts_path, b->hosts_path) ||
 	    strcmp(a->log_level, b->log_level) ||
 	    a->poll_mode != b->poll_mode ||
@@ -148,6 +151,8 @@ test_defaults(void)
 	via_conf_defaults(&c);
 	CHECK_STR(c.instance, "viad");
 	CHECK_STR(c.socket_path, "/run/viad/viad.sock");
+	CHECK_STR(c.socket_group, "vipl");
+	CHECK_STR(c.allowed_uids, "");
 	CHECK_STR(c.hosts_path, "");
 	CHECK_STR(c.log_level, "info");
 	CHECK_INT(c.poll_mode, VIA_POLL_BACKOFF);
