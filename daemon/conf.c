@@ -94,6 +94,8 @@ static const struct conf_key conf_keys[] = {
 	{ SECT_VIAD, "allowed_uids", CT_STR, CF_EMPTY_OK, G(allowed_uids), 0, 0, NULL },
 	{ SECT_VIAD, "allowed_gids", CT_STR, CF_EMPTY_OK, G(allowed_gids), 0, 0, NULL },
 	{ SECT_VIAD, "hosts", CT_STR, CF_EMPTY_OK, G(hosts_path), 0, 0, NULL },
+	/* A port whose glue is not built in loads its module from here. */
+	{ SECT_VIAD, "glue_dir", CT_STR, 0, G(glue_dir), 0, 0, NULL },
 	{ SECT_VIAD, "log_level", CT_CHOICE, 0, G(log_level), 0, 0,
 	  log_levels },
 	{ SECT_VIAD, "poll_mode", CT_POLL_MODE, 0, G(poll_mode), 0, 0,
@@ -190,6 +192,7 @@ static const struct via_conf conf_defaults = {
 	.socket_path = "/run/viad/viad.sock",
 	.socket_group = "vipl",
 	.hosts_path = "",
+	.glue_dir = VIAD_GLUE_DIR,	/* <prefix>/<libdir>/viad/glue (meson) */
 	.log_level = "info",
 	.poll_mode = VIA_POLL_BACKOFF,
 	.poll_lcores = 1,

@@ -37,7 +37,7 @@ enum via_poll_mode {
 
 /**
  * Where the faulty glue flips bits (via_port_conf::corrupt_where); the
- * values are those of enum via_fault_where in pmd_glue/via_glue.h, which
+ * values are those of enum via_fault_where in pmd_glue/via_fault.h, which
  * this libc-only header cannot include.
  */
 enum via_corrupt_where {
@@ -50,7 +50,7 @@ enum via_corrupt_where {
 struct via_port_conf {
 	char name[32];		/**< "via<N>"; explicit names match via[0-9]+ */
 	char glue[32];		/**< glue module: "loopback" (default), "ethdev",
-				 *   "faulty" */
+				 *   "faulty", or a plugin of glue_dir */
 	char devargs[256];	/**< DPDK devargs; required by the ethdev glue
 				 *   (and by faulty over ethdev, which forwards
 				 *   them to its inner port) */
@@ -93,6 +93,8 @@ struct via_conf {
 	char allowed_uids[256];	/**< if set, only these uids (and root) connect: "1000,1001" */
 	char allowed_gids[256];	/**< if set, also members of these groups: "100,vipl" */
 	char hosts_path[256];	/**< name-service hosts file; "" = none */
+	char glue_dir[256];	/**< glue plugins: via_glue_NAME.so for a port's
+				 *   glue NAME that is not built in */
 	char log_level[16];	/**< "error" | "warning" | "info" | "debug" */
 	enum via_poll_mode poll_mode;
 	uint32_t poll_lcores;	/**< poll lcores viad starts when given no EAL arguments */

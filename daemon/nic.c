@@ -19,7 +19,7 @@
 
 #include "hosts.h"
 #include "dp.h"
-#include "via_glue.h"
+#include "via_fault.h"
 
 #define NB_MBUFS 8191
 #define LOOPBACK_DEFAULT_MTU 9000
@@ -50,6 +50,21 @@ base_glue(const struct via_port_conf *pc)
 	if (strcmp(pc->glue, "faulty") == 0)
 		return pc->inner[0] ? pc->inner : "loopback";
 	return pc->glue;
+}
+
+/*
+ * The modules port @p pc needs, loaded from viad.glue_dir unless built in:
+ * its glue and, for a faulty port, the inner one (which the faulty module
+ * opens itself, by name).
+ */
+static int
+nic_glue_load(const struct viad *d, const struct via_port_conf *pc)
+{
+	int rc = via_glue_load(d->conf.glue_dir, pc->glue);
+
+	if (rc == 0 && strcmp(base_glue(pc), pc->glue) != 0)
+		rc = via_glue_load(d->conf.glue_dir, base_glue(pc));
+	return rc;
 }
 
 static void
@@ -114,7 +129,9 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 			return -EINVAL;
 		gc.mac = &mac;
 	}
-	rc = via_port_open(&nic->port, pc->glue, &gc);
+	rc = nic_glue_load(d, pc);
+	if (rc == 0)
+		rc = via_port_open(&nic->port, pc->glue, &gc);
 	if (rc != 0) {
 		VLOG_ERR("port %s (%s %s): open failed: %s", pc->name, pc->glue,
 			 pc->devargs, strerror(-rc));
@@ -131,7 +148,7 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 	nic->loopback = strcmp(base_glue(pc), "loopback") == 0;
 	/* frames to the NIC's own address go through a faulty port, so that
 	 * one viad can exercise the fault injection on itself */
-	nic->self_via_port = strcmp(pc->glue, "faulty") == 0;
+	nic->self_via_port = nic->port->self_via_port;
 	nic->tx_zero_copy = nic->port->tx_by_va;
 	{
 		struct via_port_link link = { 0 };

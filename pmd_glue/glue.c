@@ -178,8 +178,12 @@ via_glue_register(const struct via_glue_module *m)
 	size_t len;
 	int rc = 0;
 
-	if (m == NULL || m->name == NULL || m->name[0] == '\0' ||
-	    m->ops.probe == NULL)
+	if (m == NULL)
+		return -EINVAL;
+	/* before any other field: another version may lay them out otherwise */
+	if (m->abi_version != VIA_GLUE_ABI_VERSION)
+		return -EPROTO;
+	if (m->name == NULL || m->name[0] == '\0' || m->ops.probe == NULL)
 		return -EINVAL;
 	len = strnlen(m->name, VIA_GLUE_NAME_MAX);
 	if (len >= VIA_GLUE_NAME_MAX)

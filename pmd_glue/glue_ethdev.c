@@ -494,6 +494,7 @@ ethdev_remove(struct via_port *port)
 }
 
 static const struct via_glue_module ethdev_module = {
+	.abi_version = VIA_GLUE_ABI_VERSION,
 	.name = "ethdev",
 	.ops = {
 		.probe = ethdev_probe,

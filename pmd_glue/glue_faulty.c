@@ -59,7 +59,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
-#include "via_glue.h"
+#include "via_fault.h"
 #include "glue_internal.h"
 
 #define FQ_BURST    32     /* inner frames processed per step */
@@ -576,6 +576,8 @@ fq_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	}
 	/* its own copies (dup, corrupt) take chains too */
 	port->tx_by_va = fp->inner->tx_by_va;
+	/* one viad exercises its recovery on itself: its own frames cross */
+	port->self_via_port = true;
 	return 0;
 
 fail:
@@ -698,6 +700,7 @@ via_port_faults_get(struct via_port *p, struct via_fault_stats *st)
 }
 
 static const struct via_glue_module faulty_module = {
+	.abi_version = VIA_GLUE_ABI_VERSION,
 	.name = "faulty",
 	.ops = {
 		.probe = fq_probe,

@@ -340,6 +340,7 @@ lb_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts,
 }
 
 static const struct via_glue_module loopback_module = {
+	.abi_version = VIA_GLUE_ABI_VERSION,
 	.name = "loopback",
 	.ops = {
 		.probe = lb_probe,

@@ -19,9 +19,16 @@
  * Error convention: functions returning int return 0 (or a non-negative
  * value where documented) on success and a negative errno value on failure.
  *
+ * ABI: a module is built against one version of this header and states it
+ * in via_glue_module::abi_version (VIA_GLUE_ABI_VERSION).  The structs of
+ * this header and the slots' contracts are the glue ABI; viad refuses a
+ * module of another version (-EPROTO) instead of calling into it.
+ *
  * Threading:
  *  - via_glue_register() / via_glue_lookup() are thread safe (internal lock)
  *    and may be called from constructors (before rte_eal_init()).
+ *  - via_glue_load() is serialised by the caller (viad's control thread),
+ *    like via_port_open(): two loads of one plugin at once would race.
  *  - via_port_open(), via_port_close(), via_port_start(), via_port_stop()
  *    and the other control functions need an initialised EAL and must be
  *    serialised by the caller (the daemon's control thread).  They are
@@ -48,7 +55,7 @@
  *    (conf->inner_glue, default "loopback"; conf->devargs is forwarded).
  *    Drops, duplicates, reorders, delays and corrupts frames per direction
  *    as conf->faults says, from a seeded PRNG so that a run can be replayed;
- *    see struct via_fault_conf and via_port_faults_get().  probe errors:
+ *    see via_fault.h.  probe errors:
  *    -EINVAL (fault parameters out of range, inner_glue "faulty"), -ENOMEM,
  *    and the inner port's via_port_open() errors (e.g. -ENOENT for an
  *    unknown inner_glue, ethdev errors for bad devargs).
@@ -58,6 +65,15 @@
  * linked as a static library the linker drops objects nothing refers to, so
  * link it whole (meson: link_whole, ld: -Wl,--whole-archive ...
  * --no-whole-archive).
+ *
+ * Plugins: any other module is a shared object, via_glue_NAME.so, that
+ * exports its module with VIA_GLUE_PLUGIN() and that viad loads from its
+ * plugin directory (viad.glue_dir) when a port names glue NAME; see
+ * via_glue_load().  A plugin is built against the installed header alone:
+ *   cc -shared -fPIC $(pkg-config --cflags via-glue) glue_NAME.c \
+ *      $(pkg-config --libs via-glue) -o via_glue_NAME.so
+ * Its references to the functions declared here resolve against viad,
+ * which exports them; its DPDK references against DPDK's libraries.
  */
 #ifndef VIA_GLUE_H
 #define VIA_GLUE_H
@@ -78,6 +94,13 @@
 extern "C" {
 #endif
 
+/**
+ * Version of the glue ABI this header describes: the layout of its structs
+ * and the contracts of the slots.  Bumped on any change to either; a module
+ * of another version is refused by via_glue_register().
+ */
+#define VIA_GLUE_ABI_VERSION 1
+
 /** Size of the name buffers (port name, module name), NUL included. */
 #define VIA_GLUE_NAME_MAX 32
 
@@ -88,86 +111,7 @@ extern "C" {
 #define VIA_PORT_ID_NONE UINT16_MAX
 
 struct via_port;
-
-/* ------------------------------------------------------------------------ */
-/* Fault injection (module "faulty")                                        */
-/* ------------------------------------------------------------------------ */
-
-/** Probabilities are in parts per million: 1000000 = always. */
-#define VIA_FAULT_PPM_MAX 1000000u
-
-/** Largest via_fault_conf::corrupt_bits. */
-#define VIA_FAULT_CORRUPT_BITS_MAX 64
-
-/** Largest via_fault_conf::delay_us (one second: longer is a typo). */
-#define VIA_FAULT_DELAY_US_MAX 1000000u
-
-/**
- * Frames one queue can hold delayed, per direction; a frame to delay when
- * the queue is full is dropped and counted in delay_overflow.
- */
-#define VIA_FAULT_DELAY_QUEUE 512
-
-/** Length of the VIA header that follows the Ethernet header. */
-#define VIA_FAULT_VIA_HDR_LEN 48
-
-/** Where corruption flips bits (offsets from the start of the frame). */
-enum via_fault_where {
-	VIA_FAULT_WHERE_ANY = 0,     /**< anywhere after the Ethernet header */
-	VIA_FAULT_WHERE_HEADER = 1,  /**< in the 48 bytes after it (VIA header) */
-	VIA_FAULT_WHERE_PAYLOAD = 2, /**< after those 14 + 48 bytes */
-};
-
-/**
- * Fault probabilities of one direction, in parts per million
- * (0..VIA_FAULT_PPM_MAX).  Each frame draws every decision independently,
- * in this order: drop; dup (a copy of the intact frame is sent in its
- * place, the original goes on through the next steps); corrupt; delay;
- * reorder (the frame is held and sent right after the next frame).
- */
-struct via_fault_dir_conf {
-	uint32_t drop_ppm;
-	uint32_t dup_ppm;
-	uint32_t reorder_ppm;
-	uint32_t corrupt_ppm;
-	uint32_t delay_ppm;
-};
-
-/** Configuration of a "faulty" port (via_glue_port_conf::faults). */
-struct via_fault_conf {
-	struct via_fault_dir_conf rx;  /**< applied to frames received */
-	struct via_fault_dir_conf tx;  /**< applied to frames transmitted */
-	uint32_t delay_us;     /**< how long a delayed frame is held,
-				*   0..VIA_FAULT_DELAY_US_MAX; it comes out
-				*   on the first burst of its queue and
-				*   direction after that time, and never
-				*   in the burst that delayed it. */
-	uint16_t corrupt_bits; /**< distinct bits flipped per corrupted frame,
-				*   1..VIA_FAULT_CORRUPT_BITS_MAX; 0 = 1.
-				*   Fewer when the region is smaller. */
-	uint8_t corrupt_where; /**< enum via_fault_where */
-	uint64_t seed;         /**< PRNG seed; any value, 0 included */
-};
-
-/** What the fault injector did in one direction (cumulative). */
-struct via_fault_dir_stats {
-	uint64_t seen;           /**< frames that entered the injector */
-	uint64_t dropped;        /**< dropped by a drop decision */
-	uint64_t duplicated;     /**< copies made (one per dup decision) */
-	uint64_t reordered;      /**< held frames sent after a later frame */
-	uint64_t delayed;        /**< frames put in the delay queue */
-	uint64_t corrupted;      /**< frames with bits flipped */
-	uint64_t bits_flipped;   /**< total bits flipped */
-	uint64_t delay_overflow; /**< delay queue full: frame dropped */
-	uint64_t nomem;          /**< no mbuf for a dup or for a private copy
-				  *   to corrupt: that fault was skipped */
-};
-
-/** Counters of a "faulty" port, see via_port_faults_get(). */
-struct via_fault_stats {
-	struct via_fault_dir_stats rx;
-	struct via_fault_dir_stats tx;
-};
+struct via_fault_conf; /* the fault injector's, in via_fault.h */
 
 /** Port configuration, filled by the daemon from its configuration. */
 struct via_glue_port_conf {
@@ -252,6 +196,11 @@ struct via_glue_ops {
 
 /** A glue module (one kind of port). */
 struct via_glue_module {
+	/**
+	 * VIA_GLUE_ABI_VERSION of the header the module was built with.
+	 * First, so that it is found at the same place in every version.
+	 */
+	uint32_t abi_version;
 	const char *name;          /**< Unique, 1..31 chars. */
 	struct via_glue_ops ops;   /**< Overridden slots only; NULL = default. */
 	size_t priv_size;          /**< Per-port private area (zeroed). */
@@ -277,6 +226,14 @@ struct via_port {
 	 * into memory no device could DMA from (viad's zero-copy transmit).
 	 */
 	bool tx_by_va;
+	/**
+	 * Set by probe: frames to the port's own MAC cross the port instead of
+	 * being handed over in memory by viad, so that its frame path is
+	 * exercised: "faulty" (over a loopback inner port, which brings them
+	 * back) and test ports that loop.  Left false, viad delivers them
+	 * itself, as a port that sends them out would not bring them back.
+	 */
+	bool self_via_port;
 	struct rte_ether_addr mac;      /**< Cached MAC (after probe). */
 	/* cold */
 	char name[VIA_GLUE_NAME_MAX];   /**< Port name. */
@@ -297,6 +254,8 @@ struct via_port {
  * @return 0 on success, or
  *   - -EINVAL: @p m is NULL, its name is NULL or empty, or the required
  *     slot @c probe is NULL;
+ *   - -EPROTO: m->abi_version is not VIA_GLUE_ABI_VERSION (nothing else of
+ *     @p m is read: its layout may differ);
  *   - -ENAMETOOLONG: name has VIA_GLUE_NAME_MAX chars or more;
  *   - -EEXIST: a module of that name is already registered;
  *   - -ENOSPC: the registry (VIA_GLUE_MAX_MODULES entries) is full.
@@ -325,6 +284,7 @@ const struct via_glue_ops *via_glue_default_ops(void);
  * Register @p mod from a constructor; abort()s with a message on stderr if
  * registration fails (a broken module is a programming error).
  * @p mod is the identifier of a struct via_glue_module object.
+ * For modules linked into viad; a plugin uses VIA_GLUE_PLUGIN().
  */
 #define VIA_GLUE_MODULE_REGISTER(mod)					\
 	RTE_INIT(via_glue_module_register_##mod)			\
@@ -338,6 +298,51 @@ const struct via_glue_ops *via_glue_default_ops(void);
 			abort();					\
 		}							\
 	}
+
+/* ------------------------------------------------------------------------ */
+/* Plugins                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** The symbol a plugin exports: a pointer to its module (VIA_GLUE_PLUGIN). */
+#define VIA_GLUE_PLUGIN_SYMBOL "via_glue_plugin_module"
+
+/**
+ * Export @p mod, the identifier of a struct via_glue_module object, as the
+ * module of a plugin (via_glue_NAME.so, NAME being the module's name).  Use
+ * it once, at file scope, followed by a semicolon.  The plugin needs no
+ * constructor: viad reads the module through this symbol and checks it
+ * (via_glue_load()), so a broken plugin is refused with a log line where a
+ * registering constructor could only abort() viad.
+ */
+#define VIA_GLUE_PLUGIN(mod)						\
+	extern const struct via_glue_module *const via_glue_plugin_module; \
+	__attribute__((visibility("default")))				\
+	const struct via_glue_module *const via_glue_plugin_module = &(mod)
+
+/**
+ * Make module @p name available to via_port_open(): nothing to do if it is
+ * registered (built in, or loaded before); otherwise dlopen() the plugin
+ * @p dir/via_glue_@p name.so, take its module (VIA_GLUE_PLUGIN_SYMBOL),
+ * check that it is named @p name and register it.  Success and every
+ * refusal are logged with the file and the reason.  A refused plugin is
+ * closed again; a loaded one stays loaded for the process lifetime.
+ *
+ * @param dir   Plugin directory.
+ * @param name  Module name, 1..31 chars.
+ * @return 0 on success, or
+ *   - -EINVAL: @p dir or @p name is NULL or empty, @p name holds a '/',
+ *     the plugin's module is not named @p name, or its required slot
+ *     @c probe is NULL;
+ *   - -ENAMETOOLONG: @p name has VIA_GLUE_NAME_MAX chars or more, or the
+ *     plugin's path has PATH_MAX chars or more;
+ *   - -ENOENT: no module @p name is registered and there is no such file;
+ *   - -ELIBBAD: dlopen() failed (not a shared object, a symbol it needs
+ *     that viad and its libraries do not define, ...), or the plugin
+ *     exports no module (VIA_GLUE_PLUGIN_SYMBOL missing or NULL);
+ *   - -EPROTO: the module was built for another VIA_GLUE_ABI_VERSION;
+ *   - -ENOSPC: the registry is full.
+ */
+int via_glue_load(const char *dir, const char *name);
 
 /* ------------------------------------------------------------------------ */
 /* Ports                                                                    */
@@ -428,19 +433,6 @@ via_port_tx_burst(struct via_port *p, uint16_t q, struct rte_mbuf **pk,
 {
 	return p->ops->tx_burst(p, q, pk, n);
 }
-
-/**
- * Read the fault injector's counters of a "faulty" port (summed over its
- * queues).  Safe while other threads burst on the port; each counter is
- * read atomically, the set is not a snapshot.
- *
- * @param p   Port.
- * @param st  Filled on success.
- * @return 0 on success, or
- *   - -EINVAL: @p p or @p st is NULL;
- *   - -ENOTSUP: @p p is not a "faulty" port.
- */
-int via_port_faults_get(struct via_port *p, struct via_fault_stats *st);
 
 /** @return the port name; never fails. */
 static inline const char *

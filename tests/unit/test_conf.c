@@ -96,6 +96,7 @@ conf_equal(const struct via_conf *a, const struct via_conf *b)
 	    strcmp(a->allowed_uids, b->allowed_uids) ||
 	    strcmp(a->allowed_gids, b->allowed_gids) ||
 	    strcmp(a->hosts_path, b->hosts_path) ||
+	    strcmp(a->glue_dir, b->glue_dir) ||
 	    strcmp(a->log_level, b->log_level) ||
 	    a->poll_mode != b->poll_mode ||
 	    a->idle_spin_us != b->idle_spin_us ||
@@ -154,6 +155,9 @@ test_defaults(void)
 	CHECK_STR(c.socket_group, "vipl");
 	CHECK_STR(c.allowed_uids, "");
 	CHECK_STR(c.hosts_path, "");
+	/* <prefix>/<libdir>/viad/glue: the prefix is the build's */
+	CHECK(c.glue_dir[0] == '/' && strlen(c.glue_dir) > strlen("/viad/glue") &&
+	      strcmp(c.glue_dir + strlen(c.glue_dir) - strlen("/viad/glue"), "/viad/glue") == 0);
 	CHECK_STR(c.log_level, "info");
 	CHECK_INT(c.poll_mode, VIA_POLL_BACKOFF);
 	CHECK_INT(c.idle_spin_us, 200);
@@ -186,6 +190,7 @@ test_full_file(void)
 		"instance = viad-test_2\n"
 		"  socket=\"/tmp/viad test.sock\"  \n"
 		"hosts = /etc/viad/hosts\n"
+		"glue_dir = /opt/via glue\n"
 		"log_level = debug\r\n"
 		"poll_mode = busy\n"
 		"idle_spin_us = 0\n"
@@ -225,6 +230,7 @@ test_full_file(void)
 	CHECK_STR(c.instance, "viad-test_2");
 	CHECK_STR(c.socket_path, "/tmp/viad test.sock");
 	CHECK_STR(c.hosts_path, "/etc/viad/hosts");
+	CHECK_STR(c.glue_dir, "/opt/via glue");
 	CHECK_STR(c.log_level, "debug");
 	CHECK_INT(c.poll_mode, VIA_POLL_BUSY);
 	CHECK_INT(c.idle_spin_us, 0);
@@ -614,6 +620,10 @@ test_set(void)
 	via_conf_defaults(&c);
 	CHECK_INT(via_conf_set(&c, "viad", "socket", "/x", err, sizeof(err)), 0);
 	CHECK_STR(c.socket_path, "/x");
+	CHECK_INT(via_conf_set(&c, "viad", "glue_dir", "/tmp/glue", NULL, 0), 0);
+	CHECK_STR(c.glue_dir, "/tmp/glue");
+	CHECK_INT(via_conf_set(&c, "viad", "glue_dir", "", err, sizeof(err)), -EINVAL);
+	CHECK_STR(c.glue_dir, "/tmp/glue");
 	CHECK_INT(via_conf_set(&c, "viad", "poll_mode", "busy", NULL, 0), 0);
 	CHECK_INT(c.poll_mode, VIA_POLL_BUSY);
 	CHECK_INT(via_conf_set(&c, "viad", "poll_mode", "adaptive", NULL, 0), 0);

@@ -26,7 +26,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "via_glue.h"
+#include "via_fault.h"
 
 static int failures;
 static int checks;

@@ -253,6 +253,7 @@ test_registry(void)
 	/* registration errors */
 	CHECK_RC(via_glue_register(NULL), -EINVAL);
 	memset(&m, 0, sizeof(m));
+	m.abi_version = VIA_GLUE_ABI_VERSION;
 	m.name = "t_noprobe";
 	m.ops.rx_burst = t_rx;
 	CHECK_RC(via_glue_register(&m), -EINVAL);
@@ -266,9 +267,17 @@ test_registry(void)
 	CHECK_RC(via_glue_register(&m), -ENAMETOOLONG);
 	m.name = "loopback";
 	CHECK_RC(via_glue_register(&m), -EEXIST);
+	/* another ABI: refused before anything else is looked at */
+	m.name = "t_abi";
+	m.abi_version = VIA_GLUE_ABI_VERSION + 1;
+	CHECK_RC(via_glue_register(&m), -EPROTO);
+	m.name = NULL;
+	CHECK_RC(via_glue_register(&m), -EPROTO);
+	CHECK(via_glue_lookup("t_abi") == NULL);
 
 	/* defaults filled in */
 	memset(&m, 0, sizeof(m));
+	m.abi_version = VIA_GLUE_ABI_VERSION;
 	m.name = "t_mod";
 	m.ops.probe = t_probe;
 	m.ops.rx_burst = t_rx;
@@ -301,6 +310,7 @@ test_registry(void)
 
 	/* module with no ethdev but default data path: refused */
 	memset(&m, 0, sizeof(m));
+	m.abi_version = VIA_GLUE_ABI_VERSION;
 	m.name = "t_baddp";
 	m.ops.probe = t_probe;
 	m.ops.remove = t_remove;
@@ -321,6 +331,7 @@ test_registry(void)
 
 	/* a complete software module with a priv area */
 	memset(&m, 0, sizeof(m));
+	m.abi_version = VIA_GLUE_ABI_VERSION;
 	m.name = "t_full";
 	m.ops.probe = t_probe;
 	m.ops.remove = t_remove;
@@ -372,6 +383,19 @@ test_registry(void)
 	CHECK_RC(via_port_open(&p, "loopback", &c), -EINVAL);
 	c.name = "a_port_name_that_is_much_too_long_0123";
 	CHECK_RC(via_port_open(&p, "loopback", &c), -ENAMETOOLONG);
+
+	/* plugins (tests/glue_plugin/ loads real ones): a registered module
+	 * needs no file, an unknown one without a file is -ENOENT */
+	CHECK_RC(via_glue_load("/nonexistent", "loopback"), 0);
+	CHECK_RC(via_glue_load("/nonexistent", "t_full"), 0);
+	CHECK_RC(via_glue_load("/nonexistent", "no_such_glue"), -ENOENT);
+	CHECK_RC(via_glue_load("/nonexistent", "../loopback"), -EINVAL);
+	CHECK_RC(via_glue_load("/nonexistent", ""), -EINVAL);
+	CHECK_RC(via_glue_load("", "loopback"), -EINVAL);
+	CHECK_RC(via_glue_load(NULL, "loopback"), -EINVAL);
+	CHECK_RC(via_glue_load("/nonexistent", NULL), -EINVAL);
+	CHECK_RC(via_glue_load("/nonexistent", "t_this_name_is_far_too_long_for_the_registry"),
+		 -ENAMETOOLONG);
 }
 
 static void
@@ -384,6 +408,7 @@ test_registry_full(void)
 
 	printf("-- registry full\n");
 	memset(&m, 0, sizeof(m));
+	m.abi_version = VIA_GLUE_ABI_VERSION;
 	m.ops.probe = t_probe;
 	for (i = 0; i <= VIA_GLUE_MAX_MODULES; i++) {
 		snprintf(name, sizeof(name), "t_fill%u", i);
@@ -648,6 +673,7 @@ static void
 test_wrapper(void)
 {
 	static const struct via_glue_module wrap = {
+		.abi_version = VIA_GLUE_ABI_VERSION,
 		.name = "t_wrap",
 		.ops = {
 			.probe = wrap_probe, .remove = wrap_remove,
