@@ -39,7 +39,7 @@ static int
 client(uid_t uid, bool member)
 {
 	gid_t groups[1] = { VIPL_GID };
-	VIP_PROTECTION_HANDLE pt;
+	VIP_PROTECTION_HANDLE pt = NULL;
 	VIP_VI_ATTRIBUTES va;
 	VIP_MEM_ATTRIBUTES ma = { 0 };
 	VIP_DESCRIPTOR *sd, *rd, *got;
