@@ -54,5 +54,16 @@ via_wire_check(const struct via_wire_hdr *h, uint32_t avail)
 		return -EPROTO;
 	if (rte_be_to_cpu_32(h->payload_crc) != rte_hash_crc(h + 1, len, 0xffffffff))
 		return -EBADMSG;
+	if (h->opcode == VIA_OP_CONN_REQ || h->opcode == VIA_OP_CONN_ACCEPT) {
+		/* the frames of the connection carry at most this much: one
+		 * too small for an RDMA extension would make dp.c's frame size
+		 * wrap (found by tests/fuzz/fuzz_wire) */
+		uint16_t fp = rte_be_to_cpu_16(((const struct via_wire_conn *)(h + 1))->frame_payload);
+
+		if (fp != 0 && fp < VIA_WIRE_MIN_FRAME_PAYLOAD)
+			return -EPROTO;
+	}
 	return 0;
 }
+
+_Static_assert(VIA_WIRE_MIN_FRAME_PAYLOAD > RDMA_EXT, "a frame fits its extension and data");

@@ -206,6 +206,13 @@ via_wire_data_len(const struct via_wire_hdr *h)
  * which VI attributes (VIA §4.1: reliability and MTU must agree).
  */
 #define VIA_WIRE_DISC_MAX 64
+/**
+ * The smallest frame_payload a peer may announce (0 aside): that of the
+ * smallest port MTU viad takes, 68 (daemon/conf.c), less the VIA header.
+ * Every frame of a connection then has room for its opcode's extension and
+ * data; via_wire_check() refuses a connection payload below it.
+ */
+#define VIA_WIRE_MIN_FRAME_PAYLOAD (68 - 48)
 struct via_wire_conn {
 	rte_be16_t reliability;       /**< VIP_SERVICE_* bit */
 	uint8_t    rdma_write;

@@ -92,6 +92,24 @@ test_check(void)
 	CHECK_EQ(via_wire_check(h, 10), -EPROTO);
 	frame(buf, VIA_OP_CONN_REQ, sizeof(struct via_wire_conn));
 	CHECK_EQ(via_wire_check(h, sizeof(struct via_wire_conn)), 0);
+	{
+		/* a frame payload no port has (found by tests/fuzz/fuzz_wire):
+		 * too small for an RDMA extension; 0 means "use your own" */
+		static const uint16_t fps[] = { 0, 1, 16, VIA_WIRE_MIN_FRAME_PAYLOAD - 1,
+						VIA_WIRE_MIN_FRAME_PAYLOAD, 1452 };
+		static const int want[] = { 0, -EPROTO, -EPROTO, -EPROTO, 0, 0 };
+		struct via_wire_conn *w = (struct via_wire_conn *)(h + 1);
+		unsigned i, op;
+
+		for (op = VIA_OP_CONN_REQ; op <= VIA_OP_CONN_ACCEPT; op++) {
+			for (i = 0; i < sizeof(fps) / sizeof(fps[0]); i++) {
+				frame(buf, (uint8_t)op, sizeof(*w));
+				w->frame_payload = rte_cpu_to_be_16(fps[i]);
+				via_wire_seal(h, sizeof(*w), NULL, 0);
+				CHECK_EQ(via_wire_check(h, sizeof(*w)), want[i]);
+			}
+		}
+	}
 	frame(buf, VIA_OP_SEND, 100);
 	via_wire_set_offset(h, 99950);                  /* past the message's end */
 	via_wire_seal(h, 100, NULL, 0);
