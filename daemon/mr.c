@@ -123,7 +123,11 @@ via_mr_register(struct viad *d, struct via_session *s, const struct via_ctl_mem_
 	struct via_mr *mr;
 	int rc;
 
-	if (q->len == 0 || q->addr + q->len < q->addr)
+	/* empty, wrapping, or wrapping once rounded to pages: the range of the
+	 * last page, [page_base, 0), passed every check after this one
+	 * (tests/fuzz/corpus/dispatch/crash-page-end-wraps) */
+	if (q->len == 0 || q->addr + q->len < q->addr ||
+	    VIA_ALIGN_UP(q->addr + q->len, page) < q->addr + q->len)
 		return -EINVAL;
 	if (!attr_valid(d, s, &q->attr, &rc))
 		return rc;

@@ -166,6 +166,8 @@ test_ptag_and_mr(void)
 	CHECK(h1 != h2);                                   /* same range, distinct handles */
 	CHECK_EQ(mr_register(s, (uintptr_t)buf, 0, &attr, &h3), -EINVAL);
 	CHECK_EQ(mr_register(s, UINT64_MAX - 10, 100, &attr, &h3), -EINVAL);
+	/* inside the last page: the bytes do not wrap, their pages do */
+	CHECK_EQ(mr_register(s, UINT64_MAX - 4095, 2048, &attr, &h3), -EINVAL);
 	attr.ptag = 12345;
 	CHECK_EQ(mr_register(s, (uintptr_t)buf, 10, &attr, &h3), -ESRCH);
 	attr.ptag = tag;
