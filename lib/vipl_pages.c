@@ -315,6 +315,14 @@ with_writes_held(uintptr_t a, size_t n, int (*body)(uintptr_t a, size_t n))
 	return rc;
 }
 
+/*
+ * The moves copy whole pages, of which a registered range may be only a
+ * part: the bytes around it are the program's other objects, copied
+ * unchanged. The kernel copies them (raw pwrite64, pread64), not memcpy or
+ * libc's pwrite, which a sanitizer build intercepts and would report for
+ * reading its own redzones around heap objects.
+ */
+
 /* Private pages -> the share file, in place. Writes held off. */
 static int
 move_in(uintptr_t a, size_t n)
@@ -322,7 +330,8 @@ move_in(uintptr_t a, size_t n)
 	size_t done = 0;
 
 	while (done < n) {
-		ssize_t w = pwrite(share_fd, (void *)(a + done), n - done, (off_t)(a + done));
+		ssize_t w = syscall(SYS_pwrite64, share_fd, (void *)(a + done), n - done,
+				    (off_t)(a + done));
 
 		if (w <= 0)
 			return w < 0 ? -errno : -EIO;
@@ -334,15 +343,29 @@ move_in(uintptr_t a, size_t n)
 	return 0;
 }
 
-/* The share file -> private pages, in place. Writes held off, or one thread. */
+/* The share file -> private pages, in place. Writes held off, or one thread.
+ * [a, a + n) is mapped from the share file at offset a: its bytes are read
+ * from there. */
 static int
 move_out(uintptr_t a, size_t n)
 {
 	void *tmp = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t done = 0;
 
 	if (tmp == MAP_FAILED)
 		return -errno;
-	memcpy(tmp, (void *)a, n);
+	while (done < n) {
+		ssize_t r = syscall(SYS_pread64, share_fd, (char *)tmp + done, n - done,
+				    (off_t)(a + done));
+
+		if (r <= 0) {
+			int err = r < 0 ? -errno : -EIO;
+
+			munmap(tmp, n);
+			return err;
+		}
+		done += (size_t)r;
+	}
 	if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)a) == MAP_FAILED) {
 		int err = -errno;
 

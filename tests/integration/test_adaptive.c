@@ -358,6 +358,8 @@ main(int argc, char **argv)
 	check_waits(mem, mh, &seed);
 	CHECK_RET(VipDisconnect(cq_cli), VIP_SUCCESS, "disconnect the CQ's pair");
 	CHECK_RET(VipDisconnect(cli), VIP_SUCCESS, "disconnect");
+	CHECK_RET(VipDeregisterMem(nic, mem, mh), VIP_SUCCESS, "deregister");
+	CHECK_RET(h_free(nic, mem), VIP_SUCCESS, "free the memory");
 	CHECK_RET(VipCloseNic(nic), VIP_SUCCESS, "close");
 	viad_stop(&v);
 	return h_finish();

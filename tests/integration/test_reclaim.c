@@ -24,6 +24,7 @@
 struct held {
 	unsigned ptags, regions, allocs, cqs, vis;
 	uint64_t bytes;
+	void *heap[2];       /* its malloc'd regions: the program's to free */
 };
 
 static size_t page_size;
@@ -48,6 +49,8 @@ client_populate(VIP_NIC_HANDLE nic, struct held *h)
 	unsigned i;
 
 	memset(h, 0, sizeof(*h));
+	h->heap[0] = heap1;
+	h->heap[1] = heap2;
 	for (i = 0; i < 3; i++) {
 		if (VipCreatePtag(nic, &pt[i]) != VIP_SUCCESS)
 			return -1;
@@ -289,6 +292,8 @@ test_close_with_objects(VIP_NIC_HANDLE mon)
 	CHECK_RET(VipOpenNic("via0", &nic), VIP_SUCCESS, "open a NIC");
 	CHECK(client_populate(nic, &h) == 0, "populate it");
 	CHECK_RET(VipCloseNic(nic), VIP_SUCCESS, "close it with everything open");
+	free(h.heap[0]);
+	free(h.heap[1]);
 	CHECK(wait_sessions(mon, base.Sessions, &after), "the session is closed in viad");
 	check_reclaimed(&base, &after, &h, 1, true, "VipCloseNic");
 	CHECK(after.BytesRegistered == base.BytesRegistered, "BytesRegistered is back");

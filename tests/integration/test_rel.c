@@ -234,6 +234,10 @@ nic_close(struct nicx *x, bool dead)
 		CHECK(h_now_ms() - t0 < 5000,
 		      "VipCloseNic on the session of a killed viad returns (%s, %llu ms)",
 		      VipDpdkReturnString(rc), (unsigned long long)(h_now_ms() - t0));
+		/* heap memory is the program's own: back to malloc (provider
+		 * memory went with the session) */
+		if (h_heap_mem())
+			free(x->m.base);
 		return;
 	}
 	CHECK_RET(VipDeregisterMem(x->nic, x->m.base, x->m.mh), VIP_SUCCESS, "deregister (%s)",

@@ -246,14 +246,18 @@ test_pmem(void)
 	struct via_session *s = session();
 	struct via_ctl_mem_attr attr = { 0 };
 	struct via_pmem *p;
-	uint32_t h;
+	uint32_t h, id;
 	uint8_t *client;
+	size_t len;
 
 	CHECK_EQ(via_pmem_alloc(&d, s, 0, &p), -EINVAL);
 	CHECK_EQ(via_pmem_alloc(&d, s, d.conf.max_alloc_bytes + 1, &p), -ENOSPC);
 	CHECK_EQ(via_pmem_alloc(&d, s, 100000, &p), 0);
+	/* p is freed below: what the test needs of it afterwards, kept */
+	id = p->id;
+	len = p->shm.len;
 	/* map it as the client would, elsewhere in the address space */
-	client = mmap(NULL, p->shm.len, PROT_READ | PROT_WRITE, MAP_SHARED, p->shm.fd, 0);
+	client = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, p->shm.fd, 0);
 	CHECK(client != MAP_FAILED);
 	CHECK_EQ(via_pmem_mapped(&d, s, p->id, 0), -EINVAL);
 	CHECK_EQ(via_pmem_mapped(&d, s, p->id, (uintptr_t)client), 0);
@@ -265,9 +269,9 @@ test_pmem(void)
 	CHECK_EQ(p->shm.va[64], 0x5a);
 	CHECK_EQ(via_pmem_free(&d, s, p->id), -EBUSY);
 	CHECK_EQ(via_mr_deregister(&d, s, (uintptr_t)client + 64, h), 0);
-	CHECK_EQ(via_pmem_free(&d, s, p->id), 0);
-	CHECK_EQ(via_pmem_free(&d, s, p->id), -ENOENT);
-	munmap(client, 100000);
+	CHECK_EQ(via_pmem_free(&d, s, id), 0);
+	CHECK_EQ(via_pmem_free(&d, s, id), -ENOENT);
+	munmap(client, len);
 	via_session_close(&d, s);
 }
 
