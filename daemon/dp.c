@@ -30,6 +30,7 @@
 
 #include <vipl.h>
 
+#include "capture.h"
 #include "dp.h"
 #include "via_glue.h"
 
@@ -240,10 +241,12 @@ via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 		return;
 	/* every frame of one call goes to the same destination */
 	if (to_self(nic, rte_pktmbuf_mtod(pkts[0], struct rte_ether_hdr *)->dst_addr.addr_bytes)) {
+		via_capture(nic, pkts, n, VIA_CAPTURE_MEM);
 		sent = (uint16_t)hand_over(nic->d, nic, frame_route(nic->d, pkts[0]), pkts, n);
 		st->frames_tx += sent;
 		st->frames_rx += sent;
 	} else {
+		via_capture(nic, pkts, n, VIA_CAPTURE_TX);
 		via_dp_lock(&nic->tx_lock);
 		/* frames keep their order: none passes those already waiting */
 		if (backlog_flush(nic, st) == 0) {
@@ -335,6 +338,8 @@ via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_
 	via_wire_set_conn_id(&h, conn_id);
 	via_wire_set_seq(&h, seq);
 	via_wire_set_imm(&h, imm);
+	if (op == VIA_OP_NAK)
+		dp_stats()->naks_tx++;
 	send_control(nic, mac, &h, NULL, 0);
 }
 
@@ -1775,6 +1780,9 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 		/* port receive queue N belongs to shard N */
 		if (me->index < via_port_nb_rxq(nic->port)) {
 			n = via_port_rx_burst(nic->port, (uint16_t)me->index, pkts, DP_BURST);
+			via_capture(nic, pkts, n, VIA_CAPTURE_RX);
+			st->rx_bursts += n != 0;
+			st->rx_burst_frames += n;
 			rx_port(d, me, nic, pkts, n, st);
 			work += n;
 		}

@@ -287,3 +287,15 @@ via_hosts_by_addr(const struct via_hosts *h, const uint8_t mac[6],
 	}
 	return -ENOENT;
 }
+
+int
+via_hosts_entry(const struct via_hosts *h, size_t index, const char **name, uint8_t mac[6])
+{
+	if (name == NULL || mac == NULL)
+		return -EINVAL;
+	if (h == NULL || index >= h->nb)
+		return -ENOENT;
+	*name = h->e[index].name;
+	memcpy(mac, h->e[index].mac, 6);
+	return 0;
+}

@@ -84,6 +84,20 @@ int via_hosts_by_addr(const struct via_hosts *h, const uint8_t mac[6],
 		      const char **name);
 
 /**
+ * The @p index-th line of the table, in file order (to list it).
+ *
+ * @param h      table; NULL (no hosts file configured) behaves as empty.
+ * @param index  0 for the first line.
+ * @param name   receives a pointer into @p h, valid until via_hosts_free().
+ * @param mac    receives the line's address.
+ * @return 0 on success, or
+ *   - -EINVAL: NULL @p name or @p mac.
+ *   - -ENOENT: @p index is past the last line.
+ */
+int via_hosts_entry(const struct via_hosts *h, size_t index, const char **name,
+		    uint8_t mac[6]);
+
+/**
  * Parse a MAC address written exactly as "aa:bb:cc:dd:ee:ff".
  *
  * Two hex digits per byte (either case), ':' separators, nothing else:

@@ -31,8 +31,10 @@
 
 #include <vipl_dpdk.h>
 
+#include "capture.h"
 #include "hosts.h"
 #include "dp.h"
+#include "telemetry.h"
 #include "via_glue.h"
 
 #define DEFAULT_CONFIG "/etc/viad/viad.conf"
@@ -245,14 +247,16 @@ eal_args(const struct via_conf *c, char *prog, int argc, char **argv, char **out
 	return n;
 }
 
-/* EAL leaves its (empty, with --in-memory) runtime directory behind */
+/*
+ * EAL leaves its (empty, with --in-memory) runtime directory behind:
+ * RUNTIME_DIRECTORY/dpdk/INSTANCE (viad.service), /var/run/dpdk/INSTANCE
+ * as root, XDG_RUNTIME_DIR/dpdk/INSTANCE otherwise. At exit, after DPDK's
+ * own exit handler has removed the telemetry socket from it.
+ */
 static void
-remove_runtime_dir(const struct via_conf *c)
+remove_runtime_dir(void)
 {
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "/var/run/dpdk/%s", c->instance);
-	rmdir(path);
+	rmdir(rte_eal_get_runtime_dir());
 }
 
 static int
@@ -372,6 +376,8 @@ main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
+	/* before EAL's: exit handlers run in reverse order */
+	atexit(remove_runtime_dir);
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		VLOG_ERR("EAL init failed: %s", rte_strerror(rte_errno));
 		return 1;
@@ -406,6 +412,13 @@ main(int argc, char **argv)
 		rc = 1;
 		goto out_nics;
 	}
+	/* the operators' tools: viad serves its clients without them */
+	rc = via_telemetry_init(&d);
+	if (rc != 0)
+		VLOG_WARN("telemetry commands: %s", strerror(-rc));
+	rc = via_capture_init(&d);
+	if (rc != 0)
+		VLOG_WARN("packet capture: %s", strerror(-rc));
 	for (lcore = 0; lcore < d.nb_shards; lcore++)
 		rte_eal_remote_launch(via_poll_main, &d, d.shards[lcore].lcore);
 	rc = via_ctl_run(&d, lfd) == 0 ? 0 : 1;
@@ -415,6 +428,7 @@ main(int argc, char **argv)
 	rte_delay_ms(SHUTDOWN_DRAIN_MS);
 	VLOG_INFO("stopped: %llu sessions served", (unsigned long long)d.counters.sessions_closed);
 out_nics:
+	via_capture_fini();
 	if (d.wake_fd >= 0)
 		close(d.wake_fd);
 	if (d.cm_fd >= 0)
@@ -427,6 +441,5 @@ out_tables:
 	via_hosts_free(d.hosts);
 out_eal:
 	rte_eal_cleanup();
-	remove_runtime_dir(&d.conf);
 	return rc;
 }

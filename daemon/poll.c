@@ -67,6 +67,7 @@ via_poll_main(void *arg)
 	const uint64_t spin = rte_get_timer_hz() / 1000000 * d->conf.idle_spin_us;
 	uint64_t last_work = rte_get_timer_cycles();
 
+	st->started_at = last_work;
 	/* main.c launched this lcore for one shard */
 	while (me->lcore != rte_lcore_id())
 		me++;
@@ -74,21 +75,39 @@ via_poll_main(void *arg)
 		  d->conf.poll_mode == VIA_POLL_BUSY ? "busy" :
 		  d->conf.poll_mode == VIA_POLL_BACKOFF ? "backoff" : "adaptive");
 	while (!__atomic_load_n(&d->stopping, __ATOMIC_RELAXED)) {
+		/* one timer read per iteration: the busy share telemetry reports */
+		uint64_t start = rte_get_timer_cycles();
 		unsigned work;
 
 		via_dp_lock(&me->lock);
 		work = via_dp_poll(d, me, st);
 		via_dp_unlock(&me->lock);
+		st->iterations++;
 		if (work != 0) {
 			last_work = rte_get_timer_cycles();
+			st->busy_iterations++;
+			st->busy_cycles += last_work - start;
 			continue;
 		}
-		if (d->conf.poll_mode != VIA_POLL_BUSY && rte_get_timer_cycles() - last_work > spin)
+		if (d->conf.poll_mode != VIA_POLL_BUSY && start - last_work > spin)
 			idle(d, me);
 		else
 			rte_pause();
 	}
 	return 0;
+}
+
+const struct via_poll_stats *
+via_poll_stats_of(unsigned lcore)
+{
+	return &poll_stats[lcore];
+}
+
+struct via_poll_stats *
+via_poll_stats_here(void)
+{
+	/* the control thread is an EAL lcore too: every caller has an id */
+	return &poll_stats[rte_lcore_id()];
 }
 
 void

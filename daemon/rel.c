@@ -294,8 +294,12 @@ via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h)
 	if (via_wire_seq(h) != r->rcv_nxt) {
 		/* a gap: say so at once, not once per iteration, so that the
 		 * sender's duplicate ACKs add up before its timer does */
-		if ((int32_t)(via_wire_seq(h) - r->rcv_nxt) > 0)
+		if ((int32_t)(via_wire_seq(h) - r->rcv_nxt) > 0) {
+			via_poll_stats_here()->frames_out_of_order++;
 			send_xport(vi, VIA_OP_ACK, 0, r->rcv_nxt, 0);
+		} else {
+			via_poll_stats_here()->frames_duplicate++;
+		}
 		return false;
 	}
 	r->rcv_nxt++;
@@ -332,6 +336,7 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 	}
 	if (r->win == NULL)
 		return;
+	st->naks_rx += h->opcode == VIA_OP_NAK;
 	if (h->opcode == VIA_OP_NAK) {
 		uint32_t err = via_wire_imm(h) & VIP_STATUS_ERROR_MASK;
 		uint32_t op = via_wire_imm(h) & VIP_STATUS_OP_MASK;

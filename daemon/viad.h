@@ -761,12 +761,30 @@ struct via_poll_stats {
 	uint64_t frames_retransmitted;
 	uint64_t rto_expiries;     /**< retransmission timer expiries */
 	uint64_t frames_tx_zero_copy; /**< frames whose data stayed in the client's pages */
+	/* for operators (telemetry.c), not in VIP_DPDK_COUNTERS */
+	uint64_t naks_tx;          /**< NAK frames sent (wire-format.md 11.6) */
+	uint64_t naks_rx;          /**< NAK frames received for a connection */
+	uint64_t frames_duplicate; /**< reliable levels: numbered frames taken before */
+	uint64_t frames_out_of_order; /**< reliable levels: numbered frames after a gap */
+	uint64_t rx_bursts;        /**< port receive bursts that brought frames */
+	uint64_t rx_burst_frames;  /**< the frames those bursts brought */
+	uint64_t iterations;       /**< poll iterations */
+	uint64_t busy_iterations;  /**< iterations that found work */
+	uint64_t busy_cycles;      /**< timer cycles spent in iterations that found work */
+	uint64_t started_at;       /**< timer cycles when the lcore began polling; 0: not yet */
 } __attribute__((aligned(64)));
 
 /** lcore entry point; @p arg is the struct viad. Returns when stopping. */
 int via_poll_main(void *arg);
 /** Sum of every poll lcore's counters into @p c. */
 void via_poll_stats_sum(struct via_ctl_counters *c);
+/**
+ * The counters of lcore @p lcore, written by that lcore only: read each
+ * field with a relaxed atomic load.
+ */
+const struct via_poll_stats *via_poll_stats_of(unsigned lcore);
+/** The counters of the calling lcore (a poll lcore or the control thread). */
+struct via_poll_stats *via_poll_stats_here(void);
 
 /* ---- nic.c: ports as VI NICs ------------------------------------------ */
 

@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packet capture to pcapng (capture.h, capture_proto.h).
+ *
+ * The data path copies a frame into a slot taken from a ring of free slots
+ * and queues the slot on a ring of full ones; the capture thread writes the
+ * full slots to the client's fd as pcapng blocks and gives them back. The
+ * slots live in ordinary memory: only CPUs touch them.
+ *
+ * viad writes pcapng itself rather than with rte_pcapng: DPDK 22.11's
+ * names its interfaces by ethdev port, and a VIA NIC may be none (the
+ * loopback and faulty glues), nor do frames that move in memory between
+ * VIs of this viad ever cross a port.
+ *
+ * One file is one section with one interface, the NIC: Ethernet link type,
+ * nanosecond timestamps, each frame's direction in epb_flags (inbound,
+ * outbound), frames to the NIC's own address commented "in memory", and an
+ * interface statistics block at the end with the frames seen and dropped.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ether.h>
+#include <rte_lcore.h>
+#include <rte_ring.h>
+
+#include <vipl_dpdk.h>
+
+#include "capture.h"
+#include "capture_proto.h"
+#include "via_glue.h"
+
+#define CAPTURE_SLOTS    4096    /* frames in flight to the file */
+#define CAPTURE_RING     (2 * CAPTURE_SLOTS)  /* a power of two that holds them all */
+#define CAPTURE_DRAIN_MS 10      /* the writer's pace when no client event comes */
+#define CAPTURE_REQ_MS   2000    /* a client sends its request at once */
+#define CAPTURE_BUSY_MS  200     /* ... and a refused one is not waited for long */
+#define OUT_BUF          (256u * 1024u)
+#define LINKTYPE_ETHERNET 1
+
+/* pcapng block types and option codes (draft-ietf-opsawg-pcapng) */
+#define PCAPNG_SHB 0x0A0D0D0Au
+#define PCAPNG_IDB 0x00000001u
+#define PCAPNG_ISB 0x00000005u
+#define PCAPNG_EPB 0x00000006u
+#define PCAPNG_BYTE_ORDER 0x1A2B3C4Du
+#define OPT_END        0
+#define OPT_COMMENT    1
+#define SHB_USERAPPL   4
+#define IF_NAME        2
+#define IF_DESCRIPTION 3
+#define IF_TSRESOL     9
+#define EPB_FLAGS      2
+#define EPB_INBOUND    0x1u
+#define EPB_OUTBOUND   0x2u
+#define ISB_STARTTIME  2
+#define ISB_ENDTIME    3
+#define ISB_IFRECV     4
+#define ISB_OSDROP     7
+#define ISB_USRDELIV   8
+
+/* One copied frame. */
+struct capture_slot {
+	uint64_t cycles;     /* timer cycles when it passed */
+	uint32_t wire_len;   /* its length */
+	uint32_t cap_len;    /* bytes kept: at most the snaplen */
+	uint32_t dir;        /* enum via_capture_dir */
+	uint8_t data[];
+};
+
+/* The pcapng output: buffered writes to the client's fd. */
+struct capture_out {
+	int fd;
+	int err;             /* the first write error, -errno; then nothing is written */
+	size_t len;
+	uint8_t *buf;
+};
+
+uint32_t via_capture_nics;
+
+static struct {
+	struct viad *d;
+	int lfd;                   /* the capture socket */
+	int stop_fd;               /* eventfd: viad is stopping */
+	bool running;              /* the thread was started */
+	pthread_t thread;
+	char path[sizeof(((struct sockaddr_un *)NULL)->sun_path)];
+	/* the capture in progress; the data path uses these while its bit is set */
+	struct rte_ring *free_slots;
+	struct rte_ring *full_slots;
+	uint8_t *slab;
+	uint32_t snaplen;
+	uint64_t dropped;          /* atomic: frames that found no free slot */
+	/* base of the timestamps: the same instant on both clocks */
+	uint64_t base_ns;
+	uint64_t base_cycles;
+	pthread_mutex_t status_lock;  /* telemetry reads the status */
+	struct via_capture_status status;
+} cap = { .lfd = -1, .stop_fd = -1, .status_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- the data path ------------------------------------------------------- */
+
+void
+via_capture_frames(struct rte_mbuf *const *pkts, uint16_t n, enum via_capture_dir dir)
+{
+	uint64_t now = rte_get_timer_cycles();
+	uint16_t i;
+
+	/* the hook's relaxed load saw the bit: this pairs with the release
+	 * store that set it, after the rings were made */
+	rte_atomic_thread_fence(__ATOMIC_ACQUIRE);
+	for (i = 0; i < n; i++) {
+		const struct rte_mbuf *m = pkts[i];
+		uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m), cap.snaplen);
+		struct capture_slot *s;
+		const void *p;
+
+		if (rte_ring_mc_dequeue(cap.free_slots, (void **)&s) != 0) {
+			__atomic_fetch_add(&cap.dropped, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		/* zero-copy frames are chains: the bytes are gathered */
+		p = rte_pktmbuf_read(m, 0, len, s->data);
+		if (p != s->data)
+			memcpy(s->data, p, len);
+		s->cycles = now;
+		s->wire_len = rte_pktmbuf_pkt_len(m);
+		s->cap_len = len;
+		s->dir = dir;
+		/* as many slots as the ring holds: it never refuses */
+		rte_ring_mp_enqueue(cap.full_slots, s);
+	}
+}
+
+/* ---- pcapng --------------------------------------------------------------- */
+
+static int
+write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void
+out_flush(struct capture_out *o)
+{
+	if (o->err == 0 && o->len > 0)
+		o->err = write_all(o->fd, o->buf, o->len);
+	o->len = 0;
+}
+
+static void
+out_put(struct capture_out *o, const void *p, size_t len)
+{
+	if (o->len + len > OUT_BUF)
+		out_flush(o);
+	if (len > OUT_BUF) {
+		if (o->err == 0)
+			o->err = write_all(o->fd, p, len);
+		return;
+	}
+	memcpy(o->buf + o->len, p, len);
+	o->len += len;
+}
+
+static void
+out_u32(struct capture_out *o, uint32_t v)
+{
+	out_put(o, &v, sizeof(v));
+}
+
+static void
+out_pad(struct capture_out *o, size_t len)
+{
+	static const uint8_t zero[4];
+
+	out_put(o, zero, (4 - (len & 3)) & 3);
+}
+
+/* Bytes an option of @p len bytes takes: code, length, value, padding. */
+static uint32_t
+opt_size(size_t len)
+{
+	return (uint32_t)(4 + ((len + 3) & ~(size_t)3));
+}
+
+static void
+out_opt(struct capture_out *o, uint16_t code, const void *val, size_t len)
+{
+	uint16_t hdr[2] = { code, (uint16_t)len };
+
+	out_put(o, hdr, sizeof(hdr));
+	out_put(o, val, len);
+	out_pad(o, len);
+}
+
+static void
+out_shb(struct capture_out *o)
+{
+	char appl[64];
+	int64_t section_len = -1;   /* not known in advance */
+	uint16_t version[2] = { 1, 0 };
+	uint32_t total;
+
+	snprintf(appl, sizeof(appl), "viad (VIA-DPDK) %lu.%lu", VIPL_DPDK_PROVIDER_VERSION >> 16,
+		 VIPL_DPDK_PROVIDER_VERSION & 0xffff);
+	total = 28 + opt_size(strlen(appl)) + 4;
+	out_u32(o, PCAPNG_SHB);
+	out_u32(o, total);
+	out_u32(o, PCAPNG_BYTE_ORDER);
+	out_put(o, version, sizeof(version));
+	out_put(o, &section_len, sizeof(section_len));
+	out_opt(o, SHB_USERAPPL, appl, strlen(appl));
+	out_opt(o, OPT_END, NULL, 0);
+	out_u32(o, total);
+}
+
+static void
+out_idb(struct capture_out *o, const struct via_nic *nic, uint32_t snaplen)
+{
+	const uint8_t *m = nic->info.mac;
+	const uint8_t tsresol = 9;   /* nanoseconds */
+	uint16_t link[2] = { LINKTYPE_ETHERNET, 0 };
+	char desc[160];
+	uint32_t total;
+
+	snprintf(desc, sizeof(desc), "VIA NIC %s: glue %s, MAC %02x:%02x:%02x:%02x:%02x:%02x, MTU %u",
+		 nic->info.name, via_port_glue_name(nic->port), m[0], m[1], m[2], m[3], m[4], m[5],
+		 nic->info.mtu);
+	total = 16 + opt_size(strlen(nic->info.name)) + opt_size(strlen(desc)) + opt_size(1) + 4 + 4;
+	out_u32(o, PCAPNG_IDB);
+	out_u32(o, total);
+	out_put(o, link, sizeof(link));
+	out_u32(o, snaplen);
+	out_opt(o, IF_NAME, nic->info.name, strlen(nic->info.name));
+	out_opt(o, IF_DESCRIPTION, desc, strlen(desc));
+	out_opt(o, IF_TSRESOL, &tsresol, 1);
+	out_opt(o, OPT_END, NULL, 0);
+	out_u32(o, total);
+}
+
+static uint64_t
+slot_ns(uint64_t cycles)
+{
+	uint64_t hz = rte_get_timer_hz();
+	uint64_t delta = cycles > cap.base_cycles ? cycles - cap.base_cycles : 0;
+
+	/* in two steps: delta * 1e9 overflows after seconds */
+	return cap.base_ns + delta / hz * 1000000000ull + delta % hz * 1000000000ull / hz;
+}
+
+/* A timestamp as pcapng keeps it: high word first. */
+static void
+out_ts(struct capture_out *o, uint64_t ns)
+{
+	out_u32(o, (uint32_t)(ns >> 32));
+	out_u32(o, (uint32_t)ns);
+}
+
+static void
+out_epb(struct capture_out *o, const struct capture_slot *s)
+{
+	static const char in_memory[] = "in memory";
+	uint32_t flags = s->dir == VIA_CAPTURE_RX ? EPB_INBOUND : EPB_OUTBOUND;
+	size_t comment = s->dir == VIA_CAPTURE_MEM ? strlen(in_memory) : 0;
+	uint32_t total = 28 + ((s->cap_len + 3) & ~3u) + opt_size(sizeof(flags)) +
+			 (comment ? opt_size(comment) : 0) + 4 + 4;
+
+	out_u32(o, PCAPNG_EPB);
+	out_u32(o, total);
+	out_u32(o, 0);                      /* the only interface */
+	out_ts(o, slot_ns(s->cycles));
+	out_u32(o, s->cap_len);
+	out_u32(o, s->wire_len);
+	out_put(o, s->data, s->cap_len);
+	out_pad(o, s->cap_len);
+	out_opt(o, EPB_FLAGS, &flags, sizeof(flags));
+	if (comment)
+		out_opt(o, OPT_COMMENT, in_memory, comment);
+	out_opt(o, OPT_END, NULL, 0);
+	out_u32(o, total);
+}
+
+static void
+out_u64_opt(struct capture_out *o, uint16_t code, uint64_t v)
+{
+	out_opt(o, code, &v, sizeof(v));
+}
+
+static void
+out_ts_opt(struct capture_out *o, uint16_t code, uint64_t ns)
+{
+	uint32_t ts[2] = { (uint32_t)(ns >> 32), (uint32_t)ns };
+
+	out_opt(o, code, ts, sizeof(ts));
+}
+
+static void
+out_isb(struct capture_out *o, uint64_t start_ns, uint64_t end_ns, uint64_t seen,
+	uint64_t dropped, uint64_t written)
+{
+	uint32_t total = 20 + 5 * opt_size(8) + 4 + 4;
+
+	out_u32(o, PCAPNG_ISB);
+	out_u32(o, total);
+	out_u32(o, 0);
+	out_ts(o, end_ns);
+	out_ts_opt(o, ISB_STARTTIME, start_ns);
+	out_ts_opt(o, ISB_ENDTIME, end_ns);
+	out_u64_opt(o, ISB_IFRECV, seen);
+	out_u64_opt(o, ISB_OSDROP, dropped);
+	out_u64_opt(o, ISB_USRDELIV, written);
+	out_opt(o, OPT_END, NULL, 0);
+	out_u32(o, total);
+}
+
+/* ---- one capture ---------------------------------------------------------- */
+
+static uint64_t
+realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static size_t
+slot_size(uint32_t snaplen)
+{
+	return RTE_ALIGN_CEIL(sizeof(struct capture_slot) + snaplen, RTE_CACHE_LINE_SIZE);
+}
+
+static void
+rings_free(void)
+{
+	free(cap.free_slots);
+	free(cap.full_slots);
+	free(cap.slab);
+	cap.free_slots = cap.full_slots = NULL;
+	cap.slab = NULL;
+	cap.snaplen = 0;
+}
+
+/*
+ * Rings in ordinary memory (no memzone, so no name to clash with and no
+ * hugepage taken): the free slots, which any lcore takes, and the full
+ * ones, which any lcore queues and the capture thread alone takes.
+ */
+static struct rte_ring *
+ring_new(const char *name, unsigned flags)
+{
+	ssize_t size = rte_ring_get_memsize(CAPTURE_RING);
+	struct rte_ring *r;
+
+	if (size < 0)
+		return NULL;
+	r = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL((size_t)size, RTE_CACHE_LINE_SIZE));
+	if (r != NULL && rte_ring_init(r, name, CAPTURE_RING, flags) != 0) {
+		free(r);
+		r = NULL;
+	}
+	return r;
+}
+
+static int
+rings_new(uint32_t snaplen)
+{
+	size_t ss = slot_size(snaplen);
+	unsigned i;
+
+	cap.free_slots = ring_new("viad_capture_free", 0);
+	cap.full_slots = ring_new("viad_capture_full", RING_F_SC_DEQ);
+	cap.slab = aligned_alloc(RTE_CACHE_LINE_SIZE, ss * CAPTURE_SLOTS);
+	if (cap.free_slots == NULL || cap.full_slots == NULL || cap.slab == NULL) {
+		rings_free();
+		return -ENOMEM;
+	}
+	for (i = 0; i < CAPTURE_SLOTS; i++)
+		rte_ring_enqueue(cap.free_slots, cap.slab + i * ss);
+	cap.snaplen = snaplen;
+	return 0;
+}
+
+/*
+ * Write what the data path queued, while *@p written is below @p count (0:
+ * no limit); the rest is only given back. @return frames taken
+ */
+static uint64_t
+drain(struct capture_out *o, uint64_t *written, uint64_t count)
+{
+	struct capture_slot *slots[64];
+	uint64_t taken = 0;
+	unsigned n, i;
+
+	while ((n = rte_ring_sc_dequeue_burst(cap.full_slots, (void **)slots, RTE_DIM(slots),
+					      NULL)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (count == 0 || *written < count) {
+				out_epb(o, slots[i]);
+				(*written)++;
+			}
+		}
+		rte_ring_mp_enqueue_bulk(cap.free_slots, (void **)slots, n, NULL);
+		taken += n;
+	}
+	out_flush(o);
+	pthread_mutex_lock(&cap.status_lock);
+	cap.status.frames = *written;
+	cap.status.dropped = __atomic_load_n(&cap.dropped, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&cap.status_lock);
+	return taken;
+}
+
+/* The request and its fd, within @p ms. @return 0, -EPROTO (malformed),
+ * -EBADF (no fd), -errno */
+static int
+recv_request(int c, struct via_capture_req *q, int *fd, unsigned ms)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct iovec iov = { .iov_base = q, .iov_len = sizeof(*q) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
+	};
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*fd = -1;
+	if (setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0)
+		return -errno;
+	n = recvmsg(c, &mh, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm != NULL && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	if (n != (ssize_t)sizeof(*q) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    q->magic != VIA_CAPTURE_MAGIC || q->version != VIA_CAPTURE_VERSION ||
+	    memchr(q->port, '\0', sizeof(q->port)) == NULL || q->reserved != 0)
+		return -EPROTO;
+	if (*fd < 0)
+		return -EBADF;
+	return 0;
+}
+
+static void
+reply(int c, uint32_t kind, int status, uint64_t frames, uint64_t dropped)
+{
+	struct via_capture_rep r = {
+		.magic = VIA_CAPTURE_MAGIC, .kind = kind, .status = status,
+		.snaplen = cap.snaplen, .frames = frames, .dropped = dropped,
+	};
+
+	/* a client that went away misses its answer; nothing else to do */
+	if (send(c, &r, sizeof(r), MSG_NOSIGNAL) < 0)
+		VLOG_DBG("capture: reply lost: %s", strerror(errno));
+}
+
+/* Someone asks while a capture runs: one at a time. Its request is read
+ * first: closing a socket with it unread would reset the connection, and
+ * the client would see that, not the answer. */
+static void
+refuse_busy(void)
+{
+	struct via_capture_req q;
+	int c = accept4(cap.lfd, NULL, NULL, SOCK_CLOEXEC), fd;
+
+	if (c < 0)
+		return;
+	recv_request(c, &q, &fd, CAPTURE_BUSY_MS);
+	if (fd >= 0)
+		close(fd);
+	reply(c, VIA_CAPTURE_ERROR, -EBUSY, 0, 0);
+	close(c);
+}
+
+/*
+ * Capture @p nic into @p out until @p count frames are written (0: no
+ * limit), the client @p c hangs up or sends anything, a write fails, or
+ * viad stops; then tell the client.
+ */
+static void
+capture_run(int c, const struct via_nic *nic, struct capture_out *o, uint64_t count)
+{
+	struct pollfd pf[3] = {
+		{ .fd = c, .events = POLLIN },
+		{ .fd = cap.stop_fd, .events = POLLIN },
+		{ .fd = cap.lfd, .events = POLLIN },
+	};
+	uint64_t written = 0, taken = 0, start_ns;
+
+	cap.base_cycles = rte_get_timer_cycles();
+	cap.base_ns = start_ns = realtime_ns();
+	__atomic_store_n(&cap.dropped, 0, __ATOMIC_RELAXED);
+	out_shb(o);
+	out_idb(o, nic, cap.snaplen);
+	out_flush(o);
+	if (o->err != 0) {
+		reply(c, VIA_CAPTURE_ERROR, o->err, 0, 0);
+		return;
+	}
+	pthread_mutex_lock(&cap.status_lock);
+	cap.status.active = true;
+	via_copy_name(cap.status.port, sizeof(cap.status.port), nic->info.name);
+	cap.status.frames = cap.status.dropped = 0;
+	pthread_mutex_unlock(&cap.status_lock);
+	reply(c, VIA_CAPTURE_STARTED, 0, 0, 0);
+	VLOG_INFO("capture: %s started (snaplen %u%s)", nic->info.name, cap.snaplen,
+		  count ? "" : ", until the client stops");
+	__atomic_store_n(&via_capture_nics, 1u << nic->index, __ATOMIC_RELEASE);
+	for (;;) {
+		int n = poll(pf, RTE_DIM(pf), CAPTURE_DRAIN_MS);
+
+		taken += drain(o, &written, count);
+		if ((count != 0 && written >= count) || o->err != 0)
+			break;
+		if (n <= 0)
+			continue;
+		if (pf[0].revents != 0 || pf[1].revents != 0)
+			break;
+		if (pf[2].revents & POLLIN)
+			refuse_busy();
+	}
+	__atomic_store_n(&via_capture_nics, 0, __ATOMIC_RELEASE);
+	/* a data path that saw the bit holds a shard lock until it is done
+	 * with the rings: once every lock was ours, none uses them */
+	via_dp_lock_all(cap.d);
+	via_dp_unlock_all(cap.d);
+	taken += drain(o, &written, count);
+	out_isb(o, start_ns, realtime_ns(), taken + __atomic_load_n(&cap.dropped, __ATOMIC_RELAXED),
+		__atomic_load_n(&cap.dropped, __ATOMIC_RELAXED), written);
+	out_flush(o);
+	pthread_mutex_lock(&cap.status_lock);
+	cap.status.active = false;
+	pthread_mutex_unlock(&cap.status_lock);
+	VLOG_INFO("capture: %s stopped: %llu frames written, %llu dropped%s%s", nic->info.name,
+		  (unsigned long long)written, (unsigned long long)cap.status.dropped,
+		  o->err ? ": " : "", o->err ? strerror(-o->err) : "");
+	reply(c, VIA_CAPTURE_DONE, o->err, written, cap.status.dropped);
+}
+
+/* Frames of @p nic and the snaplen asked for: the largest frame at most. */
+static uint32_t
+snaplen_for(const struct via_nic *nic, uint32_t asked)
+{
+	uint32_t frame = (uint32_t)nic->info.mtu + RTE_ETHER_HDR_LEN;
+
+	return asked == 0 || asked > frame ? frame : asked;
+}
+
+/* A client connected: check who it is and what it asks, then capture. */
+static void
+serve(int c)
+{
+	struct capture_out o = { .fd = -1 };
+	struct via_capture_req q;
+	const struct via_nic *nic = NULL;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int rc, mode;
+
+	rc = recv_request(c, &q, &o.fd, CAPTURE_REQ_MS);
+	/* the socket's mode admits viad's user only; a changed mode must not
+	 * admit others, whose frames these are not */
+	if (rc == 0 && (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+			(cred.uid != 0 && cred.uid != geteuid())))
+		rc = -EPERM;
+	if (rc == 0) {
+		nic = via_nic_by_name(cap.d, q.port);
+		mode = fcntl(o.fd, F_GETFL);
+		if (nic == NULL)
+			rc = -ENODEV;
+		else if (mode < 0 || (mode & O_ACCMODE) == O_RDONLY)
+			rc = -EBADF;
+	}
+	if (rc == 0) {
+		o.buf = malloc(OUT_BUF);
+		rc = o.buf == NULL ? -ENOMEM : rings_new(snaplen_for(nic, q.snaplen));
+	}
+	if (rc != 0) {
+		VLOG_INFO("capture: request refused: %s", strerror(-rc));
+		reply(c, VIA_CAPTURE_ERROR, rc, 0, 0);
+	} else {
+		capture_run(c, nic, &o, q.count);
+		rings_free();
+	}
+	free(o.buf);
+	if (o.fd >= 0)
+		close(o.fd);
+}
+
+static void *
+capture_thread(void *arg)
+{
+	struct pollfd pf[2] = {
+		{ .fd = cap.lfd, .events = POLLIN },
+		{ .fd = cap.stop_fd, .events = POLLIN },
+	};
+	sigset_t pipe;
+
+	(void)arg;
+	/* a client's pipe may close: the write fails with EPIPE instead of
+	 * killing viad (the signal stays pending on this thread, harmless) */
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
+	for (;;) {
+		if (poll(pf, RTE_DIM(pf), -1) < 0 && errno != EINTR)
+			break;
+		if (pf[1].revents != 0)
+			break;
+		if (pf[0].revents & POLLIN) {
+			int c = accept4(cap.lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (c >= 0) {
+				serve(c);
+				close(c);
+			}
+		}
+	}
+	return NULL;
+}
+
+int
+via_capture_init(struct viad *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int rc;
+
+	cap.d = d;
+	if ((size_t)snprintf(cap.path, sizeof(cap.path), "%s/%s", rte_eal_get_runtime_dir(),
+			     VIA_CAPTURE_SOCKET) >= sizeof(cap.path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, cap.path);
+	cap.lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	cap.stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (cap.lfd < 0 || cap.stop_fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	unlink(cap.path);
+	if (bind(cap.lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(cap.path, 0600) != 0 ||
+	    listen(cap.lfd, 4) != 0) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = rte_ctrl_thread_create(&cap.thread, "viad-capture", NULL, capture_thread, NULL);
+	if (rc != 0) {
+		rc = -rc;
+		goto fail;
+	}
+	cap.running = true;
+	return 0;
+fail:
+	via_capture_fini();
+	return rc;
+}
+
+void
+via_capture_fini(void)
+{
+	if (cap.running) {
+		eventfd_write(cap.stop_fd, 1);
+		pthread_join(cap.thread, NULL);
+		cap.running = false;
+	}
+	if (cap.lfd >= 0) {
+		close(cap.lfd);
+		unlink(cap.path);
+		cap.lfd = -1;
+	}
+	if (cap.stop_fd >= 0) {
+		close(cap.stop_fd);
+		cap.stop_fd = -1;
+	}
+}
+
+void
+via_capture_get_status(struct via_capture_status *st)
+{
+	pthread_mutex_lock(&cap.status_lock);
+	*st = cap.status;
+	pthread_mutex_unlock(&cap.status_lock);
+	if (st->active)
+		st->dropped = __atomic_load_n(&cap.dropped, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,921 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * DPDK telemetry commands under /viad/. EAL's telemetry thread runs the
+ * callbacks; the objects they read are the control thread's, which changes
+ * them only while it holds every shard's data-path lock. So each callback
+ * takes those locks too, in the same order, for the few microseconds it
+ * needs to copy what it reports: the control thread then waits for it, and
+ * the poll lcores for one iteration, like for any control request. The
+ * per-lcore counters are read without a lock (relaxed loads).
+ *
+ * Lists that can be long (sessions, VIs, CQs, connections) give ids, a page
+ * of at most LIST_PAGE at a time: {"ids": [...], "next": CURSOR}, where a
+ * non-zero CURSOR is the START of the next page. One object is asked for by
+ * id. Telemetry's replies are at most 16 KiB, so a list of whole objects
+ * would be cut short.
+ *
+ * Names in replies follow DPDK's: letters, digits and '_' only.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_lcore.h>
+#include <rte_ring.h>
+#include <rte_telemetry.h>
+#include <rte_version.h>
+
+#include <vipl_dpdk.h>
+
+#include "capture.h"
+#include "dp.h"
+#include "hosts.h"
+#include "telemetry.h"
+#include "via_glue.h"
+
+/* ids per page of a list: below RTE_TEL_MAX_ARRAY_ENTRIES, and their
+ * digits fit the 16 KiB reply */
+#define LIST_PAGE 256
+
+static struct viad *tel_viad;
+static uint64_t tel_started_ms;
+
+/*
+ * Hold what the control thread holds while it changes objects. @return
+ * false once viad is stopping: the objects are being freed, and nothing is
+ * reported (the control thread sets stopping under these locks).
+ */
+static bool
+tel_enter(void)
+{
+	via_dp_lock_all(tel_viad);
+	if (__atomic_load_n(&tel_viad->stopping, __ATOMIC_ACQUIRE)) {
+		via_dp_unlock_all(tel_viad);
+		return false;
+	}
+	return true;
+}
+
+static void
+tel_leave(void)
+{
+	via_dp_unlock_all(tel_viad);
+}
+
+/*
+ * Up to @p max unsigned numbers separated by commas. @return how many,
+ * -EINVAL (not numbers, or too many)
+ */
+static int
+parse_numbers(const char *params, uint64_t *v, unsigned max)
+{
+	unsigned n = 0;
+	const char *p = params;
+	char *end;
+
+	if (p == NULL || *p == '\0')
+		return 0;
+	for (;;) {
+		if (n == max || *p < '0' || *p > '9')
+			return -EINVAL;
+		errno = 0;
+		v[n++] = strtoull(p, &end, 0);
+		if (errno != 0)
+			return -EINVAL;
+		if (*end == '\0')
+			return (int)n;
+		if (*end != ',')
+			return -EINVAL;
+		p = end + 1;
+	}
+}
+
+/* The one id a command about one object takes. @return 0, -EINVAL */
+static int
+parse_id(const char *params, uint32_t *id)
+{
+	uint64_t v;
+
+	if (parse_numbers(params, &v, 1) != 1 || v == 0 || v > UINT32_MAX)
+		return -EINVAL;
+	*id = (uint32_t)v;
+	return 0;
+}
+
+static void
+mac_string(char *buf, size_t len, const uint8_t mac[6])
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
+		 mac[4], mac[5]);
+}
+
+static void
+add_mac(struct rte_tel_data *r, const char *name, const uint8_t mac[6])
+{
+	char buf[18];
+
+	mac_string(buf, sizeof(buf), mac);
+	rte_tel_data_add_dict_string(r, name, buf);
+}
+
+/* A discriminator as text when it is printable, else as hex (at most
+ * RTE_TEL_MAX_STRING_LEN - 1 characters either way) */
+static void
+add_disc(struct rte_tel_data *r, const char *name, const struct via_ctl_addr *a)
+{
+	char buf[RTE_TEL_MAX_STRING_LEN];
+	unsigned i, len = RTE_MIN(a->disc_len, (uint8_t)sizeof(a->disc));
+	bool text = true;
+
+	for (i = 0; i < len; i++) {
+		if (a->disc[i] < 0x20 || a->disc[i] > 0x7e || a->disc[i] == '"' ||
+		    a->disc[i] == '\\')
+			text = false;
+	}
+	if (text) {
+		memcpy(buf, a->disc, len);
+		buf[len] = '\0';
+	} else {
+		buf[0] = '\0';
+		for (i = 0; i < len && 2 * i + 2 < sizeof(buf); i++)
+			snprintf(buf + 2 * i, 3, "%02x", a->disc[i]);
+	}
+	rte_tel_data_add_dict_string(r, name, buf);
+}
+
+static const char *
+reliability_name(uint32_t level)
+{
+	switch (level) {
+	case VIP_SERVICE_UNRELIABLE:
+		return "unreliable";
+	case VIP_SERVICE_RELIABLE_DELIVERY:
+		return "reliable_delivery";
+	case VIP_SERVICE_RELIABLE_RECEPTION:
+		return "reliable_reception";
+	default:
+		return "?";
+	}
+}
+
+static const char *
+poll_mode_name(enum via_poll_mode m)
+{
+	return m == VIA_POLL_BUSY ? "busy" : m == VIA_POLL_BACKOFF ? "backoff" : "adaptive";
+}
+
+/* ---- viad, its configuration, its ports ---------------------------------- */
+
+static int
+tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	const struct viad *d = tel_viad;
+	struct via_capture_status cap;
+	char version[32];
+
+	(void)cmd;
+	(void)params;
+	if (!tel_enter())
+		return -EAGAIN;
+	snprintf(version, sizeof(version), "%lu.%lu", VIPL_DPDK_PROVIDER_VERSION >> 16,
+		 VIPL_DPDK_PROVIDER_VERSION & 0xffff);
+	via_capture_get_status(&cap);
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_string(r, "provider_version", version);
+	rte_tel_data_add_dict_string(r, "dpdk", rte_version());
+	rte_tel_data_add_dict_string(r, "instance", d->conf.instance);
+	rte_tel_data_add_dict_int(r, "pid", (int)getpid());
+	rte_tel_data_add_dict_u64(r, "uptime_s", (via_now_ms() - tel_started_ms) / 1000);
+	rte_tel_data_add_dict_string(r, "socket", d->conf.socket_path);
+	rte_tel_data_add_dict_string(r, "poll_mode", poll_mode_name(d->conf.poll_mode));
+	rte_tel_data_add_dict_u64(r, "poll_lcores", d->nb_shards);
+	rte_tel_data_add_dict_u64(r, "nics", d->nb_nics);
+	rte_tel_data_add_dict_u64(r, "sessions", d->sessions.nb_live);
+	rte_tel_data_add_dict_u64(r, "vis", d->vis.nb_live);
+	rte_tel_data_add_dict_u64(r, "cqs", d->cqs.nb_live);
+	rte_tel_data_add_dict_u64(r, "regions", d->mrs.nb_live);
+	rte_tel_data_add_dict_u64(r, "ptags", d->ptags.nb_live);
+	rte_tel_data_add_dict_string(r, "capture", cap.active ? cap.port : "off");
+	tel_leave();
+	return 0;
+}
+
+static int
+tel_config(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	const struct via_conf *c = &tel_viad->conf;
+
+	(void)cmd;
+	(void)params;
+	/* the configuration never changes after start: no lock */
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_string(r, "instance", c->instance);
+	rte_tel_data_add_dict_string(r, "socket", c->socket_path);
+	rte_tel_data_add_dict_string(r, "hosts", c->hosts_path);
+	rte_tel_data_add_dict_string(r, "glue_dir", c->glue_dir);
+	rte_tel_data_add_dict_string(r, "log_level", c->log_level);
+	rte_tel_data_add_dict_string(r, "poll_mode", poll_mode_name(c->poll_mode));
+	rte_tel_data_add_dict_u64(r, "poll_lcores", c->poll_lcores);
+	rte_tel_data_add_dict_u64(r, "idle_spin_us", c->idle_spin_us);
+	rte_tel_data_add_dict_u64(r, "idle_sleep_us", c->idle_sleep_us);
+	rte_tel_data_add_dict_u64(r, "adaptive_timeout_us", c->adaptive_timeout_us);
+	rte_tel_data_add_dict_u64(r, "rel_rto_min_us", c->rel_rto_min_us);
+	rte_tel_data_add_dict_u64(r, "rel_rto_max_us", c->rel_rto_max_us);
+	rte_tel_data_add_dict_u64(r, "rel_max_retries", c->rel_max_retries);
+	rte_tel_data_add_dict_u64(r, "rel_keepalive_ms", c->rel_keepalive_ms);
+	rte_tel_data_add_dict_u64(r, "max_sessions", c->max_sessions);
+	rte_tel_data_add_dict_u64(r, "max_vi", c->max_vi);
+	rte_tel_data_add_dict_u64(r, "max_cq", c->max_cq);
+	rte_tel_data_add_dict_u64(r, "max_cq_entries", c->max_cq_entries);
+	rte_tel_data_add_dict_u64(r, "max_desc_per_queue", c->max_desc_per_queue);
+	rte_tel_data_add_dict_u64(r, "max_segments_per_desc", c->max_segments_per_desc);
+	rte_tel_data_add_dict_u64(r, "max_transfer_size", c->max_transfer_size);
+	rte_tel_data_add_dict_u64(r, "max_ptags", c->max_ptags);
+	rte_tel_data_add_dict_u64(r, "max_regions", c->max_regions);
+	rte_tel_data_add_dict_u64(r, "max_register_bytes", c->max_register_bytes);
+	rte_tel_data_add_dict_u64(r, "session_shm_bytes", c->session_shm_bytes);
+	rte_tel_data_add_dict_u64(r, "max_alloc_bytes", c->max_alloc_bytes);
+	rte_tel_data_add_dict_u64(r, "max_in_place_bytes", c->max_in_place_bytes);
+	rte_tel_data_add_dict_u64(r, "max_discriminator_len", c->max_discriminator_len);
+	return 0;
+}
+
+/* One port, as a dict of its own; the caller holds the locks. */
+static struct rte_tel_data *
+port_dict(const struct viad *d, const struct via_nic *nic)
+{
+	struct rte_tel_data *p = rte_tel_data_alloc();
+	const struct via_session *s;
+	struct via_ctl_port_info pi;
+	uint64_t sessions = 0;
+
+	if (p == NULL)
+		return NULL;
+	TAILQ_FOREACH(s, &d->session_list, link)
+		sessions += s->opened && s->nic == nic;
+	via_nic_port_info(nic, &pi);
+	rte_tel_data_start_dict(p);
+	rte_tel_data_add_dict_u64(p, "index", nic->index);
+	rte_tel_data_add_dict_string(p, "glue", pi.glue);
+	add_mac(p, "mac", pi.mac);
+	rte_tel_data_add_dict_u64(p, "mtu", pi.mtu);
+	rte_tel_data_add_dict_u64(p, "frame_payload", via_dp_frame_payload(nic));
+	rte_tel_data_add_dict_string(p, "link", pi.link_up ? "up" : "down");
+	rte_tel_data_add_dict_u64(p, "link_speed_mbps", pi.link_speed_mbps);
+	rte_tel_data_add_dict_u64(p, "rx_packets", pi.rx_packets);
+	rte_tel_data_add_dict_u64(p, "tx_packets", pi.tx_packets);
+	rte_tel_data_add_dict_u64(p, "rx_bytes", pi.rx_bytes);
+	rte_tel_data_add_dict_u64(p, "tx_bytes", pi.tx_bytes);
+	rte_tel_data_add_dict_u64(p, "rx_errors", pi.rx_errors);
+	rte_tel_data_add_dict_u64(p, "tx_errors", pi.tx_errors);
+	/* frames the port did not take yet: a backlog that stays full drops */
+	rte_tel_data_add_dict_u64(p, "tx_backlog", rte_ring_count(nic->backlog));
+	rte_tel_data_add_dict_int(p, "own_address_via_port", nic->self_via_port);
+	rte_tel_data_add_dict_int(p, "tx_zero_copy", nic->tx_zero_copy);
+	rte_tel_data_add_dict_u64(p, "sessions", sessions);
+	return p;
+}
+
+static int
+tel_ports(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	const struct viad *d = tel_viad;
+	unsigned i;
+	int rc = 0;
+
+	(void)cmd;
+	(void)params;
+	if (!tel_enter())
+		return -EAGAIN;
+	rte_tel_data_start_dict(r);
+	for (i = 0; i < d->nb_nics && rc == 0; i++) {
+		struct rte_tel_data *p = port_dict(d, &d->nics[i]);
+
+		rc = p == NULL ? -ENOMEM
+			       : rte_tel_data_add_dict_container(r, d->nics[i].info.name, p, 0);
+	}
+	tel_leave();
+	return rc;
+}
+
+/* ---- lists of objects, a page at a time ---------------------------------- */
+
+/* Which objects of a table a list shows; @p filter is its number or 0. */
+typedef bool (*list_pick)(const void *obj, uint32_t filter);
+
+/*
+ * {"ids": [...], "next": CURSOR} of the objects of @p t that @p pick takes,
+ * from cursor @p start; the caller holds the locks.
+ */
+static int
+list_page(struct rte_tel_data *r, const struct via_idtab *t, uint32_t start, list_pick pick,
+	  uint32_t filter)
+{
+	struct rte_tel_data *ids = rte_tel_data_alloc();
+	uint32_t cursor = start, id, n = 0;
+	const void *obj;
+
+	if (ids == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_array(ids, RTE_TEL_U64_VAL);
+	while (n < LIST_PAGE && (obj = via_idtab_next(t, &cursor, &id)) != NULL) {
+		if (pick == NULL || pick(obj, filter)) {
+			rte_tel_data_add_array_u64(ids, id);
+			n++;
+		}
+	}
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_container(r, "ids", ids, 0);
+	/* a full page may have more after it */
+	rte_tel_data_add_dict_u64(r, "next", n == LIST_PAGE ? cursor : 0);
+	return 0;
+}
+
+/* "[FILTER[,START]]" or, without a filter, "[START]" */
+static int
+list_params(const char *params, bool filtered, uint32_t *filter, uint32_t *start)
+{
+	uint64_t v[2] = { 0, 0 };
+	int n = parse_numbers(params, v, filtered ? 2 : 1);
+
+	if (n < 0 || v[0] > UINT32_MAX || v[1] > UINT32_MAX)
+		return -EINVAL;
+	*filter = filtered ? (uint32_t)v[0] : 0;
+	*start = (uint32_t)(filtered ? v[1] : v[0]);
+	return 0;
+}
+
+static int
+tel_sessions(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	uint32_t filter, start;
+	int rc;
+
+	(void)cmd;
+	if (list_params(params, false, &filter, &start) != 0)
+		return -EINVAL;
+	if (!tel_enter())
+		return -EAGAIN;
+	rc = list_page(r, &tel_viad->sessions, start, NULL, 0);
+	tel_leave();
+	return rc;
+}
+
+/* The command name of process @p pid, quotes and controls replaced. */
+static void
+process_name(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	buf[0] = '\0';
+	f = fopen(path, "re");
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	for (i = 0; buf[i] != '\0'; i++) {
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == '"' || buf[i] == '\\')
+			buf[i] = '?';
+	}
+}
+
+static int
+tel_session(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	const struct via_session *s;
+	const struct via_ptag *pt;
+	const struct via_pmem *pm;
+	const struct via_mr *mr;
+	const struct via_cq *cq;
+	const struct via_vi *vi;
+	uint64_t n_ptags = 0, n_mrs = 0, n_cqs = 0, n_vis = 0, n_allocs = 0, alloc_bytes = 0;
+	uint64_t mr_bytes = 0;
+	char comm[32];
+	uint32_t id;
+
+	(void)cmd;
+	if (parse_id(params, &id) != 0)
+		return -EINVAL;
+	if (!tel_enter())
+		return -EAGAIN;
+	s = via_idtab_lookup(&tel_viad->sessions, id);
+	if (s == NULL) {
+		tel_leave();
+		return -ENOENT;
+	}
+	TAILQ_FOREACH(pt, &s->ptags, link)
+		n_ptags++;
+	TAILQ_FOREACH(mr, &s->mrs, link) {
+		n_mrs++;
+		mr_bytes += mr->len;
+	}
+	TAILQ_FOREACH(cq, &s->cqs, link)
+		n_cqs++;
+	TAILQ_FOREACH(vi, &s->vis, link)
+		n_vis++;
+	TAILQ_FOREACH(pm, &s->pmems, link) {
+		n_allocs++;
+		alloc_bytes += pm->shm.len;
+	}
+	process_name(s->pid, comm, sizeof(comm));
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_u64(r, "id", s->id);
+	rte_tel_data_add_dict_int(r, "pid", (int)s->pid);
+	rte_tel_data_add_dict_string(r, "comm", comm);
+	rte_tel_data_add_dict_u64(r, "uid", s->uid);
+	rte_tel_data_add_dict_u64(r, "gid", s->gid);
+	rte_tel_data_add_dict_string(r, "nic", s->opened ? s->nic->info.name : "");
+	rte_tel_data_add_dict_u64(r, "segment_bytes", s->opened ? s->seg.len : 0);
+	rte_tel_data_add_dict_int(r, "segment_hugepages", s->opened && s->seg.hugepages);
+	rte_tel_data_add_dict_u64(r, "vis", n_vis);
+	rte_tel_data_add_dict_u64(r, "cqs", n_cqs);
+	rte_tel_data_add_dict_u64(r, "ptags", n_ptags);
+	rte_tel_data_add_dict_u64(r, "regions", n_mrs);
+	rte_tel_data_add_dict_u64(r, "registered_bytes", mr_bytes);
+	rte_tel_data_add_dict_u64(r, "in_place_bytes", s->in_place_bytes);
+	rte_tel_data_add_dict_u64(r, "allocs", n_allocs);
+	rte_tel_data_add_dict_u64(r, "alloc_bytes", alloc_bytes);
+	tel_leave();
+	return 0;
+}
+
+static bool
+vi_of_session(const void *obj, uint32_t session)
+{
+	return session == 0 || ((const struct via_vi *)obj)->owner->id == session;
+}
+
+static int
+tel_vis(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	uint32_t session, start;
+	int rc;
+
+	(void)cmd;
+	if (list_params(params, true, &session, &start) != 0)
+		return -EINVAL;
+	if (!tel_enter())
+		return -EAGAIN;
+	rc = list_page(r, &tel_viad->vis, start, vi_of_session, session);
+	tel_leave();
+	return rc;
+}
+
+/* Descriptors posted on a work queue that viad has not taken yet; read
+ * only, so that a telemetry query never changes the consumer's view. */
+static uint32_t
+wq_posted(const struct via_vi *vi, enum via_wq_kind q)
+{
+	const struct via_ring *ring = &vi->wq[q];
+	uint32_t n = __atomic_load_n(&ring->sh->prod, __ATOMIC_ACQUIRE) - ring->local;
+
+	return n > ring->mask + 1 ? ring->mask + 1 : n;
+}
+
+static int
+tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	const struct via_vi *vi;
+	const struct via_vi_rel *rel;
+	bool reliable;
+	uint32_t id;
+
+	(void)cmd;
+	if (parse_id(params, &id) != 0)
+		return -EINVAL;
+	if (!tel_enter())
+		return -EAGAIN;
+	vi = via_idtab_lookup(&tel_viad->vis, id);
+	if (vi == NULL) {
+		tel_leave();
+		return -ENOENT;
+	}
+	rel = &vi->rel;
+	reliable = vi->attr.reliability != VIP_SERVICE_UNRELIABLE;
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_u64(r, "id", vi->id);
+	rte_tel_data_add_dict_u64(r, "session", vi->owner->id);
+	rte_tel_data_add_dict_int(r, "pid", (int)vi->owner->pid);
+	rte_tel_data_add_dict_string(r, "nic", vi->owner->nic->info.name);
+	rte_tel_data_add_dict_string(r, "state", via_vi_state_name(vi->state));
+	rte_tel_data_add_dict_string(r, "reliability", reliability_name(vi->attr.reliability));
+	rte_tel_data_add_dict_int(r, "rdma_write", vi->attr.rdma_write);
+	rte_tel_data_add_dict_int(r, "rdma_read", vi->attr.rdma_read);
+	rte_tel_data_add_dict_u64(r, "max_transfer", vi->attr.max_transfer);
+	rte_tel_data_add_dict_u64(r, "ptag", vi->attr.ptag);
+	rte_tel_data_add_dict_u64(r, "lcore", vi->shard->lcore);
+	rte_tel_data_add_dict_u64(r, "send_cq", vi->cq[VIA_WQ_SEND] ? vi->cq[VIA_WQ_SEND]->id : 0);
+	rte_tel_data_add_dict_u64(r, "recv_cq", vi->cq[VIA_WQ_RECV] ? vi->cq[VIA_WQ_RECV]->id : 0);
+	rte_tel_data_add_dict_u64(r, "queue_capacity", vi->wq_capacity);
+	rte_tel_data_add_dict_u64(r, "send_posted", wq_posted(vi, VIA_WQ_SEND));
+	rte_tel_data_add_dict_u64(r, "recv_posted", wq_posted(vi, VIA_WQ_RECV));
+	rte_tel_data_add_dict_int(r, "sending", vi->tx.active);
+	rte_tel_data_add_dict_int(r, "receiving", vi->rx.in_msg);
+	/* the connection (VIA §4): who is at the other end */
+	rte_tel_data_add_dict_u64(r, "conn_id", vi->conn.id);
+	rte_tel_data_add_dict_int(r, "requesting", vi->conn.requesting);
+	add_mac(r, "remote_mac", vi->conn.remote_mac);
+	rte_tel_data_add_dict_u64(r, "remote_vi", vi->conn.remote_vi);
+	add_disc(r, "local_disc", &vi->conn.local);
+	add_disc(r, "remote_disc", &vi->conn.remote);
+	rte_tel_data_add_dict_u64(r, "frame_payload", vi->conn.frame_payload);
+	/* counters since it connected: the sequence numbers count them */
+	rte_tel_data_add_dict_u64(r, "messages_sent", vi->tx_msg_id);
+	rte_tel_data_add_dict_u64(r, "messages_received", vi->rx.last_msg_id);
+	rte_tel_data_add_dict_u64(r, "frames_sent", reliable ? rel->snd_nxt : vi->tx_seq);
+	rte_tel_data_add_dict_u64(r, "frames_received_in_order", rel->rcv_nxt);
+	rte_tel_data_add_dict_u64(r, "frames_acked", rel->snd_una);
+	rte_tel_data_add_dict_u64(r, "frames_in_flight", rel->snd_nxt - rel->snd_una);
+	rte_tel_data_add_dict_u64(r, "window", rel->win_size);
+	rte_tel_data_add_dict_u64(r, "rto_us", rel->rto_us);
+	rte_tel_data_add_dict_u64(r, "retries", rel->retries);
+	rte_tel_data_add_dict_int(r, "probing", rel->probing);
+	rte_tel_data_add_dict_u64(r, "completions_held", rel->pend_tail - rel->pend_head);
+	rte_tel_data_add_dict_u64(r, "reads_outstanding", rel->reads);
+	rte_tel_data_add_dict_u64(r, "reads_to_answer", rel->resp_tail - rel->resp_head);
+	tel_leave();
+	return 0;
+}
+
+static bool
+cq_of_session(const void *obj, uint32_t session)
+{
+	return session == 0 || ((const struct via_cq *)obj)->owner->id == session;
+}
+
+static int
+tel_cqs(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	uint32_t session, start;
+	int rc;
+
+	(void)cmd;
+	if (list_params(params, true, &session, &start) != 0)
+		return -EINVAL;
+	if (!tel_enter())
+		return -EAGAIN;
+	rc = list_page(r, &tel_viad->cqs, start, cq_of_session, session);
+	tel_leave();
+	return rc;
+}
+
+static int
+tel_cq(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	const struct via_cq *cq;
+	uint32_t id, queued;
+
+	(void)cmd;
+	if (parse_id(params, &id) != 0)
+		return -EINVAL;
+	if (!tel_enter())
+		return -EAGAIN;
+	cq = via_idtab_lookup(&tel_viad->cqs, id);
+	if (cq == NULL) {
+		tel_leave();
+		return -ENOENT;
+	}
+	/* produced by viad, not consumed by the client yet */
+	queued = cq->ring.local - __atomic_load_n(&cq->ring.sh->cons, __ATOMIC_ACQUIRE);
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_u64(r, "id", cq->id);
+	rte_tel_data_add_dict_u64(r, "session", cq->owner->id);
+	rte_tel_data_add_dict_u64(r, "capacity", cq->capacity);
+	rte_tel_data_add_dict_u64(r, "queued", RTE_MIN(queued, cq->ring.mask + 1));
+	rte_tel_data_add_dict_u64(r, "work_queues", cq->refs);
+	tel_leave();
+	return 0;
+}
+
+/* VIs that have or seek a connection */
+static bool
+vi_connected(const void *obj, uint32_t unused)
+{
+	const struct via_vi *vi = obj;
+
+	(void)unused;
+	return vi->state != VIP_STATE_IDLE || vi->conn.requesting;
+}
+
+static int
+tel_conns(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	uint32_t filter, start;
+	int rc;
+
+	(void)cmd;
+	if (list_params(params, false, &filter, &start) != 0)
+		return -EINVAL;
+	if (!tel_enter())
+		return -EAGAIN;
+	rc = list_page(r, &tel_viad->vis, start, vi_connected, 0);
+	tel_leave();
+	return rc;
+}
+
+/* ---- counters, lcores, hosts, capture ------------------------------------ */
+
+#define STAT(st, f) __atomic_load_n(&(st)->f, __ATOMIC_RELAXED)
+
+/* The data-path counters of every lcore, the control thread's included. */
+static void
+poll_sum(struct via_poll_stats *sum)
+{
+	unsigned lc;
+
+	memset(sum, 0, sizeof(*sum));
+	RTE_LCORE_FOREACH(lc) {
+		const struct via_poll_stats *st = via_poll_stats_of(lc);
+
+		sum->frames_rx += STAT(st, frames_rx);
+		sum->frames_tx += STAT(st, frames_tx);
+		sum->frames_dropped += STAT(st, frames_dropped);
+		sum->frames_corrupt += STAT(st, frames_corrupt);
+		sum->cq_overruns += STAT(st, cq_overruns);
+		sum->frames_retransmitted += STAT(st, frames_retransmitted);
+		sum->rto_expiries += STAT(st, rto_expiries);
+		sum->frames_tx_zero_copy += STAT(st, frames_tx_zero_copy);
+		sum->naks_tx += STAT(st, naks_tx);
+		sum->naks_rx += STAT(st, naks_rx);
+		sum->frames_duplicate += STAT(st, frames_duplicate);
+		sum->frames_out_of_order += STAT(st, frames_out_of_order);
+		sum->rx_bursts += STAT(st, rx_bursts);
+		sum->rx_burst_frames += STAT(st, rx_burst_frames);
+		sum->iterations += STAT(st, iterations);
+		sum->busy_iterations += STAT(st, busy_iterations);
+		sum->busy_cycles += STAT(st, busy_cycles);
+	}
+}
+
+/* Timer cycles the poll lcores have polled, all together. */
+static uint64_t
+poll_cycles(const struct viad *d, uint64_t now)
+{
+	uint64_t total = 0;
+	unsigned i;
+
+	for (i = 0; i < d->nb_shards; i++) {
+		uint64_t at = STAT(via_poll_stats_of(d->shards[i].lcore), started_at);
+
+		if (at != 0 && now > at)
+			total += now - at;
+	}
+	return total;
+}
+
+static int
+tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	struct via_ctl_counters c;
+	struct via_poll_stats p;
+	struct via_capture_status cap;
+
+	(void)cmd;
+	(void)params;
+	if (!tel_enter())
+		return -EAGAIN;
+	c = tel_viad->counters;
+	tel_leave();
+	poll_sum(&p);
+	via_capture_get_status(&cap);
+	rte_tel_data_start_dict(r);
+	/* VIP_DPDK_COUNTERS, in its order */
+	rte_tel_data_add_dict_u64(r, "sessions", c.sessions);
+	rte_tel_data_add_dict_u64(r, "sessions_closed", c.sessions_closed);
+	rte_tel_data_add_dict_u64(r, "vis_created", c.vis_created);
+	rte_tel_data_add_dict_u64(r, "vis_destroyed", c.vis_destroyed);
+	rte_tel_data_add_dict_u64(r, "cqs_created", c.cqs_created);
+	rte_tel_data_add_dict_u64(r, "cqs_destroyed", c.cqs_destroyed);
+	rte_tel_data_add_dict_u64(r, "ptags_created", c.ptags_created);
+	rte_tel_data_add_dict_u64(r, "ptags_destroyed", c.ptags_destroyed);
+	rte_tel_data_add_dict_u64(r, "regions_registered", c.regions_registered);
+	rte_tel_data_add_dict_u64(r, "regions_deregistered", c.regions_deregistered);
+	rte_tel_data_add_dict_u64(r, "bytes_registered", c.bytes_registered);
+	rte_tel_data_add_dict_u64(r, "regions_in_place", c.regions_in_place);
+	rte_tel_data_add_dict_u64(r, "regions_copied", c.regions_copied);
+	rte_tel_data_add_dict_u64(r, "reclaimed_vis", c.reclaimed_vis);
+	rte_tel_data_add_dict_u64(r, "reclaimed_cqs", c.reclaimed_cqs);
+	rte_tel_data_add_dict_u64(r, "reclaimed_ptags", c.reclaimed_ptags);
+	rte_tel_data_add_dict_u64(r, "reclaimed_regions", c.reclaimed_regions);
+	rte_tel_data_add_dict_u64(r, "reclaimed_allocs", c.reclaimed_allocs);
+	rte_tel_data_add_dict_u64(r, "clients_disconnected_for_violation",
+				  c.clients_disconnected_for_violation);
+	rte_tel_data_add_dict_u64(r, "control_errors", c.control_errors);
+	rte_tel_data_add_dict_u64(r, "frames_rx", p.frames_rx);
+	rte_tel_data_add_dict_u64(r, "frames_tx", p.frames_tx);
+	rte_tel_data_add_dict_u64(r, "frames_dropped", p.frames_dropped);
+	rte_tel_data_add_dict_u64(r, "frames_corrupt", p.frames_corrupt);
+	rte_tel_data_add_dict_u64(r, "cq_overruns", p.cq_overruns);
+	rte_tel_data_add_dict_u64(r, "frames_tx_zero_copy", p.frames_tx_zero_copy);
+	/* the reliable transport */
+	rte_tel_data_add_dict_u64(r, "frames_retransmitted", p.frames_retransmitted);
+	rte_tel_data_add_dict_u64(r, "rto_expiries", p.rto_expiries);
+	rte_tel_data_add_dict_u64(r, "naks_tx", p.naks_tx);
+	rte_tel_data_add_dict_u64(r, "naks_rx", p.naks_rx);
+	rte_tel_data_add_dict_u64(r, "frames_duplicate", p.frames_duplicate);
+	rte_tel_data_add_dict_u64(r, "frames_out_of_order", p.frames_out_of_order);
+	/* the poll lcores: busy share = busy_cycles / poll_cycles */
+	rte_tel_data_add_dict_u64(r, "rx_bursts", p.rx_bursts);
+	rte_tel_data_add_dict_u64(r, "rx_burst_frames", p.rx_burst_frames);
+	rte_tel_data_add_dict_u64(r, "poll_iterations", p.iterations);
+	rte_tel_data_add_dict_u64(r, "poll_busy_iterations", p.busy_iterations);
+	rte_tel_data_add_dict_u64(r, "poll_busy_cycles", p.busy_cycles);
+	rte_tel_data_add_dict_u64(r, "poll_cycles", poll_cycles(tel_viad, rte_get_timer_cycles()));
+	rte_tel_data_add_dict_u64(r, "timer_hz", rte_get_timer_hz());
+	rte_tel_data_add_dict_u64(r, "capture_frames", cap.frames);
+	rte_tel_data_add_dict_u64(r, "capture_dropped", cap.dropped);
+	return 0;
+}
+
+static struct rte_tel_data *
+lcore_dict(const struct via_shard *sh, uint64_t now)
+{
+	const struct via_poll_stats *st = via_poll_stats_of(sh->lcore);
+	struct rte_tel_data *l = rte_tel_data_alloc();
+	rte_cpuset_t cpus = rte_lcore_cpuset(sh->lcore);
+	uint64_t at = STAT(st, started_at), busy = STAT(st, busy_cycles);
+	uint64_t cycles = at != 0 && now > at ? now - at : 0;
+	int cpu;
+
+	if (l == NULL)
+		return NULL;
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &cpus); cpu++)
+		;
+	rte_tel_data_start_dict(l);
+	rte_tel_data_add_dict_u64(l, "shard", sh->index);
+	rte_tel_data_add_dict_int(l, "cpu", cpu < CPU_SETSIZE ? cpu : -1);
+	rte_tel_data_add_dict_u64(l, "vis", sh->nb_vis);
+	rte_tel_data_add_dict_u64(l, "iterations", STAT(st, iterations));
+	rte_tel_data_add_dict_u64(l, "busy_iterations", STAT(st, busy_iterations));
+	rte_tel_data_add_dict_u64(l, "busy_cycles", busy);
+	rte_tel_data_add_dict_u64(l, "cycles", cycles);
+	rte_tel_data_add_dict_u64(l, "busy_percent", cycles != 0 ? busy * 100 / cycles : 0);
+	rte_tel_data_add_dict_u64(l, "frames_rx", STAT(st, frames_rx));
+	rte_tel_data_add_dict_u64(l, "frames_tx", STAT(st, frames_tx));
+	rte_tel_data_add_dict_u64(l, "rx_bursts", STAT(st, rx_bursts));
+	rte_tel_data_add_dict_u64(l, "rx_burst_frames", STAT(st, rx_burst_frames));
+	return l;
+}
+
+static int
+tel_lcores(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	const struct viad *d = tel_viad;
+	uint64_t now = rte_get_timer_cycles();
+	unsigned i;
+	int rc = 0;
+
+	(void)cmd;
+	(void)params;
+	if (!tel_enter())
+		return -EAGAIN;
+	rte_tel_data_start_dict(r);
+	for (i = 0; i < d->nb_shards && rc == 0; i++) {
+		struct rte_tel_data *l = lcore_dict(&d->shards[i], now);
+		char name[32];
+
+		snprintf(name, sizeof(name), "lcore%u", d->shards[i].lcore);
+		rc = l == NULL ? -ENOMEM : rte_tel_data_add_dict_container(r, name, l, 0);
+	}
+	tel_leave();
+	return rc;
+}
+
+static int
+tel_hosts(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	struct rte_tel_data *names = rte_tel_data_alloc(), *macs = rte_tel_data_alloc();
+	const char *name;
+	uint8_t mac[6];
+	char buf[18];
+	size_t i;
+
+	(void)cmd;
+	(void)params;
+	/* the table is freed when viad stops */
+	if (names == NULL || macs == NULL || !tel_enter()) {
+		rte_tel_data_free(names);
+		rte_tel_data_free(macs);
+		return names == NULL || macs == NULL ? -ENOMEM : -EAGAIN;
+	}
+	/* host names may hold characters a telemetry name may not: two
+	 * lists, line by line, rather than a dict */
+	rte_tel_data_start_array(names, RTE_TEL_STRING_VAL);
+	rte_tel_data_start_array(macs, RTE_TEL_STRING_VAL);
+	for (i = 0; i < RTE_TEL_MAX_ARRAY_ENTRIES &&
+		    via_hosts_entry(tel_viad->hosts, i, &name, mac) == 0; i++) {
+		mac_string(buf, sizeof(buf), mac);
+		rte_tel_data_add_array_string(names, name);
+		rte_tel_data_add_array_string(macs, buf);
+	}
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_string(r, "file", tel_viad->conf.hosts_path);
+	rte_tel_data_add_dict_container(r, "names", names, 0);
+	rte_tel_data_add_dict_container(r, "macs", macs, 0);
+	tel_leave();
+	return 0;
+}
+
+static int
+tel_capture(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	struct via_capture_status cap;
+
+	(void)cmd;
+	(void)params;
+	via_capture_get_status(&cap);
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_int(r, "active", cap.active);
+	rte_tel_data_add_dict_string(r, "port", cap.port);
+	rte_tel_data_add_dict_u64(r, "frames", cap.frames);
+	rte_tel_data_add_dict_u64(r, "dropped", cap.dropped);
+	return 0;
+}
+
+/* ---- registration --------------------------------------------------------- */
+
+static const struct {
+	const char *cmd;
+	telemetry_cb fn;
+	const char *help;
+} commands[] = {
+	{ "/viad/info", tel_info, "viad: version, instance, uptime, object counts. No parameters" },
+	{ "/viad/config", tel_config, "viad: configuration ([viad], [limits]). No parameters" },
+	{ "/viad/ports", tel_ports, "viad: NICs: glue, MAC, MTU, link, packets. No parameters" },
+	{ "/viad/sessions", tel_sessions, "viad: session ids. Parameters: [START]" },
+	{ "/viad/session", tel_session, "viad: one session. Parameters: SESSION" },
+	{ "/viad/vis", tel_vis, "viad: VI ids. Parameters: [SESSION (0: all)[,START]]" },
+	{ "/viad/vi", tel_vi, "viad: one VI: state, peer, queues, counters. Parameters: VI" },
+	{ "/viad/cqs", tel_cqs, "viad: CQ ids. Parameters: [SESSION (0: all)[,START]]" },
+	{ "/viad/cq", tel_cq, "viad: one CQ. Parameters: CQ" },
+	{ "/viad/conns", tel_conns, "viad: ids of VIs with a connection. Parameters: [START]" },
+	{ "/viad/counters", tel_counters, "viad: counters, data path and transport. No parameters" },
+	{ "/viad/lcores", tel_lcores, "viad: poll lcores: busy share, bursts. No parameters" },
+	{ "/viad/hosts", tel_hosts, "viad: the hosts file's names and MACs. No parameters" },
+	{ "/viad/capture", tel_capture, "viad: the packet capture running or last run. No parameters" },
+};
+
+/*
+ * Under a runtime directory systemd (or the admin) gave viad, EAL's
+ * directories are viad's own: open them and the telemetry socket to the
+ * directory's group (viad.service: the group of VIPL users), read-only
+ * queries being all the socket serves. EAL makes them 0700.
+ */
+static void
+open_to_group(void)
+{
+	const char *base = getenv("RUNTIME_DIRECTORY");
+	const char *run = rte_eal_get_runtime_dir();
+	char parent[PATH_MAX], sock[PATH_MAX];
+	struct stat st;
+	size_t n;
+
+	if (base == NULL || strchr(base, ':') != NULL || stat(base, &st) != 0)
+		return;
+	n = strlen(base);
+	if (strncmp(run, base, n) != 0 || run[n] != '/')
+		return;
+	snprintf(parent, sizeof(parent), "%s/dpdk", base);
+	snprintf(sock, sizeof(sock), "%s/dpdk_telemetry.v2", run);
+	if (chown(parent, (uid_t)-1, st.st_gid) != 0 || chmod(parent, 0750) != 0 ||
+	    chown(run, (uid_t)-1, st.st_gid) != 0 || chmod(run, 0750) != 0 ||
+	    chown(sock, (uid_t)-1, st.st_gid) != 0 || chmod(sock, 0660) != 0) {
+		VLOG_WARN("telemetry: %s: cannot open it to group %u: %s", run,
+			  (unsigned)st.st_gid, strerror(errno));
+		return;
+	}
+	VLOG_INFO("telemetry: %s open to group %u", run, (unsigned)st.st_gid);
+}
+
+int
+via_telemetry_init(struct viad *d)
+{
+	unsigned i;
+	int rc;
+
+	tel_viad = d;
+	tel_started_ms = via_now_ms();
+	for (i = 0; i < RTE_DIM(commands); i++) {
+		rc = rte_telemetry_register_cmd(commands[i].cmd, commands[i].fn, commands[i].help);
+		if (rc != 0)
+			return rc < 0 ? rc : -rc;
+	}
+	open_to_group();
+	VLOG_INFO("telemetry: /viad/... on %s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s, "
+		  "viactl -i %s)", rte_eal_get_runtime_dir(), d->conf.instance, d->conf.instance);
+	return 0;
+}
