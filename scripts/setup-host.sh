@@ -12,7 +12,13 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 packages=(libdpdk-dev dpdk-dev libnuma-dev meson ninja-build pkg-config gcc clang
-	libhugetlbfs-bin iproute2)
+	libhugetlbfs-bin iproute2
+	# operations (meson suite ops): tshark for the dissector's test, scdoc for
+	# the man pages, man-db and groff for man -l
+	tshark scdoc man-db groff-base)
+# tshark's wireshark-common asks whether non-root users may capture: no
+# (viactl capture needs none of it), answered here so apt never waits
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
