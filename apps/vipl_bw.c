@@ -289,6 +289,8 @@ bw_row(const struct vc_ep *e, uint32_t size, uint32_t sent, const uint32_t *rep,
 	double sec = (double)ns / 1e9, bytes = (double)rep[2] * size;
 	double lost = 100.0 * (double)(sent - rep[2]) / sent;
 
+	vc_progress(o, size, "%u sent, %u received, %.2f MB/s, %.0f msg/s", sent, rep[2],
+		    bytes / sec / 1e6, rep[2] / sec);
 	if (!o->json) {
 		printf("%8u %9u %9u %7.3f %10.2f %9.3f %11.0f\n", size, sent, rep[2], lost,
 		       bytes / sec / 1e6, bytes * 8 / sec / 1e9, rep[2] / sec);

@@ -1574,9 +1574,38 @@ vc_banner(const struct vc_ep *e, const char *columns)
 	printf("\n%s\n", columns);
 }
 
+/* the run's clock: it starts with the program */
+static uint64_t run_start_ns;
+
+static void __attribute__((constructor))
+run_clock_start(void)
+{
+	run_start_ns = vc_now_ns();
+}
+
+void
+vc_progress(const struct vc_opts *o, uint32_t size, const char *fmt, ...)
+{
+	const struct vc_sched *s = &o->sched;
+	uint32_t i = 0;
+	va_list ap;
+
+	if (isatty(STDOUT_FILENO))
+		return;
+	while (i + 1 < s->nsizes && s->size[i] != size)
+		i++;
+	fprintf(stderr, "%s: size %u done (%u of %u) after %.1f s: ", prog, size, i + 1,
+		s->nsizes, (double)(vc_now_ns() - run_start_ns) / 1e9);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 void
 vc_lat_row(const struct vc_opts *o, uint32_t size, uint32_t iters, const struct vc_lat *l)
 {
+	vc_progress(o, size, "%u round trips, p50 %.2f us, p99 %.2f us", iters, l->p50, l->p99);
 	if (!o->json) {
 		printf("%8u %9u %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", size, iters, l->min,
 		       l->p50, l->p90, l->p99, l->p999, l->max, l->mean);

@@ -229,5 +229,13 @@ void vc_lat_stats(uint64_t *ns, size_t n, struct vc_lat *l);
 void vc_banner(const struct vc_ep *e, const char *columns);
 void vc_lat_row(const struct vc_opts *o, uint32_t size, uint32_t iters, const struct vc_lat *l);
 void vc_json_common(const struct vc_opts *o);
+/**
+ * Where a long run stands, on stderr, as size @p size of the schedule is
+ * done: "PROG: size 4096 done (3 of 6) after 12.4 s: SUMMARY". Only when
+ * stdout is no terminal (--json, or the table going to a file or bench.sh's
+ * log): on a terminal the table's row for each size says it already.
+ */
+void vc_progress(const struct vc_opts *o, uint32_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif /* VIPL_COMMON_H */
