@@ -1,0 +1,222 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# tests/mpi/run.sh BUILD_DIR: the libfabric provider "via" (fabric/) under
+# programs nobody here wrote (issue 17), each with a bounded timeout:
+#
+#  1. one viad (loopback NIC): fi_info -p via; fi_pingpong -e rdm between
+#     two processes, message and tagged mode, the default sizes and every
+#     size of -S all, data checked (-c); Open MPI (pml cm, mtl ofi, provider
+#     via) running tests/mpi's mpi_p2p and mpi_coll on 2 and 4 ranks (4 on
+#     a 2-CPU machine is oversubscribed) and mpi_pingpong on 2;
+#  2. two viads joined by memif (as tests/topo/memif.sh): fi_pingpong and
+#     mpi_p2p with one rank on each viad (FABRIC_MEMIF=0 skips this part).
+#
+# Needs root (viad), fi_pingpong (libfabric-bin) and mpirun (openmpi-bin);
+# without them it exits 77 (skipped). Every viad gets its own socket and
+# instance (DPDK file prefix) and backoff polling; everything started here
+# is stopped by PID on exit. Ends with "N passed, N failed" and a non-zero
+# status if anything failed; the logs of failed steps are printed.
+#
+# Environment: FABRIC_TIMEOUT (seconds per step, 180), FABRIC_MEMIF (1).
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=$(cd "${1:-$HERE/../../build}" 2>/dev/null && pwd) ||
+	{ echo "run.sh: no build dir '${1:-}'" >&2; exit 2; }
+STEP_TIMEOUT=${FABRIC_TIMEOUT:-180}
+MEMIF=${FABRIC_MEMIF:-1}
+VIAD=$BUILD/daemon/viad
+PROV=$BUILD/fabric/libvia-fi.so
+MPI_DIR=$BUILD/tests/mpi
+
+[ "$(id -u)" = 0 ] || { echo "run.sh: SKIP: viad needs root" >&2; exit 77; }
+for t in fi_info fi_pingpong mpirun; do
+	command -v "$t" >/dev/null || { echo "run.sh: SKIP: no $t (libfabric-bin, openmpi-bin)" >&2; exit 77; }
+done
+[ -x "$MPI_DIR/mpi_p2p" ] || { echo "run.sh: SKIP: MPI programs not built (libopenmpi-dev)" >&2; exit 77; }
+[ -x "$VIAD" ] && [ -f "$PROV" ] || { echo "run.sh: no viad or $PROV" >&2; exit 2; }
+
+RUN=$(mktemp -d /tmp/via-fabric.XXXXXX) || exit 2
+TAG=fab$$
+PASSED=0
+FAILED=0
+FAILED_LOGS=()
+declare -A VIAD_PID=()
+BG_PIDS=()
+
+log() { printf '%s run.sh: %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+
+stop_pid() {
+	local pid=$1 i
+	alive "$pid" || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		alive "$pid" || break
+		sleep 0.1
+	done
+	alive "$pid" && kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+cleanup() {
+	local pid name
+	for pid in "${BG_PIDS[@]}"; do stop_pid "$pid"; done
+	for name in "${!VIAD_PID[@]}"; do stop_pid "${VIAD_PID[$name]}"; done
+	for name in "${!VIAD_PID[@]}"; do rm -rf "/var/run/dpdk/$TAG-$name"; done
+	if [ "$FAILED" -eq 0 ]; then
+		rm -rf "$RUN"
+	else
+		echo "run.sh: logs kept in $RUN"
+	fi
+}
+trap cleanup EXIT
+trap 'FAILED=$((FAILED + 1)); exit 143' TERM INT HUP
+
+# viad_start NAME [ARGS...]: its own socket, instance and log; waits 20 s
+viad_start() {
+	local name=$1 sock=$RUN/$1.sock i
+	shift
+	"$VIAD" -s "$sock" --set "viad.instance=$TAG-$name" --set viad.poll_mode=backoff "$@" \
+		>"$RUN/viad-$name.log" 2>&1 </dev/null &
+	VIAD_PID[$name]=$!
+	for ((i = 0; i < 400; i++)); do
+		[ -S "$sock" ] && return 0
+		alive "${VIAD_PID[$name]}" || break
+		sleep 0.05
+	done
+	log "viad $name did not start:"
+	cat "$RUN/viad-$name.log"
+	return 1
+}
+
+result() {
+	local name=$1 rc=$2
+	if [ "$rc" -eq 0 ]; then
+		PASSED=$((PASSED + 1))
+		log "PASS $name"
+	else
+		FAILED=$((FAILED + 1))
+		FAILED_LOGS+=("$name")
+		log "FAIL $name (status $rc${3:+, $3})"
+	fi
+}
+
+# step NAME CMD...: run with the step timeout, output in $RUN/NAME.log
+step() {
+	local name=$1 rc
+	shift
+	timeout -k 10 "$STEP_TIMEOUT" "$@" >"$RUN/$name.log" 2>&1
+	rc=$?
+	result "$name" $rc "$([ $rc -eq 124 ] && echo "timed out after $STEP_TIMEOUT s")"
+}
+
+# A TCP port nobody listens on, for fi_pingpong's control connection.
+free_port() {
+	local p hex
+	for ((p = 20000 + ($$ * 7) % 30000; p < 65000; p++)); do
+		hex=$(printf ':%04X ' "$p")
+		grep -q "$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+# Is a socket listening (state 0A) on TCP port $1?
+listening() {
+	awk -v p=":$(printf '%04X' "$1")" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# pp_pair NAME SERVER_SOCKET CLIENT_SOCKET [fi_pingpong ARGS...]: the server
+# on one viad, then the client (on the same or another viad); both must pass.
+pp_pair() {
+	local name=$1 ssock=$2 csock=$3 port spid rc src i
+	shift 3
+	port=$(free_port)
+	VIAD_SOCKET=$ssock timeout -k 10 "$STEP_TIMEOUT" fi_pingpong -p via -e rdm -B "$port" "$@" \
+		>"$RUN/$name-server.log" 2>&1 &
+	spid=$!
+	BG_PIDS+=("$spid")
+	for ((i = 0; i < 400; i++)); do
+		listening "$port" && break
+		alive "$spid" || break
+		sleep 0.05
+	done
+	VIAD_SOCKET=$csock timeout -k 10 "$STEP_TIMEOUT" fi_pingpong -p via -e rdm -P "$port" "$@" \
+		127.0.0.1 >"$RUN/$name.log" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	cat "$RUN/$name-server.log" >>"$RUN/$name.log"
+	[ $rc -eq 0 ] && rc=$src
+	# fi_pingpong prints a table row per size: it ran them all
+	[ $rc -eq 0 ] && ! grep -q '^[0-9.]*[km]\? \+[0-9]' "$RUN/$name.log" && rc=3
+	result "$name" $rc
+}
+
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none
+	--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include via
+	-x FI_PROVIDER_PATH -x FI_PROVIDER -x LD_LIBRARY_PATH)
+
+export FI_PROVIDER_PATH=$BUILD/fabric
+export FI_PROVIDER=via
+export LD_LIBRARY_PATH=$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's session directories stay in the run dir
+export TMPDIR=$RUN
+
+log "run dir $RUN, build $BUILD"
+
+# ---- 1. one viad --------------------------------------------------------
+viad_start one || { FAILED=$((FAILED + 1)); exit 1; }
+S1=$RUN/one.sock
+export VIAD_SOCKET=$S1
+
+step fi_info bash -c 'fi_info -p via -t FI_EP_RDM && fi_info -p via -v | grep -q "FI_EP_RDM"'
+pp_pair pingpong-msg "$S1" "$S1" -I 100 -c
+pp_pair pingpong-tagged "$S1" "$S1" -m tagged -I 100 -c
+pp_pair pingpong-all-sizes "$S1" "$S1" -S all -I 10 -c
+for np in 2 4; do
+	for prog in mpi_p2p mpi_coll; do
+		step "$prog-np$np" "${MPIRUN[@]}" -x VIAD_SOCKET -np "$np" "$MPI_DIR/$prog"
+	done
+done
+step mpi_pingpong-np2 "${MPIRUN[@]}" -x VIAD_SOCKET -np 2 "$MPI_DIR/mpi_pingpong" -n 200
+
+# ---- 2. two viads joined by memif -----------------------------------------
+if [ "$MEMIF" = 1 ]; then
+	MAC_A=02:00:00:00:0f:01
+	MAC_B=02:00:00:00:0f:02
+	for side in A B; do
+		if [ $side = A ]; then role=server mac=$MAC_A; else role=client mac=$MAC_B; fi
+		cat >"$RUN/$side.conf" <<CONF
+[port via0]
+glue = ethdev
+devargs = net_memif0,role=$role,socket=$RUN/memif.sock,socket-abstract=no,mac=$mac
+CONF
+	done
+	if viad_start A -c "$RUN/A.conf" && viad_start B -c "$RUN/B.conf"; then
+		SA=$RUN/A.sock
+		SB=$RUN/B.sock
+		pp_pair memif-pingpong "$SA" "$SB" -I 50 -c
+		step memif-mpi_p2p-np2 "${MPIRUN[@]}" \
+			-np 1 -x VIAD_SOCKET="$SA" "$MPI_DIR/mpi_p2p" : \
+			-np 1 -x VIAD_SOCKET="$SB" "$MPI_DIR/mpi_p2p"
+	else
+		result memif-viads 1 "viad A or B did not start"
+	fi
+fi
+
+for name in "${FAILED_LOGS[@]}"; do
+	echo "---- $name ($RUN/$name.log, last 40 lines)"
+	tail -n 40 "$RUN/$name.log"
+done
+for name in "${!VIAD_PID[@]}"; do
+	if [ "$FAILED" -ne 0 ]; then
+		echo "---- viad $name"
+		tail -n 20 "$RUN/viad-$name.log"
+	fi
+done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
