@@ -2,8 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The test command: set up the host, build with gcc and clang (warnings are
-# errors), run the whole meson test suite (unit and integration), and end
-# with one line "N passed, N failed". Exit status 0 only if all passed.
+# errors), run the whole meson test suite (unit and integration), then the
+# fuzzers briefly and the sanitizer builds' subset, and end with one line
+# "N passed, N failed". Exit status 0 only if all passed.
+#
+# The clang build, the fuzz run (tests/fuzz/run.sh, VIA_FUZZ_SECONDS per
+# target, default 15) and the sanitizer run (scripts/run-sanitized.sh:
+# ASan+UBSan unit suite and its named integration subset, TSan threads)
+# count as one result each. VIA_TEST_FUZZ=0 or VIA_TEST_SANITIZE=0 leaves
+# one out (counted as skipped).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,5 +40,29 @@ print(p, f, s)
 PY
 )
 if [ "$clang_ok" = 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
+# the libFuzzer targets, a few seconds each over their corpus (issue 14)
+if [ "${VIA_TEST_FUZZ:-1}" = 1 ]; then
+	t0=$SECONDS
+	if { [ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz >/dev/null; } &&
+	   meson configure build-fuzz -Dfuzz=true >/dev/null &&
+	   tests/fuzz/run.sh build-fuzz "${VIA_FUZZ_SECONDS:-15}"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+	echo "fuzzing took $((SECONDS - t0)) s"
+else
+	skipped=$((skipped + 1))
+fi
+
+# ASan+UBSan and TSan builds, and what runs in them (issue 14)
+if [ "${VIA_TEST_SANITIZE:-1}" = 1 ]; then
+	t0=$SECONDS
+	if scripts/run-sanitized.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	echo "the sanitizer builds took $((SECONDS - t0)) s"
+else
+	skipped=$((skipped + 1))
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

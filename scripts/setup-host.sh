@@ -13,6 +13,10 @@ fi
 
 packages=(libdpdk-dev dpdk-dev libnuma-dev meson ninja-build pkg-config gcc clang
 	libhugetlbfs-bin iproute2
+	# the libfabric provider (fabric/) and its tests: fi_pingpong, Open MPI
+	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
+	# clang's libFuzzer and sanitizer runtimes (tests/fuzz), python3 for the scripts
+	libclang-rt-14-dev python3
 	# operations (meson suite ops): tshark for the dissector's test, scdoc for
 	# the man pages, man-db and groff for man -l
 	tshark scdoc man-db groff-base)
