@@ -134,6 +134,7 @@ static struct vf_params vf_params_now = {
 	.tx_depth = 32,
 	.connect_ms = 30000,
 	.mr_cache_bytes = (size_t)1 << 30,
+	.yield_polls = 64,
 	.nic = "via0",
 };
 
@@ -154,6 +155,9 @@ vf_params_define(void)
 	fi_param_define(&vf_prov, "mr_cache", FI_PARAM_SIZE_T,
 			"bytes of user memory kept registered for rendezvous, 0 to register "
 			"every time (default: 1 GiB)");
+	fi_param_define(&vf_prov, "yield_polls", FI_PARAM_INT,
+			"empty fi_cq_read calls in a row after which each further one yields "
+			"the CPU, 0 never (default: 64)");
 }
 
 static void
@@ -176,6 +180,8 @@ vf_params_read(void)
 		p->connect_ms = (unsigned)i;
 	if (fi_param_get_size_t(&vf_prov, "mr_cache", &z) == 0)
 		p->mr_cache_bytes = z;
+	if (fi_param_get_int(&vf_prov, "yield_polls", &i) == 0 && i >= 0)
+		p->yield_polls = (unsigned)i;
 }
 
 const struct vf_params *

@@ -180,6 +180,7 @@ struct vf_params {
 	unsigned tx_depth;       /**< send slots per connection */
 	unsigned connect_ms;     /**< how long to keep trying to reach a peer */
 	size_t mr_cache_bytes;   /**< registrations kept for rendezvous, 0: none */
+	unsigned yield_polls;    /**< empty CQ reads before each further one yields */
 	const char *nic;         /**< VIA NIC when the app names no domain */
 };
 
@@ -264,6 +265,7 @@ struct vf_cq {
 	struct vf_ep *eps[8];     /**< endpoints bound, progressed by reads */
 	unsigned neps;
 	bool signaled;
+	unsigned empty_reads;     /**< reads in a row that found nothing */
 };
 
 struct vf_eq_event {

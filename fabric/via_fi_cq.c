@@ -7,6 +7,7 @@
  * which every descriptor of every VI of the endpoint completes into.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,16 +98,30 @@ vf_cq_take(struct vf_cq *cq, void *buf, size_t count, fi_addr_t *src)
 	return n ? (ssize_t)n : -FI_EAGAIN;
 }
 
+/*
+ * A polling reader that keeps finding nothing gives its CPU away at each
+ * further empty read (sched_yield): with more busy threads than CPUs (MPI
+ * ranks spinning beside viad's poll lcore on a small machine) the peer or
+ * viad is what it waits for.
+ */
 static ssize_t
 vf_cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_t *src)
 {
 	struct vf_cq *cq = vf_container_of(fcq, struct vf_cq, cq);
+	unsigned yield_after = cq->dom->p.yield_polls;
+	bool yield = false;
 	ssize_t ret;
 
 	pthread_mutex_lock(&cq->dom->lock);
 	vf_cq_progress(cq);
 	ret = vf_cq_take(cq, buf, count, src);
+	if (ret != -FI_EAGAIN)
+		cq->empty_reads = 0;
+	else if (yield_after && ++cq->empty_reads >= yield_after)
+		yield = true;
 	pthread_mutex_unlock(&cq->dom->lock);
+	if (yield)
+		sched_yield();
 	return ret;
 }
 

@@ -4,7 +4,9 @@
 # tests/mpi/run.sh BUILD_DIR: the libfabric provider "via" (fabric/) under
 # programs nobody here wrote (issue 17), each with a bounded timeout:
 #
-#  1. one viad (loopback NIC): fi_info -p via; fi_pingpong -e rdm between
+#  1. one viad (loopback NIC): fi_info -p via; fi_check (the provider's
+#     API beyond what the others use: RMA, peek/claim, cancel, truncation,
+#     remote CQ data, a sleeping fi_cq_sread); fi_pingpong -e rdm between
 #     two processes, message and tagged mode, the default sizes and every
 #     size of -S all, data checked (-c); Open MPI (pml cm, mtl ofi, provider
 #     via) running tests/mpi's mpi_p2p and mpi_coll on 2 and 4 ranks (4 on
@@ -35,6 +37,7 @@ for t in fi_info fi_pingpong mpirun; do
 	command -v "$t" >/dev/null || { echo "run.sh: SKIP: no $t (libfabric-bin, openmpi-bin)" >&2; exit 77; }
 done
 [ -x "$MPI_DIR/mpi_p2p" ] || { echo "run.sh: SKIP: MPI programs not built (libopenmpi-dev)" >&2; exit 77; }
+[ -x "$MPI_DIR/fi_check" ] || { echo "run.sh: no $MPI_DIR/fi_check" >&2; exit 2; }
 [ -x "$VIAD" ] && [ -f "$PROV" ] || { echo "run.sh: no viad or $PROV" >&2; exit 2; }
 
 RUN=$(mktemp -d /tmp/via-fabric.XXXXXX) || exit 2
@@ -174,6 +177,7 @@ S1=$RUN/one.sock
 export VIAD_SOCKET=$S1
 
 step fi_info bash -c 'fi_info -p via -t FI_EP_RDM && fi_info -p via -v | grep -q "FI_EP_RDM"'
+step fi_check "$MPI_DIR/fi_check"
 pp_pair pingpong-msg "$S1" "$S1" -I 100 -c
 pp_pair pingpong-tagged "$S1" "$S1" -m tagged -I 100 -c
 pp_pair pingpong-all-sizes "$S1" "$S1" -S all -I 10 -c
