@@ -1017,9 +1017,15 @@ read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 		/* zero copy only in memory: frames crossing a port carry a CRC
 		 * taken now, and a retransmission reads the pages again, which
 		 * the responder may have changed since (no descriptor of the
-		 * responder waits for the answer, so nothing holds them still) */
+		 * responder waits for the answer, so nothing holds them still).
+		 * And never on Reliable Reception: a write the requester posts
+		 * after the Read must not change what the Read returns
+		 * (§6.3.1.1), and an answer that still points into the pages
+		 * when the write lands there would */
 		if (!send_frames(d, vi, &fs, &src, 1, a->len, &a->sent, budget - framed,
-				 to_self(vi->owner->nic, vi->conn.remote_mac) ? &a->zc : NULL)) {
+				 to_self(vi->owner->nic, vi->conn.remote_mac) &&
+				 vi->attr.reliability != VIP_SERVICE_RELIABLE_RECEPTION
+					 ? &a->zc : NULL)) {
 			via_zc_drop(&a->zc);
 			r->resp_head++;
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
