@@ -14,7 +14,7 @@
 static struct vipl_vi *
 vi_get(VIP_VI_HANDLE handle)
 {
-	return vipl_handle_get(handle, VIPL_OBJ_VI);
+	return vipl_dpdk_dp_get(handle, VIPL_DPDK_OBJ_VI);
 }
 
 static uint32_t
@@ -66,14 +66,13 @@ attr_out(const struct via_ctl_vi_attr *w, VIP_VI_ATTRIBUTES *a)
 static struct vipl_conn *
 conn_get(VIP_CONN_HANDLE handle)
 {
-	return vipl_handle_get(handle, VIPL_OBJ_CONN);
+	return vipl_dpdk_dp_get(handle, VIPL_DPDK_OBJ_CONN);
 }
 
 static void
 conn_free(struct vipl_conn *c)
 {
-	vipl_handle_free(&c->obj);
-	free(c);
+	vipl_obj_put(&c->obj);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -99,21 +98,19 @@ VipDpdkConnectWaitFrom(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr,
 			    (FromAddr->DiscriminatorLen ? VIA_CTL_FILTER_DISC : 0);
 	}
 	req.timeout_ms = timeout_ms(Timeout);
-	c = calloc(1, sizeof(*c));
+	c = vipl_obj_get_zeroed(VIPL_DPDK_OBJ_CONN, sizeof(*c));
 	if (c == NULL)
 		return VIP_ERROR_RESOURCE;
 	rc = vipl_ctl_call(nic, VIA_CTL_CONN_WAIT, &req, &rep, NULL);
-	if (rc == 0)
-		rc = vipl_handle_new(&c->obj, VIPL_OBJ_CONN);
 	if (rc != 0) {
-		free(c);
+		vipl_obj_put(&c->obj);
 		return vipl_return(rc);
 	}
 	c->nic = nic;
 	c->id = rep.conn;
 	addr_out(&rep.remote, RemoteAddr);
 	attr_out(&rep.remote_attr, RemoteViAttribs);
-	*ConnHandle = vipl_handle_of(&c->obj);
+	*ConnHandle = vipl_handle_publish(&c->obj);
 	return VIP_SUCCESS;
 }
 

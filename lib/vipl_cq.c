@@ -4,14 +4,27 @@
  * session segment; this side is its consumer.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vipl_priv.h"
 
 struct vipl_cq *
 vipl_cq_get(VIP_CQ_HANDLE handle)
 {
-	return vipl_handle_get(handle, VIPL_OBJ_CQ);
+	return vipl_dpdk_dp_get(handle, VIPL_DPDK_OBJ_CQ);
+}
+
+/* Retire @p cq's handle under its lock: a dequeue in flight finishes
+ * first, and a later one fails. Then give it back. */
+static void
+cq_retire_put(struct vipl_cq *cq)
+{
+	pthread_mutex_lock(&cq->dp.lock);
+	vipl_handle_retire(&cq->dp.obj);
+	pthread_mutex_unlock(&cq->dp.lock);
+	vipl_obj_put(&cq->dp.obj);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -22,18 +35,25 @@ VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount, VIP_CQ_HANDLE *CQHan
 	struct via_ctl_cq_create_rep rep;
 	struct via_ctl_id undo;
 	struct vipl_cq *cq;
+	bool reused;
 	int rc;
 
 	if (nic == NULL || CQHandle == NULL || EntryCount == 0)
 		return VIP_INVALID_PARAMETER;
 	if (EntryCount > nic->info.max_cq_entries)
 		return VIP_ERROR_RESOURCE;
-	cq = calloc(1, sizeof(*cq));
+	cq = vipl_obj_get(VIPL_DPDK_OBJ_CQ, sizeof(*cq), 0, &reused);
 	if (cq == NULL)
 		return VIP_ERROR_RESOURCE;
+	/* once per object; then kept (a racing dequeue may still take it) */
+	if (!reused)
+		pthread_mutex_init(&cq->dp.lock, NULL);
+	/* the library's part of the last life; no call reads it without a
+	 * live handle */
+	memset(&cq->link, 0, sizeof(*cq) - offsetof(struct vipl_cq, link));
 	rc = vipl_ctl_call(nic, VIA_CTL_CQ_CREATE, &req, &rep, NULL);
 	if (rc != 0) {
-		free(cq);
+		vipl_obj_put(&cq->dp.obj);
 		return vipl_return(rc);
 	}
 	undo.id = rep.id;
@@ -46,22 +66,23 @@ VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount, VIP_CQ_HANDLE *CQHan
 	}
 	cq->nic = nic;
 	cq->id = rep.id;
-	pthread_mutex_init(&cq->lock, NULL);
 	cq->sh = (struct via_shm_cq *)((uint8_t *)nic->shm + rep.shm_off);
-	rc = via_ring_attach(&cq->ring, &cq->sh->ring, cq->sh + 1, rep.capacity,
+	rc = via_ring_attach(&cq->dp.ring, &cq->sh->ring, cq->sh + 1, rep.capacity,
 			     sizeof(struct via_cqe), false);
-	if (rc == 0)
-		rc = vipl_handle_new(&cq->obj, VIPL_OBJ_CQ);
 	if (rc != 0)
 		goto fail;
+	/* a poll racing the destroy of the last life may read these: atomic
+	 * stores, ordered before the new handle by its release */
+	__atomic_store_n(&cq->dp.cons, cq->dp.ring.local, __ATOMIC_RELAXED);
+	__atomic_store_n(&cq->dp.prod, &cq->sh->ring.prod, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&nic->lock);
 	LIST_INSERT_HEAD(&nic->cqs, cq, link);
 	pthread_mutex_unlock(&nic->lock);
-	*CQHandle = vipl_handle_of(&cq->obj);
+	*CQHandle = vipl_handle_publish(&cq->dp.obj);
 	return VIP_SUCCESS;
 fail:
 	vipl_ctl_call(nic, VIA_CTL_CQ_DESTROY, &undo, NULL, NULL);
-	free(cq);
+	vipl_obj_put(&cq->dp.obj);
 	return vipl_return(rc == -EPROTO ? -ENOMEM : rc);
 }
 
@@ -86,12 +107,10 @@ VipDestroyCQ(VIP_CQ_HANDLE CQHandle)
 		return vipl_return(rc);
 	}
 	vipl_notify_cancel(&cq->nq);
-	vipl_handle_free(&cq->obj);
 	pthread_mutex_lock(&cq->nic->lock);
 	LIST_REMOVE(cq, link);
 	pthread_mutex_unlock(&cq->nic->lock);
-	pthread_mutex_destroy(&cq->lock);
-	free(cq);
+	cq_retire_put(cq);
 	return VIP_SUCCESS;
 }
 
@@ -103,9 +122,7 @@ vipl_cq_close_all(struct vipl_nic *nic)
 	pthread_mutex_lock(&nic->lock);
 	while ((cq = LIST_FIRST(&nic->cqs)) != NULL) {
 		LIST_REMOVE(cq, link);
-		vipl_handle_free(&cq->obj);
-		pthread_mutex_destroy(&cq->lock);
-		free(cq);
+		cq_retire_put(cq);
 	}
 	pthread_mutex_unlock(&nic->lock);
 }
@@ -136,8 +153,8 @@ VipResizeCQ(VIP_CQ_HANDLE CQHandle, VIP_ULONG EntryCount)
 	nic = cq->nic;
 	if (EntryCount > nic->info.max_cq_entries)
 		return VIP_ERROR_RESOURCE;
-	pthread_mutex_lock(&cq->lock);
-	cons = cq->ring.local;
+	pthread_mutex_lock(&cq->dp.lock);
+	cons = cq->dp.ring.local;
 	req.id = cq->id;
 	req.entries = (uint32_t)EntryCount;
 	req.cons = cons;
@@ -148,19 +165,19 @@ VipResizeCQ(VIP_CQ_HANDLE CQHandle, VIP_ULONG EntryCount)
 		/* viad's offsets are checked against the segment we mapped */
 		if (rep.slots_off % VIA_SHM_ALIGN != 0 || rep.slots_off > nic->shm_size ||
 		    len > nic->shm_size - rep.slots_off ||
-		    via_ring_attach(&cq->ring, &cq->sh->ring, (uint8_t *)nic->shm + rep.slots_off,
+		    via_ring_attach(&cq->dp.ring, &cq->sh->ring, (uint8_t *)nic->shm + rep.slots_off,
 				    rep.capacity, sizeof(struct via_cqe), false) != 0) {
 			/* viad produces where we cannot follow: nothing more
 			 * is consumed from this CQ */
-			cq->ring.corrupt = true;
+			cq->dp.ring.corrupt = true;
 			rc = -ENOMEM;
 		} else {
-			/* our index, not the segment's */
-			cq->ring.local = cons;
-			cq->ring.cached_peer = cons;
+			/* our index, not the segment's (dp.cons has it too) */
+			cq->dp.ring.local = cons;
+			cq->dp.ring.cached_peer = cons;
 		}
 	}
-	pthread_mutex_unlock(&cq->lock);
+	pthread_mutex_unlock(&cq->dp.lock);
 	return vipl_return(rc);
 }
 

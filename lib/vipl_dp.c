@@ -12,19 +12,105 @@
  *
  * Each queue has its own mutex, taken by posts and dequeues of that queue
  * only: threads on different queues never contend (ThreadSafe, §9.10.4).
+ * A poll that finds nothing takes no lock (issue 18).
+ *
+ * The posts and polls themselves are vipl_dpdk_inline.h's: the exported
+ * calls here are those functions, which a program may also inline into
+ * itself (DPDK's model: one copy of the code). This file adds what is not
+ * inlined: the contract object they read (vipl_dpdk_dp), the replacement of
+ * its ops, the waits, and the set-up of a queue.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <time.h>
 
 #include "vipl_priv.h"
 #include "vipl_wait.h"
 
+#define VIPL_DPDK_INLINE_KEEP_NAMES
+#include <vipl_dpdk_inline.h>
+
+_Static_assert(VIPL_DPDK_DP_VIA_ABI == VIA_ABI_VERSION,
+	       "via_abi.h changed: if the change touches what vipl_dpdk_inline.h reads of the "
+	       "segment, bump VIPL_DPDK_DP_ABI_VERSION; then set VIPL_DPDK_DP_VIA_ABI");
+
 /* a waiter re-checks that viad is alive this often */
 #define LIVENESS_TICK_MS 100
-/* empty VipSendDone/VipRecvDone polls per look at the completion count (done()) */
-#define DONE_COUNT_EVERY 64
+
+/* ---- the contract object and its ops (vipl_dpdk_dp.h) ------------------------------ */
+
+/* the defaults as functions, for the table and for overrides to call */
+static void
+ring_doorbell_default(struct vipl_dpdk_vi *vi, enum via_wq_kind kind)
+{
+	vipl_dpdk_dp_ring_doorbell_default(vi, kind);
+}
+
+static bool
+poll_completion_default(struct vipl_dpdk_wq *q, const VIP_DESCRIPTOR *head)
+{
+	return vipl_dpdk_dp_poll_completion_default(q, head);
+}
+
+static bool
+poll_cq_default(struct vipl_dpdk_cq *cq)
+{
+	return vipl_dpdk_dp_poll_cq_default(cq);
+}
+
+/* VIA §9.9.1 VI Overrun: more than MaxDescriptorsPerQueue posted */
+static void
+post_overrun(struct vipl_dpdk_vi *dp, enum via_wq_kind kind, VIP_DESCRIPTOR *desc)
+{
+	struct vipl_vi *vi = (struct vipl_vi *)dp;
+
+	vipl_async_error(vi->nic, VIP_ERROR_VI_OVERRUN, vi->dp.obj.id, VIP_RESOURCE_VI, desc,
+			 kind == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE);
+}
+
+#define DEFAULT_SLOT(slot, bit) .slot = slot##_default,
+
+VIPL_EXPORT struct vipl_dpdk_dp_shared vipl_dpdk_dp = {
+	.ops = { VIPL_DPDK_DP_OPS_SLOTS(DEFAULT_SLOT) },
+	.defaults = { VIPL_DPDK_DP_OPS_SLOTS(DEFAULT_SLOT) },
+	.overrun = post_overrun,
+};
+
+VIPL_EXPORT VIP_RETURN
+vipl_dpdk_dp_register(uint32_t abi_version, const struct vipl_dpdk_dp_ops *ops)
+{
+	static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
+	uint32_t overridden = 0;
+
+	if (abi_version != VIPL_DPDK_DP_ABI_VERSION) {
+		vipl_log("vipl_dpdk_dp_register: ops of data-path ABI %u, this library has %u",
+			 abi_version, VIPL_DPDK_DP_ABI_VERSION);
+		return VIP_INVALID_PARAMETER;
+	}
+	if (ops == NULL)
+		return VIP_INVALID_PARAMETER;
+#define CHECK_SLOT(slot, bit) \
+	if (ops->slot == NULL) { \
+		vipl_log("vipl_dpdk_dp_register: slot " #slot " is empty (every slot is required)"); \
+		return VIP_INVALID_PARAMETER; \
+	} \
+	if (ops->slot != vipl_dpdk_dp.defaults.slot) \
+		overridden |= bit;
+	VIPL_DPDK_DP_OPS_SLOTS(CHECK_SLOT)
+#undef CHECK_SLOT
+	/* the slots first, then the bits that send calls to them (release):
+	 * every slot holds a function at every instant, so a call that read
+	 * the bits before this still calls a function of some table */
+	pthread_mutex_lock(&register_lock);
+#define STORE_SLOT(slot, bit) __atomic_store_n(&vipl_dpdk_dp.ops.slot, ops->slot, __ATOMIC_RELAXED);
+	VIPL_DPDK_DP_OPS_SLOTS(STORE_SLOT)
+#undef STORE_SLOT
+	__atomic_store_n(&vipl_dpdk_dp.overridden, overridden, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&register_lock);
+	return VIP_SUCCESS;
+}
+
+/* ---- waiting ------------------------------------------------------------------------ */
 
 static uint64_t
 now_ms(void)
@@ -84,45 +170,38 @@ wait_for(struct vipl_nic *nic, struct via_shm_wait *w, VIP_ULONG timeout,
 	}
 }
 
-static struct vipl_vi *
-vi_get(VIP_VI_HANDLE handle)
-{
-	return vipl_handle_get(handle, VIPL_OBJ_VI);
-}
-
 /* ---- work queues --------------------------------------------------------- */
 
 int
-vipl_wq_init(struct vipl_wq *q, struct via_shm_wq *sh, void *slots, uint32_t cap)
+vipl_wq_init(struct vipl_dpdk_wq *q, struct via_shm_wq *sh, void *slots, uint32_t ring_cap,
+	     uint32_t posted_cap, uint32_t count_every)
 {
-	int rc = via_ring_attach(&q->ring, &sh->ring, slots, cap, sizeof(struct via_wqe), true);
+	int rc;
 
+	/* once per object: a reuse has the same shape (posted_cap) */
+	if (q->posted == NULL) {
+		q->posted = calloc(posted_cap, sizeof(*q->posted));
+		if (q->posted == NULL)
+			return -ENOMEM;
+		q->mask = posted_cap - 1;
+		pthread_mutex_init(&q->lock, NULL);
+	}
+	rc = via_ring_attach(&q->ring, &sh->ring, slots, ring_cap, sizeof(struct via_wqe), true);
 	if (rc != 0)
 		return rc;
-	q->posted = calloc(cap, sizeof(*q->posted));
-	if (q->posted == NULL)
-		return -ENOMEM;
-	pthread_mutex_init(&q->lock, NULL);
-	q->done = &sh->done;
-	q->cap = cap;
+	/* a poll racing the destroy of the last life may read these: atomic
+	 * stores, ordered before the new handle by its release */
+	__atomic_store_n(&q->head, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->tail, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->reaped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->empty_polls, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->count_mask, count_every - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->done, &sh->done, __ATOMIC_RELAXED);
 	return 0;
 }
 
-void
-vipl_wq_fini(struct vipl_wq *q)
-{
-	/* the VI is destroyed: its pending notifications never run */
-	if (q->nq.nic != NULL)
-		vipl_notify_cancel(&q->nq);
-	if (q->posted == NULL)
-		return;
-	pthread_mutex_destroy(&q->lock);
-	free(q->posted);
-	q->posted = NULL;
-}
-
 bool
-vipl_wq_empty(struct vipl_wq *q)
+vipl_wq_empty(struct vipl_dpdk_wq *q)
 {
 	bool empty;
 
@@ -132,156 +211,58 @@ vipl_wq_empty(struct vipl_wq *q)
 	return empty;
 }
 
+/* what a wait on a work queue tries */
+struct wq_try {
+	struct vipl_vi *vi;
+	VIP_VI_HANDLE handle;
+	enum via_wq_kind kind;
+};
+
+/* woken by the count: the dequeue reads it */
 static VIP_RETURN
-post(struct vipl_vi *vi, enum via_wq_kind kind, VIP_DESCRIPTOR *desc, VIP_MEM_HANDLE mh)
+wq_try(void *arg, void *out)
 {
-	struct vipl_wq *q = &vi->wq[kind];
-	struct via_wqe *slot;
+	struct wq_try *t = arg;
 
-	pthread_mutex_lock(&q->lock);
-	if (q->tail - q->head >= vi->nic->info.max_desc_per_queue ||
-	    via_ring_free_count(&q->ring) == 0) {
-		pthread_mutex_unlock(&q->lock);
-		/* VIA §9.9.1 VI Overrun: more than MaxDescriptorsPerQueue posted;
-		 * the descriptor is not queued */
-		vipl_async_error(vi->nic, VIP_ERROR_VI_OVERRUN, vi->obj.id, VIP_RESOURCE_VI, desc,
-				 kind == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE);
-		return VIP_ERROR_RESOURCE;
-	}
-	/* VIA §10.2: Status is zero while posted; a stale Done must not read
-	 * as a completion of this post */
-	__atomic_store_n(&desc->CS.Status, 0, __ATOMIC_RELAXED);
-	slot = via_ring_slot(&q->ring, 0);
-	slot->desc_va = (uintptr_t)desc;
-	slot->desc_handle = mh;
-	slot->reserved = 0;
-	via_ring_produce(&q->ring, 1);
-	/* the doorbell: viad looks at this VI's rings only when its bit is
-	 * set (via_abi.h); the ORs order after the producer index store. Then
-	 * NEED_WAKEUP: a system call only if viad said it sleeps, read after
-	 * the ORs (all seq_cst: viad sets the flag, then looks at the bells) */
-	via_bell_ring(vi->bell_word, vi->bell_bit, vi->bell_summary, vi->bell_summary_bit);
-	if (__atomic_load_n(&vi->nic->shm->poller_asleep, __ATOMIC_SEQ_CST))
-		eventfd_write(vi->nic->wake_fd, 1);
-	q->posted[q->tail++ & (q->cap - 1)] = desc;
-	pthread_mutex_unlock(&q->lock);
-	return VIP_SUCCESS;
-}
-
-/* Dequeue the head if it completed (VIA §9.6.2, §9.6.5). */
-/*
- * Dequeue the head descriptor if it completed. With @p count_every N > 1 the
- * completion count is read only every Nth empty poll: viad writes that line
- * at each completion, so a poller reading it at each turn would pull it to
- * and fro between the two cores; the count matters only for a completion
- * viad could not write back (POST_DESC), which may well wait a few polls.
- */
-static VIP_RETURN
-done(struct vipl_wq *q, VIP_DESCRIPTOR **out, uint32_t count_every)
-{
-	VIP_DESCRIPTOR *d;
-
-	pthread_mutex_lock(&q->lock);
-	if (q->head == q->tail) {
-		pthread_mutex_unlock(&q->lock);
-		return VIP_NOT_DONE;
-	}
-	d = q->posted[q->head & (q->cap - 1)];
-	if (!(__atomic_load_n(&d->CS.Status, __ATOMIC_ACQUIRE) & VIP_STATUS_DONE)) {
-		/* viad counts every completion, also one it could not write
-		 * back (the descriptor's region was invalid: it reported
-		 * POST_DESC). It bumps the count after writing Status, so the
-		 * count may lag what was reaped, never lead it: only a count
-		 * ahead of what was reaped says the head is complete. Status is
-		 * read again after the count. */
-		uint32_t seq;
-
-		if (++q->empty_polls % count_every != 0) {
-			pthread_mutex_unlock(&q->lock);
-			return VIP_NOT_DONE;
-		}
-		seq = __atomic_load_n(&q->done->seq, __ATOMIC_ACQUIRE);
-		if ((int32_t)(seq - q->reaped) <= 0) {
-			pthread_mutex_unlock(&q->lock);
-			return VIP_NOT_DONE;
-		}
-		if (!(__atomic_load_n(&d->CS.Status, __ATOMIC_ACQUIRE) & VIP_STATUS_DONE))
-			d->CS.Status = VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR;
-	}
-	q->head++;
-	q->reaped++;
-	pthread_mutex_unlock(&q->lock);
-	*out = d;
-	return VIP_SUCCESS;
-}
-
-static VIP_RETURN
-try_done(void *arg, void *out)
-{
-	return done(arg, out, 1);     /* woken by the count: read it */
-}
-
-VIP_RETURN
-vipl_wq_take(struct vipl_wq *q, VIP_DESCRIPTOR **out)
-{
-	return done(q, out, 1);
-}
-
-static VIP_RETURN
-queue_done(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_DESCRIPTOR **out)
-{
-	struct vipl_vi *vi = vi_get(h);
-
-	if (vi == NULL || out == NULL)
-		return VIP_INVALID_PARAMETER;
-	/* with a CQ, the application calls this once per CQ entry: the
-	 * entry of a completion viad could not write must be found at once */
-	return done(&vi->wq[kind], out, vi->cq[kind] != NULL ? 1 : DONE_COUNT_EVERY);
+	return vipl_dpdk_dp_wq_take(&t->vi->dp, t->handle, t->kind, out);
 }
 
 static VIP_RETURN
 queue_wait(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_ULONG timeout, VIP_DESCRIPTOR **out)
 {
-	struct vipl_vi *vi = vi_get(h);
+	struct wq_try t = { vipl_dpdk_dp_get(h, VIPL_DPDK_OBJ_VI), h, kind };
 
-	if (vi == NULL || out == NULL)
+	if (t.vi == NULL || out == NULL)
 		return VIP_INVALID_PARAMETER;
 	/* VIA §9.3.1, §9.6.3: a queue tied to a CQ is waited on through it */
-	if (vi->cq[kind] != NULL)
+	if (t.vi->cq[kind] != NULL)
 		return VIP_ERROR_RESOURCE;
-	return wait_for(vi->nic, vi->wq[kind].done, timeout, try_done, &vi->wq[kind], out);
+	return wait_for(t.vi->nic, __atomic_load_n(&t.vi->dp.wq[kind].done, __ATOMIC_RELAXED),
+			timeout, wq_try, &t, out);
 }
 
 VIPL_EXPORT VIP_RETURN
 VipPostSend(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR *DescriptorPtr, VIP_MEM_HANDLE MemoryHandle)
 {
-	struct vipl_vi *vi = vi_get(ViHandle);
-
-	if (vi == NULL || DescriptorPtr == NULL)
-		return VIP_INVALID_PARAMETER;
-	return post(vi, VIA_WQ_SEND, DescriptorPtr, MemoryHandle);
+	return vipl_dpdk_inline_post_send(ViHandle, DescriptorPtr, MemoryHandle);
 }
 
 VIPL_EXPORT VIP_RETURN
 VipPostRecv(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR *DescriptorPtr, VIP_MEM_HANDLE MemoryHandle)
 {
-	struct vipl_vi *vi = vi_get(ViHandle);
-
-	if (vi == NULL || DescriptorPtr == NULL)
-		return VIP_INVALID_PARAMETER;
-	return post(vi, VIA_WQ_RECV, DescriptorPtr, MemoryHandle);
+	return vipl_dpdk_inline_post_recv(ViHandle, DescriptorPtr, MemoryHandle);
 }
 
 VIPL_EXPORT VIP_RETURN
 VipSendDone(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR **DescriptorPtr)
 {
-	return queue_done(ViHandle, VIA_WQ_SEND, DescriptorPtr);
+	return vipl_dpdk_inline_send_done(ViHandle, DescriptorPtr);
 }
 
 VIPL_EXPORT VIP_RETURN
 VipRecvDone(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR **DescriptorPtr)
 {
-	return queue_done(ViHandle, VIA_WQ_RECV, DescriptorPtr);
+	return vipl_dpdk_inline_recv_done(ViHandle, DescriptorPtr);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -298,61 +279,36 @@ VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG Timeout, VIP_DESCRIPTOR **Descript
 
 /* ---- completion queues (VIA §9.6.7-9.6.8) -------------------------------- */
 
-struct cq_out {
+/* what a wait on a CQ tries */
+struct cq_try {
+	struct vipl_cq *cq;
+	VIP_CQ_HANDLE handle;
 	VIP_VI_HANDLE *vi;
 	VIP_BOOLEAN *recv;
 };
 
 static VIP_RETURN
-cq_done(void *arg, void *out)
+cq_try(void *arg, void *out)
 {
-	struct vipl_cq *cq = arg;
-	struct cq_out *o = out;
-	struct via_cqe e;
+	struct cq_try *t = arg;
 
-	pthread_mutex_lock(&cq->lock);
-	while (via_ring_dequeue(&cq->ring, &e) == 0) {
-		VIP_VI_HANDLE h = vipl_handle_by_id(e.vi_cookie, VIPL_OBJ_VI);
-
-		/* an entry of a VI destroyed since is of no use to anyone */
-		if (h == NULL)
-			continue;
-		pthread_mutex_unlock(&cq->lock);
-		*o->vi = h;
-		*o->recv = (e.flags & VIA_CQE_RECV) ? VIP_TRUE : VIP_FALSE;
-		return VIP_SUCCESS;
-	}
-	pthread_mutex_unlock(&cq->lock);
-	return VIP_NOT_DONE;
-}
-
-VIP_RETURN
-vipl_cq_take(struct vipl_cq *cq, VIP_VI_HANDLE *vi, VIP_BOOLEAN *recv)
-{
-	struct cq_out o = { vi, recv };
-
-	return cq_done(cq, &o);
+	(void)out;
+	return vipl_dpdk_dp_cq_take(&t->cq->dp, t->handle, t->vi, t->recv);
 }
 
 VIPL_EXPORT VIP_RETURN
 VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE *ViHandle, VIP_BOOLEAN *RecvQueue)
 {
-	struct vipl_cq *cq = vipl_cq_get(CQHandle);
-	struct cq_out o = { ViHandle, RecvQueue };
-
-	if (cq == NULL || ViHandle == NULL || RecvQueue == NULL)
-		return VIP_INVALID_PARAMETER;
-	return cq_done(cq, &o);
+	return vipl_dpdk_inline_cq_done(CQHandle, ViHandle, RecvQueue);
 }
 
 VIPL_EXPORT VIP_RETURN
 VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout, VIP_VI_HANDLE *ViHandle,
 	  VIP_BOOLEAN *RecvQueue)
 {
-	struct vipl_cq *cq = vipl_cq_get(CQHandle);
-	struct cq_out o = { ViHandle, RecvQueue };
+	struct cq_try t = { vipl_cq_get(CQHandle), CQHandle, ViHandle, RecvQueue };
 
-	if (cq == NULL || ViHandle == NULL || RecvQueue == NULL)
+	if (t.cq == NULL || ViHandle == NULL || RecvQueue == NULL)
 		return VIP_INVALID_PARAMETER;
-	return wait_for(cq->nic, &cq->sh->wait, Timeout, cq_done, cq, &o);
+	return wait_for(t.cq->nic, &t.cq->sh->wait, Timeout, cq_try, &t, NULL);
 }

@@ -54,6 +54,10 @@
 #include "vipl_priv.h"
 #include "vipl_wait.h"
 
+/* the dequeues of a notification are VipSendDone/RecvDone/CQDone's own */
+#define VIPL_DPDK_INLINE_KEEP_NAMES
+#include <vipl_dpdk_inline.h>
+
 #define PROVIDER_TICK_MS 200   /* how often a sleeping thread checks for close */
 /* the notify thread needs no tick (closing rings the doorbell); one long
  * one only bounds the cost of a lost ring, should viad ever lose one */
@@ -69,7 +73,7 @@ deliver(struct vipl_nic *nic, const struct via_async_error *e)
 	memset(&ed, 0, sizeof(ed));
 	ed.NicHandle = vipl_handle_of(&nic->obj);
 	if (e->vi_cookie != 0)
-		ed.ViHandle = vipl_handle_by_id(e->vi_cookie, VIPL_OBJ_VI);
+		ed.ViHandle = vipl_dpdk_dp_handle_by_id(e->vi_cookie, VIPL_DPDK_OBJ_VI);
 	ed.DescriptorPtr = (VIP_DESCRIPTOR *)(uintptr_t)e->desc_va;
 	ed.OpCode = e->op;
 	ed.ResourceCode = (VIP_RESOURCE_CODE)e->resource;
@@ -188,7 +192,7 @@ notify_sync(const struct vipl_notify_q *nq)
 		(void)__atomic_load_n(&((struct vipl_cq *)nq->owner)->sh->wait.seq,
 				      __ATOMIC_SEQ_CST);
 	else
-		(void)__atomic_load_n(&((struct vipl_vi *)nq->owner)->wq[nq->kind].done->seq,
+		(void)__atomic_load_n(&((struct vipl_vi *)nq->owner)->dp.wq[nq->kind].done->seq,
 				      __ATOMIC_SEQ_CST);
 }
 
@@ -196,12 +200,17 @@ notify_sync(const struct vipl_notify_q *nq)
 static bool
 notify_take(const struct vipl_notify_q *nq, struct notify_arg *a)
 {
-	if (nq->kind == VIPL_NOTIFY_CQ)
-		return vipl_cq_take(nq->owner, &a->vi, &a->recv) == VIP_SUCCESS;
+	if (nq->kind == VIPL_NOTIFY_CQ) {
+		struct vipl_cq *cq = nq->owner;
+
+		return vipl_dpdk_dp_cq_take(&cq->dp, vipl_handle_of(&cq->dp.obj), &a->vi,
+					    &a->recv) == VIP_SUCCESS;
+	}
 	struct vipl_vi *vi = nq->owner;
 
-	a->vi = vipl_handle_of(&vi->obj);
-	return vipl_wq_take(&vi->wq[nq->kind], &a->desc) == VIP_SUCCESS;
+	a->vi = vipl_handle_of(&vi->dp.obj);
+	return vipl_dpdk_dp_wq_take(&vi->dp, a->vi, (enum via_wq_kind)nq->kind, &a->desc) ==
+	       VIP_SUCCESS;
 }
 
 static void
@@ -401,15 +410,15 @@ vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_
 	r->vi_fn = fn;
 	pthread_mutex_lock(&nic->notify_lock);
 	/* both queues at once: VipDestroyVi waits on either for the VI */
-	for (q = 0; q < VIA_WQ_COUNT && vi->wq[q].nq.nic == NULL; q++) {
-		struct vipl_notify_q *nq = &vi->wq[q].nq;
+	for (q = 0; q < VIA_WQ_COUNT && vi->nq[q].nic == NULL; q++) {
+		struct vipl_notify_q *nq = &vi->nq[q];
 
 		nq->owner = vi;
 		nq->kind = (uint8_t)q;
 		nq->flag = &vi->sh->wq[q].notify;
 		nq->nic = nic;
 	}
-	return notify_arm(nic, &vi->wq[kind].nq, r);
+	return notify_arm(nic, &vi->nq[kind], r);
 }
 
 VIP_RETURN

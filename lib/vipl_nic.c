@@ -75,7 +75,7 @@ vipl_return(int err)
 struct vipl_nic *
 vipl_nic_get(VIP_NIC_HANDLE handle)
 {
-	return vipl_handle_get(handle, VIPL_OBJ_NIC);
+	return vipl_dpdk_dp_get(handle, VIPL_DPDK_OBJ_NIC);
 }
 
 struct vipl_call {
@@ -269,7 +269,7 @@ nic_free(struct vipl_nic *nic)
 	pthread_mutex_destroy(&nic->ctl_lock);
 	pthread_cond_destroy(&nic->ctl_cond);
 	pthread_mutex_destroy(&nic->lock);
-	free(nic);
+	vipl_obj_put(&nic->obj);
 }
 
 /*
@@ -321,7 +321,7 @@ nic_open(const char *name, struct vipl_nic **out)
 	if (strlen(name) >= sizeof(req.nic_name))
 		return -EINVAL;
 	strcpy(req.nic_name, name);
-	nic = calloc(1, sizeof(*nic));
+	nic = vipl_obj_get_zeroed(VIPL_DPDK_OBJ_NIC, sizeof(*nic));
 	if (nic == NULL)
 		return -ENOMEM;
 	nic->wake_fd = -1;
@@ -376,14 +376,10 @@ nic_open(const char *name, struct vipl_nic **out)
 	rc = via_ring_attach(&nic->errq, &nic->errq_sh->ring, nic->errq_sh + 1,
 			     nic->shm->errq_capacity, sizeof(struct via_async_error), false);
 	if (rc == 0)
-		rc = vipl_handle_new(&nic->obj, VIPL_OBJ_NIC);
+		rc = vipl_provider_start(nic);
 	if (rc != 0)
 		goto fail;
-	rc = vipl_provider_start(nic);
-	if (rc != 0) {
-		vipl_handle_free(&nic->obj);
-		goto fail;
-	}
+	vipl_handle_publish(&nic->obj);
 	*out = nic;
 	return 0;
 fail:
@@ -417,7 +413,7 @@ VipCloseNic(VIP_NIC_HANDLE NicHandle)
 	if (nic == NULL)
 		return VIP_INVALID_PARAMETER;
 	alive = vipl_nic_alive(nic);
-	vipl_handle_free(&nic->obj);
+	vipl_handle_retire(&nic->obj);
 	/* closing the socket is the whole protocol: viad frees everything the
 	 * session still holds; here the handles of its VIs and CQs retire */
 	vipl_provider_stop(nic);

@@ -23,33 +23,41 @@
 #include "via_ctl.h"
 #include "via_hmap.h"
 #include "via_ring.h"
+#include "vipl_dpdk_dp.h"
 
 #define VIPL_EXPORT __attribute__((visibility("default")))
 
 /* ---- vipl_handle.c: handles are ids, never raw pointers --------------- */
 
-enum vipl_obj_type {
-	VIPL_OBJ_NIC = 1,
-	VIPL_OBJ_CQ,
-	VIPL_OBJ_VI,
-	VIPL_OBJ_CONN,
-};
+/*
+ * The objects handles name are never freed (vipl_dpdk_dp.h): a destroyed
+ * one keeps its slot in the handle table and waits for the next object of
+ * its type and shape. Its owner sets it up, publishes its handle, retires
+ * the handle when it is destroyed (under the locks that calls on it take)
+ * and gives it back.
+ */
 
-/** First member of every object a handle can name. */
-struct vipl_obj {
-	uint32_t type;       /**< enum vipl_obj_type */
-	uint32_t id;
-	uint32_t serial;     /**< part of the handle (vipl_handle.c) */
-};
-
-/** Give @p obj a handle. @return 0, -ENOSPC, -ENOMEM */
-int vipl_handle_new(struct vipl_obj *obj, enum vipl_obj_type type);
+/**
+ * An object of @p type for a new life: one given back, of the same type
+ * and @p shape, as its last owner left it (*@p reused: the owner sets up
+ * again what it needs, minding that a call racing the destroy of the last
+ * life may still read the words vipl_dpdk_dp.h says it reads), else a new
+ * one of @p size bytes, zeroed. It has this life's id (the cookie viad
+ * echoes) and serial, and no handle yet.
+ * @return the object, or NULL (no memory, or 2^22 - 1 objects exist)
+ */
+void *vipl_obj_get(enum vipl_dpdk_obj_type type, size_t size, uint32_t shape, bool *reused);
+/** vipl_obj_get of an object none of whose fields a racing call reads (a
+ *  NIC, a connection request): zeroed past its header either way. */
+void *vipl_obj_get_zeroed(enum vipl_dpdk_obj_type type, size_t size);
+/** @p obj is set up: its handle becomes valid (store-release). @return it */
+void *vipl_handle_publish(struct vipl_dpdk_obj *obj);
 /** Retire the handle of @p obj: later lookups fail (VIA §9.3.2). */
-void vipl_handle_free(struct vipl_obj *obj);
-/** The object of @p handle if it is live and of @p type, else NULL. */
-void *vipl_handle_get(const void *handle, enum vipl_obj_type type);
-/** The handle value of @p obj. */
-void *vipl_handle_of(const struct vipl_obj *obj);
+void vipl_handle_retire(struct vipl_dpdk_obj *obj);
+/** Give @p obj back, its handle retired, for the next object of its type and shape. */
+void vipl_obj_put(struct vipl_dpdk_obj *obj);
+/** The handle of this life of @p obj (also once retired). */
+void *vipl_handle_of(const struct vipl_dpdk_obj *obj);
 /** libvipl.so's tag for this provider's handles (vipl_provider.h), before any handle is made. */
 void vipl_handle_set_tag(uint8_t tag);
 
@@ -71,7 +79,7 @@ TAILQ_HEAD(vipl_notify_list, vipl_notify_q);
 #define VIPL_LOCAL_ERRORS 16
 
 struct vipl_nic {
-	struct vipl_obj obj;
+	struct vipl_dpdk_obj obj;
 	int sock;
 	/*
 	 * Control calls of many threads share the socket: each sends under
@@ -232,71 +240,48 @@ void vipl_notify_resume(struct vipl_notify_q *nq);
 /* ---- vipl_cq.c, vipl_vi.c ----------------------------------------------- */
 
 struct vipl_cq {
-	struct vipl_obj obj;
+	struct vipl_dpdk_cq dp;      /**< first: what the data path reads (vipl_dpdk_dp.h) */
 	LIST_ENTRY(vipl_cq) link;
-	/**
-	 * Consumers of the ring; VipResizeCQ holds it across its control call
-	 * so that nobody consumes between the index it reports to viad and
-	 * its switch to the new slots (via_ctl.h, CQ_RESIZE).
-	 */
-	pthread_mutex_t lock;
 	struct vipl_nic *nic;
 	uint32_t id;                 /**< viad's CQ id */
-	struct via_shm_cq *sh;       /**< never moves, even on resize */
-	struct via_ring ring;        /**< consumer view */
+	/**
+	 * Never moves, even on resize. VipResizeCQ holds dp.lock across its
+	 * control call, so that nobody consumes between the index it reports
+	 * to viad and its switch to the new slots (via_ctl.h, CQ_RESIZE).
+	 */
+	struct via_shm_cq *sh;
 	struct vipl_notify_q nq;     /**< VipCQNotify */
 };
 
-/**
- * A work queue as the library sees it: the posting ring (producer view) and
- * the descriptors posted and not yet dequeued by the consumer, in order
- * (VIA §6.2: a queue is FIFO; VIA §6.4.2: the consumer dequeues the head).
- */
-struct vipl_wq {
-	pthread_mutex_t lock;        /**< posts and dequeues of this queue only */
-	struct via_ring ring;
-	struct via_shm_wait *done;   /**< bumped by viad per completion */
-	VIP_DESCRIPTOR **posted;     /**< ring of cap entries */
-	uint32_t cap;
-	uint32_t head, tail;         /**< free-running: tail - head posted */
-	uint32_t reaped;             /**< completions dequeued == done->seq seen */
-	uint32_t empty_polls;        /**< VipSendDone/VipRecvDone finding nothing */
-	struct vipl_notify_q nq;     /**< VipSendNotify / VipRecvNotify */
-};
-
 struct vipl_vi {
-	struct vipl_obj obj;
+	struct vipl_dpdk_vi dp;      /**< first: what the data path reads (vipl_dpdk_dp.h) */
 	LIST_ENTRY(vipl_vi) link;
 	struct vipl_nic *nic;
 	uint32_t id;                 /**< viad's VI id */
 	struct vipl_cq *cq[VIA_WQ_COUNT];
 	struct via_shm_vi *sh;
-	struct vipl_wq wq[VIA_WQ_COUNT];
-	uint64_t *bell_word;         /**< this VI's doorbell: bell_word, bell_bit */
-	uint64_t bell_bit;
-	uint64_t *bell_summary;      /**< and its word's summary bit (via_abi.h) */
-	uint64_t bell_summary_bit;
+	struct vipl_notify_q nq[VIA_WQ_COUNT]; /**< VipSendNotify / VipRecvNotify */
 };
 
-/** Attach a queue to its ring in the segment. @return 0, -EINVAL, -ENOMEM */
-int vipl_wq_init(struct vipl_wq *q, struct via_shm_wq *sh, void *slots, uint32_t cap);
-void vipl_wq_fini(struct vipl_wq *q);
+/**
+ * Set up work queue @p q of a VI for a new life: its ring @p sh and @p
+ * slots of @p ring_cap entries in the segment, room for @p posted_cap
+ * descriptors posted and not dequeued (a power of two, the VI object's
+ * shape), viad's completion count read every @p count_every polls that
+ * find the head not done (a power of two).
+ * @return 0, -EINVAL (ring), -ENOMEM
+ */
+int vipl_wq_init(struct vipl_dpdk_wq *q, struct via_shm_wq *sh, void *slots, uint32_t ring_cap,
+		 uint32_t posted_cap, uint32_t count_every);
 /** No descriptor posted and not yet dequeued (VIA §9.3.2, §9.8.3). */
-bool vipl_wq_empty(struct vipl_wq *q);
-/** Dequeue the head if complete, as VipSendDone / VipRecvDone (vipl_dp.c). */
-VIP_RETURN vipl_wq_take(struct vipl_wq *q, VIP_DESCRIPTOR **out);
-/** Dequeue a completion entry, as VipCQDone (vipl_dp.c). */
-VIP_RETURN vipl_cq_take(struct vipl_cq *cq, VIP_VI_HANDLE *vi, VIP_BOOLEAN *recv);
+bool vipl_wq_empty(struct vipl_dpdk_wq *q);
 
 /** A pending connection request (VipConnectWait's ConnHandle). */
 struct vipl_conn {
-	struct vipl_obj obj;
+	struct vipl_dpdk_obj obj;
 	struct vipl_nic *nic;
 	uint32_t id;                 /**< viad's id */
 };
-
-/** The handle of the live object of @p type with id @p id (a cookie), or NULL. */
-void *vipl_handle_by_id(uint32_t id, enum vipl_obj_type type);
 
 /** Block until *@p word != @p val, @p ms elapse (UINT32_MAX: no limit) or a wake. */
 void vipl_futex_wait(uint32_t *word, uint32_t val, uint32_t ms);

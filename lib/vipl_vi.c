@@ -5,15 +5,28 @@
  * NIC's limits and the process's tags); this side only maps the result.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vipl_priv.h"
 
+/*
+ * Polls of a queue without a CQ that find its head not done, per look at
+ * viad's completion count (vipl_dpdk_dp_poll_completion_default): viad
+ * writes the count's line at each completion, so a poller reading it at
+ * each turn would pull it to and fro between the two cores, and the count
+ * matters only for a completion viad could not write back (POST_DESC),
+ * which may well wait a few polls. With a CQ, the program calls
+ * VipSendDone/VipRecvDone once per CQ entry: such a completion must be
+ * found at once.
+ */
+#define DONE_COUNT_EVERY 64
+
 static struct vipl_vi *
 vi_get(VIP_VI_HANDLE handle)
 {
-	return vipl_handle_get(handle, VIPL_OBJ_VI);
+	return vipl_dpdk_dp_get(handle, VIPL_DPDK_OBJ_VI);
 }
 
 static void
@@ -53,7 +66,7 @@ cq_arg(struct vipl_nic *nic, VIP_CQ_HANDLE h, struct vipl_cq **out)
 }
 
 static int
-vi_map(struct vipl_vi *vi, const struct via_ctl_vi_create_rep *rep)
+vi_map(struct vipl_vi *vi, const struct via_ctl_vi_create_rep *rep, uint32_t posted_cap)
 {
 	struct vipl_nic *nic = vi->nic;
 	unsigned q;
@@ -62,27 +75,47 @@ vi_map(struct vipl_vi *vi, const struct via_ctl_vi_create_rep *rep)
 	if (rep->shm_off + via_shm_vi_size(rep->wq_capacity) > nic->shm_size ||
 	    rep->shm_off % VIA_SHM_ALIGN != 0 || rep->bell / 64 >= nic->shm->bell_words)
 		return -EPROTO;
-	vi->bell_word = &nic->bells[rep->bell / 64];
-	vi->bell_bit = 1ull << (rep->bell % 64);
-	vi->bell_summary = &nic->bells[nic->shm->bell_words + rep->bell / 64 / 64];
-	vi->bell_summary_bit = 1ull << (rep->bell / 64 % 64);
+	vi->dp.bell_word = &nic->bells[rep->bell / 64];
+	vi->dp.bell_bit = 1ull << (rep->bell % 64);
+	vi->dp.bell_summary = &nic->bells[nic->shm->bell_words + rep->bell / 64 / 64];
+	vi->dp.bell_summary_bit = 1ull << (rep->bell / 64 % 64);
+	vi->dp.poller_asleep = &nic->shm->poller_asleep;
+	vi->dp.wake_fd = nic->wake_fd;
+	vi->dp.max_posted = nic->info.max_desc_per_queue;
 	vi->sh = (struct via_shm_vi *)((uint8_t *)nic->shm + rep->shm_off);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
-		rc = vipl_wq_init(&vi->wq[q], &vi->sh->wq[q],
+		rc = vipl_wq_init(&vi->dp.wq[q], &vi->sh->wq[q],
 				  (uint8_t *)vi->sh + via_shm_vi_slots_off(rep->wq_capacity, q),
-				  rep->wq_capacity);
+				  rep->wq_capacity, posted_cap,
+				  vi->cq[q] != NULL ? 1 : DONE_COUNT_EVERY);
 		if (rc != 0)
 			return rc;
 	}
 	return 0;
 }
 
+/* Retire @p vi's handle under both of its queues' locks: a post or a
+ * dequeue in flight finishes first, and a later one fails. */
 static void
-vi_free(struct vipl_vi *vi)
+vi_retire(struct vipl_vi *vi)
 {
-	vipl_wq_fini(&vi->wq[VIA_WQ_SEND]);
-	vipl_wq_fini(&vi->wq[VIA_WQ_RECV]);
-	free(vi);
+	pthread_mutex_lock(&vi->dp.wq[VIA_WQ_SEND].lock);
+	pthread_mutex_lock(&vi->dp.wq[VIA_WQ_RECV].lock);
+	vipl_handle_retire(&vi->dp.obj);
+	pthread_mutex_unlock(&vi->dp.wq[VIA_WQ_RECV].lock);
+	pthread_mutex_unlock(&vi->dp.wq[VIA_WQ_SEND].lock);
+}
+
+/* Give back a retired VI: its pending notifications never run. */
+static void
+vi_put(struct vipl_vi *vi)
+{
+	unsigned q;
+
+	for (q = 0; q < VIA_WQ_COUNT; q++)
+		if (vi->nq[q].nic != NULL)
+			vipl_notify_cancel(&vi->nq[q]);
+	vipl_obj_put(&vi->dp.obj);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -93,51 +126,52 @@ VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, VIP_CQ_HANDL
 	struct via_ctl_vi_create_req req;
 	struct via_ctl_vi_create_rep rep;
 	struct via_ctl_id undo = { 0 };
+	struct vipl_cq *cq[VIA_WQ_COUNT];
 	struct vipl_vi *vi;
+	uint32_t posted_cap;
+	bool reused;
 	int rc;
 
 	if (nic == NULL || ViAttribs == NULL || ViHandle == NULL)
 		return VIP_INVALID_PARAMETER;
-	vi = calloc(1, sizeof(*vi));
+	if (cq_arg(nic, SendCQHandle, &cq[VIA_WQ_SEND]) != 0 ||
+	    cq_arg(nic, RecvCQHandle, &cq[VIA_WQ_RECV]) != 0)
+		return VIP_INVALID_PARAMETER;
+	/* the VI object's shape: a reused one has arrays of this size */
+	posted_cap = via_pow2_ceil(nic->info.max_desc_per_queue);
+	vi = vipl_obj_get(VIPL_DPDK_OBJ_VI, sizeof(*vi), posted_cap, &reused);
 	if (vi == NULL)
 		return VIP_ERROR_RESOURCE;
+	/* the library's part of the last life; no call reads it without a
+	 * live handle */
+	memset(&vi->link, 0, sizeof(*vi) - offsetof(struct vipl_vi, link));
 	vi->nic = nic;
-	if (cq_arg(nic, SendCQHandle, &vi->cq[VIA_WQ_SEND]) != 0 ||
-	    cq_arg(nic, RecvCQHandle, &vi->cq[VIA_WQ_RECV]) != 0) {
-		free(vi);
-		return VIP_INVALID_PARAMETER;
-	}
+	vi->cq[VIA_WQ_SEND] = cq[VIA_WQ_SEND];
+	vi->cq[VIA_WQ_RECV] = cq[VIA_WQ_RECV];
 	attr_to_wire(ViAttribs, &req.attr);
-	req.send_cq = vi->cq[VIA_WQ_SEND] ? vi->cq[VIA_WQ_SEND]->id : 0;
-	req.recv_cq = vi->cq[VIA_WQ_RECV] ? vi->cq[VIA_WQ_RECV]->id : 0;
+	req.send_cq = cq[VIA_WQ_SEND] ? cq[VIA_WQ_SEND]->id : 0;
+	req.recv_cq = cq[VIA_WQ_RECV] ? cq[VIA_WQ_RECV]->id : 0;
 	req.reserved = 0;
-	/* the handle exists first: its id is the cookie viad puts in CQ
-	 * entries and error reports */
-	rc = vipl_handle_new(&vi->obj, VIPL_OBJ_VI);
-	if (rc != 0) {
-		free(vi);
-		return vipl_return(rc);
-	}
-	req.cookie = vi->obj.id;
+	/* the object's id is the cookie viad puts in CQ entries and error
+	 * reports */
+	req.cookie = vi->dp.obj.id;
 	rc = vipl_ctl_call(nic, VIA_CTL_VI_CREATE, &req, &rep, NULL);
 	if (rc != 0) {
-		vipl_handle_free(&vi->obj);
-		free(vi);
+		vipl_obj_put(&vi->dp.obj);
 		return vipl_return(rc);
 	}
 	vi->id = rep.id;
 	undo.id = rep.id;
-	rc = vi_map(vi, &rep);
+	rc = vi_map(vi, &rep, posted_cap);
 	if (rc != 0) {
 		vipl_ctl_call(nic, VIA_CTL_VI_DESTROY, &undo, NULL, NULL);
-		vipl_handle_free(&vi->obj);
-		vi_free(vi);
+		vipl_obj_put(&vi->dp.obj);
 		return vipl_return(rc == -EPROTO ? -ENOMEM : rc);
 	}
 	pthread_mutex_lock(&nic->lock);
 	LIST_INSERT_HEAD(&nic->vis, vi, link);
 	pthread_mutex_unlock(&nic->lock);
-	*ViHandle = vipl_handle_of(&vi->obj);
+	*ViHandle = vipl_handle_publish(&vi->dp.obj);
 	return VIP_SUCCESS;
 }
 
@@ -152,17 +186,17 @@ VipDestroyVi(VIP_VI_HANDLE ViHandle)
 		return VIP_INVALID_PARAMETER;
 	/* VIA §9.3.2: every descriptor must have been dequeued; viad also
 	 * refuses unless Idle with both rings drained */
-	if (!vipl_wq_empty(&vi->wq[VIA_WQ_SEND]) || !vipl_wq_empty(&vi->wq[VIA_WQ_RECV]))
+	if (!vipl_wq_empty(&vi->dp.wq[VIA_WQ_SEND]) || !vipl_wq_empty(&vi->dp.wq[VIA_WQ_RECV]))
 		return VIP_ERROR_RESOURCE;
 	req.id = vi->id;
 	rc = vipl_ctl_call(vi->nic, VIA_CTL_VI_DESTROY, &req, NULL, NULL);
 	if (rc != 0)
 		return vipl_return(rc);
-	vipl_handle_free(&vi->obj);
+	vi_retire(vi);
 	pthread_mutex_lock(&vi->nic->lock);
 	LIST_REMOVE(vi, link);
 	pthread_mutex_unlock(&vi->nic->lock);
-	vi_free(vi);
+	vi_put(vi);
 	return VIP_SUCCESS;
 }
 
@@ -174,8 +208,8 @@ vipl_vi_close_all(struct vipl_nic *nic)
 	pthread_mutex_lock(&nic->lock);
 	while ((vi = LIST_FIRST(&nic->vis)) != NULL) {
 		LIST_REMOVE(vi, link);
-		vipl_handle_free(&vi->obj);
-		vi_free(vi);
+		vi_retire(vi);
+		vi_put(vi);
 	}
 	pthread_mutex_unlock(&nic->lock);
 }
@@ -199,8 +233,8 @@ VipQueryVi(VIP_VI_HANDLE ViHandle, VIP_VI_STATE *State, VIP_VI_ATTRIBUTES *Attri
 	*State = (VIP_VI_STATE)rep.state;
 	attr_from_wire(&rep.attr, Attributes);
 	/* empty: nothing posted that the consumer has not dequeued yet */
-	*ViSendQEmpty = rep.send_empty && vipl_wq_empty(&vi->wq[VIA_WQ_SEND]) ? VIP_TRUE : VIP_FALSE;
-	*ViRecvQEmpty = rep.recv_empty && vipl_wq_empty(&vi->wq[VIA_WQ_RECV]) ? VIP_TRUE : VIP_FALSE;
+	*ViSendQEmpty = rep.send_empty && vipl_wq_empty(&vi->dp.wq[VIA_WQ_SEND]);
+	*ViRecvQEmpty = rep.recv_empty && vipl_wq_empty(&vi->dp.wq[VIA_WQ_RECV]);
 	return VIP_SUCCESS;
 }
 
