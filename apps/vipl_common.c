@@ -608,7 +608,9 @@ vc_ep_open(struct vc_ep *e, struct vc_nic *n, const char *role, uint32_t nsend, 
 	/* the peer may RDMA into this side's target region (vc_target_open);
 	 * a server learns the operation only with the hello */
 	va.EnableRdmaWrite = VIP_TRUE;
-	va.EnableRdmaRead = n->attr.RDMAReadSupport ? VIP_TRUE : VIP_FALSE;
+	/* not on an Unreliable VI (VIA §2.5.1, Table 1: VIP_INVALID_RDMAREAD) */
+	va.EnableRdmaRead = n->attr.RDMAReadSupport && e->o->rel != VIP_SERVICE_UNRELIABLE
+				    ? VIP_TRUE : VIP_FALSE;
 	VC_OK(VipCreateVi, n->h, &va, NULL, e->cq, &e->vi);
 	for (i = 0; i < nrecv; i++)
 		vc_post_recv(e, &e->rd[i]);

@@ -47,6 +47,7 @@
 #define DESC_SEG_SIZE   sizeof(VIP_DATA_SEGMENT)
 #define STATUS_OFF      offsetof(VIP_CONTROL_SEGMENT, Status)
 #define IMM_OFF         offsetof(VIP_CONTROL_SEGMENT, ImmediateData)
+#define CONTROL_OFF     offsetof(VIP_CONTROL_SEGMENT, Control)
 #define CONTROL_KNOWN   (VIP_CONTROL_OP_MASK | VIP_CONTROL_IMMEDIATE | VIP_CONTROL_QFENCE)
 /* frames of less data are copied: an external buffer's bookkeeping (an
  * mbuf, its attach, the tracker's atomics) costs more than copying them */
@@ -398,9 +399,8 @@ complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via
 static void
 desc_invalid(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w, uint32_t code)
 {
-	via_session_async_error(vi->owner, code, vi->cookie, VIP_RESOURCE_DESCRIPTOR,
-				q == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE,
-				w->desc_va);
+	via_vi_async_error(vi, code, VIP_RESOURCE_DESCRIPTOR,
+			   q == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE, w->desc_va);
 }
 
 /*
@@ -455,8 +455,11 @@ desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct v
 	}
 	n = cs->SegCount;
 	op = cs->Control & VIP_CONTROL_OP_MASK;
+	first = op == VIP_CONTROL_OP_SENDRECV ? 0 : 1;
+	/* §10.2: SegCount counts the address segment of an RDMA descriptor;
+	 * the limit (§6.1.1.1, §10.4: at least 252) is on data segments */
 	if ((cs->Control & ~CONTROL_KNOWN) || cs->Reserved != 0 || op == VIP_CONTROL_OP_MASK ||
-	    n > s->nic->info.max_segments_per_desc) {
+	    n > s->nic->info.max_segments_per_desc + first) {
 		*status = VIP_STATUS_FORMAT_ERROR;
 		return mr;
 	}
@@ -476,7 +479,6 @@ desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct v
 		*status = VIP_STATUS_PROTECTION_ERROR;
 		return mr;
 	}
-	first = op == VIP_CONTROL_OP_SENDRECV ? 0 : 1;
 	/* a send or RDMA Write gathers, a receive or RDMA Read scatters */
 	seg_access = q == VIA_WQ_RECV || op == VIP_CONTROL_OP_RDMAREAD ? VIA_MR_LOCAL_WRITE
 								       : VIA_MR_LOCAL_READ;
@@ -1195,60 +1197,97 @@ recv_complete(struct viad *d, struct via_vi *vi, uint32_t len, uint32_t imm, uin
 	rx->in_msg = false;
 }
 
-/*
- * The peer's RDMA asked for something this VI does not allow (VIA §6.3.2):
- * nothing moves; the initiator learns of it by a NAK - on a reliable level
- * the connection breaks (RDMA_PROT_ERROR or RDMAW_PROT there, §10.2), on an
- * Unreliable one it gets RDMAW_PROT through its error callback (§9.9.1).
- */
+/* Message @p msg counts as delivered: a copy of it takes no descriptor
+ * (§2.5.1: "at most one Receive Descriptor to be consumed"). */
 static void
-rdma_refused(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const char *why)
+rx_delivered(struct via_vi_rx *rx, uint32_t msg)
 {
-	uint32_t op = h->opcode == VIA_OP_RDMA_WRITE ? VIP_STATUS_OP_RDMA_WRITE
-						     : VIP_STATUS_OP_RDMA_READ;
-
-	VLOG_INFO("VI %u: RDMA refused: %s", vi->id, why);
-	if (via_rel_level(vi)) {
-		via_rel_nak(d, vi, h, VIP_STATUS_RDMA_PROT_ERROR | op, why);
-		return;
-	}
-	/* once per message */
-	if (via_wire_offset(h) == 0)
-		via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, VIA_OP_NAK, 0,
-				  vi->conn.remote_vi, vi->id, vi->conn.id, via_wire_seq(h),
-				  VIP_STATUS_RDMA_PROT_ERROR | op);
+	if (!rx->delivered_any || (int32_t)(msg - rx->last_msg_id) > 0)
+		rx->last_msg_id = msg;
+	rx->delivered_any = true;
 }
 
 /*
- * The protection check at the target (VIA §3.2.2, §6.3.2): the handle names
- * a region of this VI's process, the whole range lies in it, the tags match,
+ * The message being placed ends before its last byte: a frame of it was lost
+ * or came out of order (Unreliable Delivery, §2.5.1), or its RDMA Write
+ * target refused the rest. The receive descriptor it took completes with
+ * @p status - §10.2 bit 4, Partial Packet Error: "an aborted or truncated
+ * packet was received" - and its immediate data, which every frame carries.
+ * The rest of its frames are dropped, and it counts as delivered.
+ */
+static void
+rx_cut(struct viad *d, struct via_vi *vi, uint32_t status)
+{
+	struct via_vi_rx *rx = &vi->rx;
+
+	if (rx->have_desc)
+		recv_complete(d, vi, 0, rx->imm, status | rx->status);
+	rx_delivered(rx, rx->msg_id);
+	rx->in_msg = false;
+}
+
+/*
+ * Where the peer's RDMA may go (VIA §3.2.2, §6.3.2): the handle names a
+ * region of this VI's process, the whole range lies in it, the tags match,
  * and both the VI and the region allow the operation - the most protective
- * wins.
+ * wins. NULL, and in *@p why the reason, if not.
  */
 static struct via_mr *
-rdma_target(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uint32_t len,
-	    unsigned access)
+rdma_target(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, unsigned access,
+	    const char **why)
 {
 	bool vi_allows = access == VIA_MR_REMOTE_WRITE ? vi->attr.rdma_write : vi->attr.rdma_read;
 	struct via_mr *mr;
 	int err;
 
-	mr = via_mr_check(d, vi->owner, via_wire_rdma_handle(h), via_wire_rdma_va(h), len,
-			  vi->attr.ptag, access, &err);
-	if (!vi_allows || mr == NULL) {
-		rdma_refused(d, vi, h, !vi_allows ? "not enabled on the VI"
-				       : err == -ENOENT ? "no such region"
-				       : err == -ERANGE ? "outside the region"
-							: "tag or region rights");
-		return NULL;
-	}
-	return mr;
+	mr = via_mr_check(d, vi->owner, via_wire_rdma_handle(h), via_wire_rdma_va(h),
+			  via_wire_msg_len(h), vi->attr.ptag, access, &err);
+	if (vi_allows && mr != NULL)
+		return mr;
+	*why = !vi_allows ? "not enabled on the VI"
+	       : err == -ENOENT ? "no such region"
+	       : err == -ERANGE ? "outside the region"
+				 : "tag or region rights";
+	return NULL;
 }
 
-static struct via_mr *
-write_target(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
+/*
+ * The peer's RDMA Write may not go where it points (§6.3.2), or its target
+ * vanished while it was being placed: nothing more is written. With
+ * immediate data the write consumes a receive descriptor, which completes
+ * with the protection error: §9.9.1 reports it "in the associated
+ * Descriptor, and not via the asynchronous error mechanism". A reliable
+ * level then refuses the frame with a NAK and breaks (§2.5.2, §2.5.3). An
+ * Unreliable VI tells the initiator nothing: its asynchronous errors are
+ * only the catastrophic ones (§7.1), and §10.2 bit 7 is not valid there.
+ */
+static void
+write_refused(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const char *why,
+	      struct via_poll_stats *st)
 {
-	return rdma_target(d, vi, h, via_wire_msg_len(h), VIA_MR_REMOTE_WRITE);
+	struct via_vi_rx *rx = &vi->rx;
+	const uint32_t msg = via_wire_msg_id(h), off = via_wire_offset(h);
+	const bool imm = via_wire_flags(h) & VIA_WF_IMM;
+	bool in_desc = false;     /* a receive descriptor carries the error */
+
+	st->frames_dropped++;
+	if (off == 0)
+		VLOG_INFO("VI %u: RDMA Write refused: %s", vi->id, why);
+	if (imm && off == 0 && recv_take(d, vi) > 0) {
+		recv_complete(d, vi, 0, via_wire_imm(h),
+			      VIP_STATUS_PROTECTION_ERROR | VIP_STATUS_OP_REMOTE_RDMA_WRITE |
+			      VIP_STATUS_IMMEDIATE);
+		rx_delivered(rx, msg);
+		in_desc = true;
+	} else if (rx->in_msg && rx->msg_id == msg) {
+		in_desc = rx->have_desc;
+		rx_cut(d, vi, VIP_STATUS_PROTECTION_ERROR);
+	}
+	rx->in_msg = false;
+	/* the NAK's IMMEDIATE bit: reported at this end already */
+	if (via_rel_level(vi))
+		via_rel_nak(d, vi, h, VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_WRITE |
+			    (in_desc ? VIP_STATUS_IMMEDIATE : 0), why);
 }
 
 /* An RDMA Read of the peer: answered from the send side, in order. */
@@ -1257,9 +1296,13 @@ read_request(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
 {
 	struct via_vi_rel *r = &vi->rel;
 	struct via_rdma_resp *a;
+	const char *why;
 
-	if (rdma_target(d, vi, h, via_wire_msg_len(h), VIA_MR_REMOTE_READ) == NULL)
+	if (rdma_target(d, vi, h, VIA_MR_REMOTE_READ, &why) == NULL) {
+		VLOG_INFO("VI %u: RDMA Read refused: %s", vi->id, why);
+		via_rel_nak(d, vi, h, VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ, why);
 		return;
+	}
 	if (r->resp_tail - r->resp_head == VIA_MAX_READS) {
 		/* the peer outran the reads it may have outstanding */
 		via_rel_nak(d, vi, h, VIP_STATUS_FORMAT_ERROR | VIP_STATUS_OP_RDMA_READ,
@@ -1319,6 +1362,59 @@ frame_data(const struct rte_mbuf *m, const struct via_wire_hdr *h)
 			       : (const uint8_t *)(h + 1) + via_wire_ops[h->opcode].ext_len;
 }
 
+/*
+ * The first frame of message @p h: it becomes the message being placed and,
+ * if it consumes one, takes a receive descriptor. @return false if the
+ * message goes no further (no descriptor, too small a one: reported here).
+ */
+static bool
+rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool consumes,
+	 struct via_poll_stats *st)
+{
+	struct via_vi_rx *rx = &vi->rx;
+	const bool write = h->opcode == VIA_OP_RDMA_WRITE, imm = via_wire_flags(h) & VIA_WF_IMM;
+	int taken;
+
+	rx->in_msg = true;
+	rx->msg_id = via_wire_msg_id(h);
+	rx->expected_off = 0;
+	rx->imm = imm ? via_wire_imm(h) : 0;
+	rx->status = (imm ? VIP_STATUS_IMMEDIATE : 0) | (write ? VIP_STATUS_OP_REMOTE_RDMA_WRITE : 0);
+	if (!consumes)
+		return true;
+	taken = recv_take(d, vi);
+	if (taken < 0) {
+		rx->in_msg = false;
+		via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR, "receive descriptor error");
+		return false;
+	}
+	if (taken == 0) {
+		/* the message is lost (§2.5.1). §2.5.2: on a reliable level
+		 * that is an error, §9.9.1 Receive Queue Empty, and breaks the
+		 * connection; an Unreliable VI raises nothing (§7.1) */
+		rx->in_msg = false;
+		st->frames_dropped++;
+		if (via_rel_level(vi)) {
+			via_session_async_error(vi->owner, VIP_ERROR_RECVQ_EMPTY, vi->cookie,
+						VIP_RESOURCE_VI, VIP_STATUS_OP_RECEIVE, 0);
+			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR, "no receive descriptor");
+		}
+		return false;
+	}
+	if (!write && via_wire_msg_len(h) > rx->capacity) {
+		/* VIA §6.4.1: too small a descriptor, Length 0; the message
+		 * counts as delivered, so a duplicate of it cannot take another
+		 * descriptor */
+		recv_complete(d, vi, 0, 0, VIP_STATUS_LENGTH_ERROR);
+		rx_delivered(rx, rx->msg_id);
+		if (via_rel_level(vi))
+			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
+				    "receive descriptor too small");
+		return false;
+	}
+	return true;
+}
+
 static void
 rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	const struct via_wire_hdr *h, const uint8_t *data, struct via_poll_stats *st)
@@ -1327,11 +1423,11 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	uint32_t msg = via_wire_msg_id(h), off = via_wire_offset(h);
 	uint32_t total = via_wire_msg_len(h), len = via_wire_data_len(h);
 	const bool write = h->opcode == VIA_OP_RDMA_WRITE;
-	const bool imm = via_wire_flags(h) & VIA_WF_IMM;
 	/* a Send always consumes a receive descriptor, an RDMA Write only
 	 * with immediate data (VIA §10.2 bit 2) */
-	const bool consumes = !write || imm;
+	const bool consumes = !write || (via_wire_flags(h) & VIA_WF_IMM);
 	struct via_mr *target = NULL;
+	const char *why;
 	struct via_vi_rx *rx;
 
 	if (vi != NULL && vi->conn.requesting && vi->conn.id == via_wire_conn_id(h)) {
@@ -1377,75 +1473,39 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		st->frames_dropped++;                /* a duplicate: delivered already */
 		return;
 	}
-	if (write) {
-		target = write_target(d, vi, h);
-		if (target == NULL) {
-			st->frames_dropped++;
-			return;
-		}
+	if (rx->in_msg && rx->msg_id == msg && off < rx->expected_off &&
+	    off + len <= rx->expected_off) {
+		st->frames_dropped++;                /* a copy of a frame placed already */
+		return;
 	}
-	if (off == 0 && !consumes) {
-		rx->in_msg = true;
-		rx->dropping = false;
-		rx->msg_id = msg;
-		rx->expected_off = 0;
-	} else if (off == 0) {
-		/* a new message; an unfinished one before it is lost and its
-		 * descriptor takes this one instead */
-		rx->in_msg = true;
-		rx->dropping = false;
-		rx->msg_id = msg;
-		rx->expected_off = 0;
-		int taken = rx->have_desc ? 1 : recv_take(d, vi);
-
-		if (taken < 0) {
-			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
-				    "receive descriptor error");
-			return;
-		}
-		if (taken == 0) {
-			/* VIA §9.9.1: Receive Queue Empty, the message is dropped;
-			 * on a reliable level that breaks the connection (§2.5.2) */
-			rx->dropping = true;
-			st->frames_dropped++;
-			via_session_async_error(vi->owner, VIP_ERROR_RECVQ_EMPTY, vi->cookie,
-						VIP_RESOURCE_VI, VIP_STATUS_OP_RECEIVE, 0);
-			if (via_rel_level(vi))
-				via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
-					    "no receive descriptor");
-			return;
-		}
-		if (!write && total > rx->capacity) {
-			/* VIA §6.4.1: too small a descriptor, Length 0; the
-			 * message counts as delivered, so a duplicate of it
-			 * cannot take another descriptor */
-			recv_complete(d, vi, 0, 0, VIP_STATUS_LENGTH_ERROR);
-			rx->in_msg = true;
-			rx->dropping = true;
-			rx->last_msg_id = msg;
-			rx->delivered_any = true;
-			if (via_rel_level(vi))
-				via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
-					    "receive descriptor too small");
-			return;
-		}
-	} else if (!rx->in_msg || rx->msg_id != msg || rx->dropping || off != rx->expected_off) {
-		/* a frame of this message was lost: the message is */
+	if (off != 0 && (!rx->in_msg || rx->msg_id != msg || off != rx->expected_off)) {
+		/* a frame of this message was lost, or overtaken: it is cut
+		 * short (only Unreliable Delivery loses frames, §2.5.1) */
 		if (rx->in_msg && rx->msg_id == msg)
-			rx->in_msg = false;
+			rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
 		st->frames_dropped++;
 		return;
 	}
+	/* a new message: the one before lost its last frames */
+	if (off == 0 && rx->in_msg)
+		rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
+	if (write && (target = rdma_target(d, vi, h, VIA_MR_REMOTE_WRITE, &why)) == NULL) {
+		write_refused(d, vi, h, why, st);
+		return;
+	}
+	if (off == 0 && !rx_begin(d, vi, h, consumes, st))
+		return;
 	if (write) {
 		/* straight into the target region (VIA §2.3.2, §6.3.2) */
 		if (len > 0 && via_mem_write(vi->owner, target, via_wire_rdma_va(h) + off, data,
 					     len) != 0) {
-			rdma_refused(d, vi, h, "the RDMA Write target vanished");
+			write_refused(d, vi, h, "the RDMA Write target vanished", st);
 			return;
 		}
 	} else if (len > 0 && segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)data, len,
 					true, true) != 0) {
 		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
+		rx_delivered(rx, msg);
 		if (via_rel_level(vi))
 			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
 				    "receive buffer protection error");
@@ -1456,39 +1516,31 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		/* a Send's Length counts what was placed in the descriptor's
 		 * buffers; an RDMA Write with immediate data placed none */
 		if (consumes)
-			recv_complete(d, vi, write ? 0 : total, imm ? via_wire_imm(h) : 0,
-				      (imm ? VIP_STATUS_IMMEDIATE : 0) |
-				      (write ? VIP_STATUS_OP_REMOTE_RDMA_WRITE : 0));
+			recv_complete(d, vi, write ? 0 : total, rx->imm, rx->status);
 		rx->in_msg = false;
-		rx->last_msg_id = msg;
-		rx->delivered_any = true;
+		rx_delivered(rx, msg);
 	}
 }
 
-/* An ACK or NAK of the reliable levels, for a connection that exists. */
+/* An ACK, NAK or RDMA Read request, for a connection that exists. */
 static void
 rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	 const struct via_wire_hdr *h, struct via_poll_stats *st)
 {
 	struct via_vi *vi = connected_vi(d, nic, eth, h);
 
-	if (vi == NULL) {
+	/* the transport is the reliable levels' (a NAK from an older viad on
+	 * an Unreliable connection is dropped too) */
+	if (vi == NULL || !via_rel_level(vi)) {
 		st->frames_dropped++;
 		return;
 	}
 	if (h->opcode == VIA_OP_RDMA_READ_REQ) {
-		/* sequenced like data: only in order, only on a reliable level */
-		if (via_rel_level(vi) && via_rel_accept(vi, h))
+		/* sequenced like data: only in order */
+		if (via_rel_accept(vi, h))
 			read_request(d, vi, h);
 		else
 			st->frames_dropped++;
-		return;
-	}
-	if (h->opcode == VIA_OP_NAK && !via_rel_level(vi)) {
-		/* Unreliable: the peer refused an RDMA Write (VIA §9.9.1) */
-		if ((via_wire_imm(h) & VIP_STATUS_OP_MASK) == VIP_STATUS_OP_RDMA_WRITE)
-			via_session_async_error(vi->owner, VIP_ERROR_RDMAW_PROT, vi->cookie,
-						VIP_RESOURCE_VI, VIP_STATUS_OP_RDMA_WRITE, 0);
 		return;
 	}
 	via_rel_input(d, vi, h, st);
@@ -1626,6 +1678,27 @@ via_dp_vi_reset(struct via_vi *vi)
 	vi->tx_seq = 0;
 }
 
+/*
+ * The completed-operation bits (§10.2 bits 18:16) of a descriptor flushed
+ * from queue @p q before viad took it: a send-queue descriptor says in its
+ * Control field whether it is a Send, an RDMA Write or an RDMA Read (read
+ * now, as a fetch would). Its region @p mr may be NULL (POST_DESC): nothing
+ * is written then.
+ */
+static uint32_t
+flushed_op(const struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
+	   const struct via_mr *mr)
+{
+	VIP_UINT16 control;
+
+	if (q == VIA_WQ_RECV)
+		return VIP_STATUS_OP_RECEIVE;
+	if (mr == NULL || via_mem_read(vi->owner, mr, w->desc_va + CONTROL_OFF, &control,
+				       sizeof(control)) != 0)
+		return VIP_STATUS_OP_SEND;
+	return op_status[control & VIP_CONTROL_OP_MASK];
+}
+
 void
 via_dp_flush(struct viad *d, struct via_vi *vi)
 {
@@ -1644,14 +1717,14 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 		recv_complete(d, vi, 0, 0, VIP_STATUS_DESC_FLUSHED_ERROR);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		struct via_ring *r = &vi->wq[q];
-		const uint32_t op = q == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE;
 
 		while (via_ring_avail(r) > 0) {
 			struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
+			const struct via_mr *mr = desc_region(d, vi, q, &w, VIP_ERROR_POST_DESC);
 
 			via_ring_consume(r, 1);
-			complete(d, vi, q, &w, desc_region(d, vi, q, &w, VIP_ERROR_POST_DESC), 0, 0,
-				 VIP_STATUS_DESC_FLUSHED_ERROR | op);
+			complete(d, vi, q, &w, mr, 0, 0,
+				 VIP_STATUS_DESC_FLUSHED_ERROR | flushed_op(vi, q, &w, mr));
 		}
 	}
 	via_dp_vi_reset(vi);

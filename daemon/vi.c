@@ -34,7 +34,10 @@ vi_attr_check(struct viad *d, struct via_session *s, const struct via_ctl_vi_att
 		return -EDOM;
 	if (via_ptag_get(d, s, a->ptag) == NULL)
 		return -ESRCH;
-	if (a->rdma_read && !nic->rdma_read_support)
+	/* §2.5.1 and Table 1: "RDMA Reads are not supported on an Unreliable
+	 * VI"; §9.10.1: VIP_INVALID_RDMAREAD when support for RDMA Read is
+	 * requested and not there */
+	if (a->rdma_read && (!nic->rdma_read_support || a->reliability == VIP_SERVICE_UNRELIABLE))
 		return -EOPNOTSUPP;
 	if (a->rdma_write > 1 || a->rdma_read > 1)
 		return -EINVAL;
@@ -257,6 +260,33 @@ via_vi_state_name(uint32_t state)
 	return state < sizeof(state_names) / sizeof(state_names[0]) ? state_names[state] : "?";
 }
 
+void
+via_vi_async_error(struct via_vi *vi, uint32_t code, uint32_t resource, uint32_t op,
+		   uint64_t desc_va)
+{
+	struct via_async_error *e;
+
+	if (vi->state != VIP_STATE_IDLE) {
+		via_session_async_error(vi->owner, code, vi->cookie, resource, op, desc_va);
+		return;
+	}
+	/* §5.1: "Errors that occur while a VI is in the Idle state, which
+	 * would normally result in the invocation of the asynchronous error
+	 * handling mechanism, are reported when the VI Consumer attempts to
+	 * connect the VI" */
+	if (vi->nb_idle_errors == VIA_IDLE_ERRORS) {
+		VLOG_DBG("VI %u: Idle: asynchronous error %u dropped, %u kept already", vi->id,
+			 code, VIA_IDLE_ERRORS);
+		return;
+	}
+	e = &vi->idle_errors[vi->nb_idle_errors++];
+	e->code = code;
+	e->resource = resource;
+	e->op = op;
+	e->desc_va = desc_va;
+	e->vi_cookie = vi->cookie;
+}
+
 int
 via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why)
 {
@@ -268,6 +298,18 @@ via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why)
 	VLOG_DBG("VI %u: %s -> %s: %s", vi->id, via_vi_state_name(vi->state),
 		 via_vi_state_name(state), why);
 	vi->state = state;
+	/* the consumer connects the VI: now the errors of its Idle time (§5.1) */
+	if (state == VIP_STATE_CONNECT_PENDING) {
+		unsigned i;
+
+		for (i = 0; i < vi->nb_idle_errors; i++) {
+			const struct via_async_error *e = &vi->idle_errors[i];
+
+			via_session_async_error(vi->owner, e->code, e->vi_cookie, e->resource, e->op,
+						e->desc_va);
+		}
+		vi->nb_idle_errors = 0;
+	}
 	/* the shard visits connected reliable VIs every iteration (their
 	 * timers and acknowledgments), all others only when a doorbell rings */
 	if (state == VIP_STATE_CONNECTED && vi->attr.reliability != VIP_SERVICE_UNRELIABLE &&

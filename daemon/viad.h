@@ -541,10 +541,11 @@ struct via_vi_conn {
 struct via_vi_rx {
 	bool have_desc;            /**< a receive descriptor is taken from the ring */
 	bool in_msg;               /**< frames of msg_id are being placed */
-	bool dropping;             /**< the rest of msg_id is discarded */
 	bool delivered_any;
 	uint32_t msg_id;
 	uint32_t expected_off;
+	uint32_t imm;              /**< msg_id's immediate data, if it has any */
+	uint32_t status;           /**< msg_id's IMMEDIATE and op bits for its completion */
 	uint32_t last_msg_id;      /**< last message completed: duplicates are dropped */
 	uint32_t capacity;         /**< sum of the descriptor's segment lengths */
 	struct via_wqe wqe;        /**< regions are named by handle, looked up at
@@ -619,6 +620,7 @@ struct via_rdma_resp {
 };
 
 #define VIA_MAX_READS 16   /**< RDMA Reads outstanding per VI, each direction */
+#define VIA_IDLE_ERRORS 8  /**< asynchronous errors an Idle VI keeps (VIA §5.1) */
 #define VIA_REL_MAX_FRAMES 2048  /**< frames of one message on a reliable level */
 #define VIA_WIRE_HDR_LEN 48      /**< sizeof(struct via_wire_hdr), for DPDK-free code */
 
@@ -670,6 +672,10 @@ struct via_vi {
 	/** bytes this VI may still send in the current round robin turn; below
 	 *  zero it owes for the message that overran its last turn (dp.c) */
 	int64_t tx_deficit;
+	/** asynchronous errors raised while Idle, reported when the consumer
+	 *  connects the VI (VIA §5.1); the rest of a burst is dropped */
+	struct via_async_error idle_errors[VIA_IDLE_ERRORS];
+	uint8_t nb_idle_errors;
 	struct via_cq *cq[VIA_WQ_COUNT];
 	uint32_t wq_capacity;
 	uint64_t shm_off;
@@ -697,7 +703,15 @@ struct via_vi *via_vi_get(struct viad *d, struct via_session *s, uint32_t id);
 bool via_vi_wq_empty(struct via_vi *vi, enum via_wq_kind wq);
 
 /**
+ * Report an asynchronous error of @p vi (VIA §9.9.1) to its session's error
+ * handler; while the VI is Idle it is kept, and reported when the consumer
+ * connects the VI (VIA §5.1).
+ */
+void via_vi_async_error(struct via_vi *vi, uint32_t code, uint32_t resource, uint32_t op,
+			uint64_t desc_va);
+/**
  * Move @p vi to @p state if Figure 5 of VIA §5 allows it; logs the change.
+ * Leaving Idle for Pending Connect reports the errors kept while Idle.
  * @return 0, -EPERM (not a transition of the state diagram)
  */
 int via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why);

@@ -2,9 +2,9 @@
 /*
  * The Unreliable data path through a real viad (VIA 1.0 §2.5.1, §5, §6,
  * §9.6, §10): sends and receives on connected VIs, descriptor format,
- * protection and length errors, asynchronous errors (POST_DESC,
- * RECVQ_EMPTY), immediate data, completion status bits and order, the
- * Done/Wait calls and their timeouts, completion queues, gather/scatter
+ * protection and length errors, asynchronous errors (POST_DESC; no
+ * RECVQ_EMPTY, §7.1), immediate data, completion status bits and order,
+ * the Done/Wait calls and their timeouts, completion queues, gather/scatter
  * with random splits in provider and malloc'd memory, MaxTransferSize
  * messages, a long back-to-back stream, and two client processes.
  *
@@ -506,30 +506,31 @@ test_length(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 	h_err_clear();
 }
 
-/* §9.9.1: no receive descriptor. */
+/*
+ * No receive descriptor: the message is lost. §7.1: on an Unreliable VI the
+ * asynchronous error mechanism "is only invoked in the case of a
+ * catastrophic hardware error", so no VIP_ERROR_RECVQ_EMPTY (§9.9.1); the
+ * reliable levels raise it (integration_rel).
+ */
 static void
 test_recvq_empty(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m)
 {
 	VIP_DESCRIPTOR *r, *s, *out;
-	struct h_err_event ev;
 
-	h_note("no receive posted: the message is dropped, RECVQ_EMPTY (§9.9.1)");
+	h_note("no receive posted: the message is dropped, no asynchronous error (§2.5.1, §7.1)");
 	h_mem_reset(m);
 	h_err_clear();
 	s = send1(m, 100);
 	VipPostSend(a, s, m->mh);
 	expect_done(a, false, s, ST_SEND_OK, "send while the receiver has no receive posted");
-	CHECK(h_err_take(VIP_ERROR_RECVQ_EMPTY, b, 2000, &ev),
-	      "the receiver's error callback gets VIP_ERROR_RECVQ_EMPTY");
-	CHECK(ev.resource == VIP_RESOURCE_VI, "ResourceCode VI (%d)", (int)ev.resource);
-	CHECK(h_vi_state(b) == VIP_STATE_CONNECTED, "the receiver stays Connected");
 	s = send1(m, 20000);
 	VipPostSend(a, s, m->mh);
 	expect_done(a, false, s, ST_SEND_OK, "a multi-frame send, still no receive");
-	CHECK(h_err_take(VIP_ERROR_RECVQ_EMPTY, b, 2000, &ev), "RECVQ_EMPTY again");
-	h_sleep_ms(50);
-	CHECK(h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL) == 0, "once per message, not per frame (%u more)",
+	h_sleep_ms(200);
+	CHECK(h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL) == 0,
+	      "no VIP_ERROR_RECVQ_EMPTY on an Unreliable VI (§7.1; %u)",
 	      h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL));
+	CHECK(h_vi_state(b) == VIP_STATE_CONNECTED, "the receiver stays Connected");
 	r = recv1(m, 30000);
 	VipPostRecv(b, r, m->mh);
 	CHECK_RET(VipRecvWait(b, 200, &out), VIP_TIMEOUT,

@@ -1,0 +1,721 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Conformance to the VIA 1.0 text (issue 19): the deviations a line-by-line
+ * reading of the specification found, one test each, named after what it
+ * checks and citing its clause.
+ *
+ *  async     §7.1, §9.9.1: an Unreliable VI raises no RECVQ_EMPTY and no
+ *            RDMAW_PROT; a refused RDMA Write with immediate data completes
+ *            the receive descriptor it consumes, in error.
+ *  segs      §6.1.1.1, §10.4: 252 data segments on RDMA descriptors too (the
+ *            address segment is not a data segment).
+ *  partial   §2.5.1, §10.2 bit 4: an Unreliable message cut short by a lost
+ *            frame completes its receive descriptor with the Partial Packet
+ *            Error, through a NIC that drops frames.
+ *  idle      §5.1: errors of an Idle VI that would go to the error handler are
+ *            reported when the consumer connects it, not at once.
+ *  flushop   §10.2 bits 18:16: descriptors flushed from the send queue carry
+ *            the operation they were (RDMA Write, RDMA Read).
+ *  rdmaread  §2.5.1, Table 1, §9.3.1, §9.8.2: EnableRdmaRead on an Unreliable
+ *            VI is refused with VIP_INVALID_RDMAREAD.
+ *
+ * viads:
+ *  - "conform": the harness defaults (the loopback NIC via0);
+ *  - "lossy": faulty glue, 10% of the frames dropped (partial);
+ *  - "slow": faulty glue, every frame held 300 ms (flushop).
+ *
+ * Environment: VIA_CONFORM_ONLY (comma separated subset of the names above).
+ *
+ * Usage: it_conform PATH/TO/viad
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define WAIT_MS     3000u
+#define QUIET_MS    300u     /* how long an error that must not come is waited for */
+#define CANARY      0xEE
+
+#define ST_SEND_OK  (VIP_STATUS_DONE | VIP_STATUS_OP_SEND)
+#define ST_RECV_OK  (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE)
+#define ST_WRITE_OK (VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE)
+#define ST_READ_OK  (VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_READ)
+
+#define LV_U  VIP_SERVICE_UNRELIABLE
+#define LV_RD VIP_SERVICE_RELIABLE_DELIVERY
+#define LV_RR VIP_SERVICE_RELIABLE_RECEPTION
+
+/* One session of a viad: its NIC, a tag, memory without RDMA enables (m)
+ * and a target region with RDMA Write and Read enabled (t). */
+struct nicx {
+	VIP_NIC_HANDLE nic;
+	VIP_NIC_ATTRIBUTES na;
+	VIP_PROTECTION_HANDLE pt;
+	uint8_t mac[6];
+	struct h_mem m, t;
+	bool open;
+};
+
+static bool
+enabled(const char *what)
+{
+	const char *only = getenv("VIA_CONFORM_ONLY");
+	size_t n = strlen(what);
+	const char *p;
+
+	if (only == NULL || *only == '\0')
+		return true;
+	for (p = only; (p = strstr(p, what)) != NULL; p += n) {
+		if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	}
+	return false;
+}
+
+static const char *
+lv_name(VIP_RELIABILITY_LEVEL lv)
+{
+	return lv == LV_U ? "U" : lv == LV_RD ? "RD" : "RR";
+}
+
+/* ---- sessions and VIs --------------------------------------------------------- */
+
+static bool
+nic_open(struct nicx *x, const struct viad_proc *v, size_t len)
+{
+	VIP_MEM_ATTRIBUTES ma;
+
+	memset(x, 0, sizeof(*x));
+	viad_use(v);
+	if (!CHECK(VipOpenNic("via0", &x->nic) == VIP_SUCCESS &&
+		   VipQueryNic(x->nic, &x->na) == VIP_SUCCESS &&
+		   VipCreatePtag(x->nic, &x->pt) == VIP_SUCCESS &&
+		   VipErrorCallback(x->nic, NULL, h_err_handler) == VIP_SUCCESS,
+		   "open via0 of viad '%s'", v->name))
+		return false;
+	memcpy(x->mac, x->na.LocalNicAddress, 6);
+	memset(&ma, 0, sizeof(ma));
+	ma.Ptag = x->pt;
+	if (!h_mem_open(&x->m, x->nic, &ma, "memory", len, true))
+		return false;
+	ma.EnableRdmaWrite = VIP_TRUE;
+	ma.EnableRdmaRead = x->na.RDMAReadSupport;
+	if (!h_mem_open(&x->t, x->nic, &ma, "RDMA target", 1u << 20, true))
+		return false;
+	x->open = true;
+	return true;
+}
+
+static void
+nic_close(struct nicx *x)
+{
+	if (x->nic == NULL)
+		return;
+	h_mem_close(&x->t, x->nic);
+	h_mem_close(&x->m, x->nic);
+	if (x->pt != NULL)
+		VipDestroyPtag(x->nic, x->pt);
+	CHECK_RET(VipCloseNic(x->nic), VIP_SUCCESS, "close the session");
+	x->nic = NULL;
+	x->open = false;
+}
+
+static VIP_VI_HANDLE
+vi_new(struct nicx *x, VIP_RELIABILITY_LEVEL lv, VIP_ULONG mtu, bool wr, bool rd)
+{
+	VIP_VI_ATTRIBUTES a;
+	VIP_VI_HANDLE vi = NULL;
+	VIP_RETURN rc;
+
+	h_vi_attrs(&a, x->pt);
+	a.ReliabilityLevel = lv;
+	if (mtu != 0)
+		a.MaxTransferSize = mtu;
+	a.EnableRdmaWrite = wr ? VIP_TRUE : VIP_FALSE;
+	a.EnableRdmaRead = rd ? VIP_TRUE : VIP_FALSE;
+	rc = VipCreateVi(x->nic, &a, NULL, NULL, &vi);
+	if (rc != VIP_SUCCESS) {
+		CHECK_RET(rc, VIP_SUCCESS, "create a %s VI (MTU %lu, write %d, read %d)", lv_name(lv),
+			  (unsigned long)mtu, wr, rd);
+		return NULL;
+	}
+	return vi;
+}
+
+/* Connect @p a (requester) to @p b (acceptor) on @p x, discriminators TAG-c, TAG-s. */
+static bool
+connect2(struct nicx *x, VIP_VI_HANDLE a, VIP_VI_HANDLE b, const char *tag)
+{
+	return h_connect(x->nic, a, x->nic, b, tag, 10000);
+}
+
+/* ---- descriptors ------------------------------------------------------------- */
+
+static VIP_DESCRIPTOR_SEGMENT *
+dseg(VIP_DESCRIPTOR *d, unsigned i)
+{
+	return (VIP_DESCRIPTOR_SEGMENT *)((uint8_t *)d + sizeof(VIP_CONTROL_SEGMENT) +
+					  (size_t)i * sizeof(VIP_DESCRIPTOR_SEGMENT));
+}
+
+/* A descriptor of @p nseg segments in @p m, zeroed. */
+static VIP_DESCRIPTOR *
+desc_new(struct h_mem *m, unsigned nseg)
+{
+	size_t size = sizeof(VIP_CONTROL_SEGMENT) +
+		      (nseg < 2 ? 2 : nseg) * sizeof(VIP_DESCRIPTOR_SEGMENT);
+	VIP_DESCRIPTOR *d = h_mem_get(m, size, VIP_DESCRIPTOR_ALIGNMENT);
+
+	memset(d, 0, size);
+	d->CS.SegCount = (VIP_UINT16)nseg;
+	return d;
+}
+
+static void
+local_set(VIP_DESCRIPTOR *d, unsigned i, void *addr, VIP_MEM_HANDLE mh, uint32_t len)
+{
+	VIP_DATA_SEGMENT *ds = &dseg(d, i)->Local;
+
+	ds->Data.AddressBits = 0;
+	ds->Data.Address = addr;
+	ds->Handle = mh;
+	ds->Length = len;
+}
+
+/* A send of @p len bytes at @p buf, with immediate data @p imm if @p with_imm. */
+static VIP_DESCRIPTOR *
+send_new(struct nicx *x, void *buf, uint32_t len, bool with_imm, uint32_t imm)
+{
+	VIP_DESCRIPTOR *d = desc_new(&x->m, 1);
+
+	local_set(d, 0, buf, x->m.mh, len);
+	d->CS.Length = len;
+	if (with_imm) {
+		d->CS.Control = VIP_CONTROL_IMMEDIATE;
+		d->CS.ImmediateData = imm;
+	}
+	return d;
+}
+
+static VIP_DESCRIPTOR *
+recv_new(struct nicx *x, uint32_t cap)
+{
+	VIP_DESCRIPTOR *d = desc_new(&x->m, 1);
+	uint8_t *buf = h_mem_get(&x->m, cap ? cap : 1, 64);
+
+	memset(buf, CANARY, cap);
+	local_set(d, 0, buf, x->m.mh, cap);
+	return d;
+}
+
+/* An RDMA descriptor (§10.3): @p control, the address segment, one local segment. */
+static VIP_DESCRIPTOR *
+rdma_new(struct nicx *x, uint16_t control, const void *raddr, VIP_MEM_HANDLE rh, void *local,
+	 uint32_t len)
+{
+	VIP_DESCRIPTOR *d = desc_new(&x->m, 2);
+	VIP_ADDRESS_SEGMENT *as = &dseg(d, 0)->Remote;
+
+	as->Data.AddressBits = 0;
+	as->Data.Address = (void *)(uintptr_t)raddr;
+	as->Handle = rh;
+	local_set(d, 1, local, x->m.mh, len);
+	d->CS.Control = control;
+	d->CS.Length = len;
+	return d;
+}
+
+/* The next completion of a queue within @p ms, or NULL. */
+static VIP_DESCRIPTOR *
+next_done(VIP_VI_HANDLE vi, bool recv, unsigned ms)
+{
+	VIP_DESCRIPTOR *out = NULL;
+
+	if ((recv ? VipRecvWait(vi, ms, &out) : VipSendWait(vi, ms, &out)) != VIP_SUCCESS)
+		return NULL;
+	return out;
+}
+
+/* The next completion of the queue is @p want with Status @p status. */
+static bool
+expect_done(VIP_VI_HANDLE vi, bool recv, VIP_DESCRIPTOR *want, uint32_t status, const char *what)
+{
+	VIP_DESCRIPTOR *out = next_done(vi, recv, WAIT_MS);
+
+	return CHECK(out == want && out->CS.Status == status,
+		     "%s: the %s completes with Status %#x (%s, Status %#x)", what,
+		     recv ? "receive" : "send", status,
+		     out == NULL ? "none" : out == want ? "that descriptor" : "ANOTHER descriptor",
+		     out != NULL ? out->CS.Status : 0);
+}
+
+static bool
+all_bytes(const uint8_t *p, size_t n, uint8_t v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] != v)
+			return false;
+	}
+	return true;
+}
+
+static void
+fill_pattern(uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+}
+
+static bool
+has_pattern(const uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] != (uint8_t)(seed * 131 + i * 7 + (i >> 8)))
+			return false;
+	}
+	return true;
+}
+
+/* ---- async: §7.1, §9.9.1 ---------------------------------------------------------- */
+
+/*
+ * §7.1: "The asynchronous error handling mechanism for Unreliable
+ * Connections is only invoked in the case of a catastrophic hardware error."
+ * §9.9.1: for an RDMA Write with immediate data, a protection error "would be
+ * reported in the associated Descriptor, and not via the asynchronous error
+ * mechanism".
+ */
+static void
+test_async(const struct viad_proc *v)
+{
+	struct nicx x;
+	VIP_VI_HANDLE a = NULL, b = NULL;
+	VIP_DESCRIPTOR *sd, *rd, *d;
+	uint8_t *src, *tgt;
+
+	h_note("async: Unreliable VIs raise no RECVQ_EMPTY or RDMAW_PROT (§7.1, §9.9.1)");
+	if (!nic_open(&x, v, 4u << 20))
+		goto out;
+	a = vi_new(&x, LV_U, 0, false, false);
+	b = vi_new(&x, LV_U, 0, true, false);
+	if (!connect2(&x, a, b, "async"))
+		goto out;
+	h_err_clear();
+	src = h_mem_get(&x.m, 4096, 64);
+	fill_pattern(src, 4096, 3);
+
+	sd = send_new(&x, src, 100, true, 1);
+	VipPostSend(a, sd, x.m.mh);
+	expect_done(a, false, sd, ST_SEND_OK, "a send while no receive is posted");
+	h_sleep_ms(QUIET_MS);
+	CHECK(h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL) == 0,
+	      "no VIP_ERROR_RECVQ_EMPTY: the message is lost, as Unreliable Delivery may (%u)",
+	      h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL));
+	rd = recv_new(&x, 200);
+	VipPostRecv(b, rd, x.m.mh);
+	sd = send_new(&x, src, 100, true, 2);
+	VipPostSend(a, sd, x.m.mh);
+	if (expect_done(b, true, rd, ST_RECV_OK | VIP_STATUS_IMMEDIATE, "the next message"))
+		CHECK(rd->CS.ImmediateData == 2, "is the next one, not the lost one (imm %u)",
+		      rd->CS.ImmediateData);
+	next_done(a, false, WAIT_MS);
+
+	/* into memory registered without RDMA Write: refused at the target */
+	tgt = h_mem_get(&x.m, 8192, 64);
+	memset(tgt, CANARY, 8192);
+	d = rdma_new(&x, VIP_CONTROL_OP_RDMAWRITE, tgt, x.m.mh, src, 3000);
+	VipPostSend(a, d, x.m.mh);
+	expect_done(a, false, d, ST_WRITE_OK, "a refused RDMA Write (in flight, §2.5.1)");
+	h_sleep_ms(QUIET_MS);
+	CHECK(h_err_count(VIP_ERROR_RDMAW_PROT, NULL) == 0,
+	      "no VIP_ERROR_RDMAW_PROT on an Unreliable VI (%u)",
+	      h_err_count(VIP_ERROR_RDMAW_PROT, NULL));
+	CHECK(all_bytes(tgt, 8192, CANARY), "nothing written");
+
+	rd = recv_new(&x, 64);
+	VipPostRecv(b, rd, x.m.mh);
+	d = rdma_new(&x, VIP_CONTROL_OP_RDMAWRITE | VIP_CONTROL_IMMEDIATE, tgt, x.m.mh, src, 3000);
+	d->CS.ImmediateData = 0xabc;
+	VipPostSend(a, d, x.m.mh);
+	expect_done(a, false, d, ST_WRITE_OK, "a refused RDMA Write with immediate data");
+	if (expect_done(b, true, rd,
+			VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR |
+				VIP_STATUS_OP_REMOTE_RDMA_WRITE | VIP_STATUS_IMMEDIATE,
+			"it consumes the receive descriptor and completes it in error"))
+		CHECK(rd->CS.ImmediateData == 0xabc, "with its immediate data (%#x)",
+		      rd->CS.ImmediateData);
+	h_sleep_ms(QUIET_MS);
+	CHECK(h_err_count(VIP_ERROR_RDMAW_PROT, NULL) == 0 && all_bytes(tgt, 8192, CANARY),
+	      "not reported asynchronously, nothing written");
+
+	d = rdma_new(&x, VIP_CONTROL_OP_RDMAWRITE | VIP_CONTROL_IMMEDIATE, tgt, x.m.mh, src, 100);
+	VipPostSend(a, d, x.m.mh);
+	expect_done(a, false, d, ST_WRITE_OK, "a refused RDMA Write with immediate data, no receive");
+	h_sleep_ms(QUIET_MS);
+	CHECK(h_err_count(VIP_ERROR_RDMAW_PROT, NULL) + h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL) == 0,
+	      "no asynchronous error either");
+	CHECK(h_vi_state(a) == VIP_STATE_CONNECTED && h_vi_state(b) == VIP_STATE_CONNECTED &&
+	      h_err_count(VIP_ERROR_CONN_LOST, a) + h_err_count(VIP_ERROR_CONN_LOST, b) == 0,
+	      "both stay Connected (§2.5.1)");
+out:
+	h_pair_drop(a, b);
+	nic_close(&x);
+}
+
+/* ---- segs: §6.1.1.1, §10.4 -------------------------------------------------------- */
+
+/*
+ * An RDMA descriptor of @p nseg data segments of 8 bytes each behind its
+ * address segment (§10.2: SegCount counts the address segment too).
+ */
+static VIP_DESCRIPTOR *
+rdma_segs(struct nicx *x, uint16_t control, void *raddr, VIP_MEM_HANDLE rh, uint8_t *local,
+	  unsigned nseg)
+{
+	VIP_DESCRIPTOR *d = desc_new(&x->m, nseg + 1);
+	VIP_ADDRESS_SEGMENT *as = &dseg(d, 0)->Remote;
+	unsigned i;
+
+	as->Data.AddressBits = 0;
+	as->Data.Address = raddr;
+	as->Handle = rh;
+	for (i = 0; i < nseg; i++)
+		local_set(d, i + 1, local + 16 * i, x->m.mh, 8);
+	d->CS.Control = control;
+	d->CS.Length = 8 * nseg;
+	return d;
+}
+
+static void
+test_segs(const struct viad_proc *v)
+{
+	struct nicx x;
+	VIP_VI_HANDLE a = NULL, b = NULL, c = NULL, e = NULL;
+	VIP_DESCRIPTOR *d;
+	uint8_t *local, *tgt;
+	unsigned max, i;
+	bool same = true;
+
+	h_note("segs: RDMA descriptors carry MaxSegmentsPerDesc data segments (§6.1.1.1, §10.4)");
+	if (!nic_open(&x, v, 4u << 20))
+		goto out;
+	max = (unsigned)x.na.MaxSegmentsPerDesc;
+	CHECK(max >= 252, "MaxSegmentsPerDesc %u >= 252", max);
+	a = vi_new(&x, LV_U, 0, false, false);
+	b = vi_new(&x, LV_U, 0, true, false);
+	if (!connect2(&x, a, b, "segs"))
+		goto out;
+	local = h_mem_get(&x.m, 16 * (max + 1), 64);
+	fill_pattern(local, 16 * (max + 1), 11);
+	tgt = x.t.base;
+	memset(tgt, CANARY, 8 * (max + 2));
+	d = rdma_segs(&x, VIP_CONTROL_OP_RDMAWRITE, tgt, x.t.mh, local, max);
+	VipPostSend(a, d, x.m.mh);
+	expect_done(a, false, d, ST_WRITE_OK, "an RDMA Write of 1 address + MaxSegmentsPerDesc data "
+		    "segments");
+	h_sleep_ms(50);
+	for (i = 0; i < max; i++)
+		same &= memcmp(tgt + 8 * i, local + 16 * i, 8) == 0;
+	CHECK(same && tgt[8 * max] == CANARY, "all %u segments gathered into the target", max);
+	d = rdma_segs(&x, VIP_CONTROL_OP_RDMAWRITE, tgt, x.t.mh, local, max + 1);
+	VipPostSend(a, d, x.m.mh);
+	expect_done(a, false, d, VIP_STATUS_DONE | VIP_STATUS_FORMAT_ERROR | VIP_STATUS_OP_RDMA_WRITE,
+		    "one data segment more: a format error (§10.2 bit 1)");
+	if (!x.na.RDMAReadSupport)
+		goto out;
+	c = vi_new(&x, LV_RD, 0, false, false);
+	e = vi_new(&x, LV_RD, 0, true, true);
+	if (!connect2(&x, c, e, "segs-rd"))
+		goto out;
+	memset(local, CANARY, 16 * (max + 1));
+	d = rdma_segs(&x, VIP_CONTROL_OP_RDMAREAD, tgt, x.t.mh, local, max);
+	VipPostSend(c, d, x.m.mh);
+	if (expect_done(c, false, d, ST_READ_OK, "an RDMA Read scattering into MaxSegmentsPerDesc "
+			"data segments")) {
+		for (same = true, i = 0; i < max; i++)
+			same &= memcmp(tgt + 8 * i, local + 16 * i, 8) == 0 &&
+				all_bytes(local + 16 * i + 8, 8, CANARY);
+		CHECK(same, "all %u segments filled", max);
+	}
+out:
+	h_pair_drop(c, e);
+	h_pair_drop(a, b);
+	nic_close(&x);
+}
+
+/* ---- partial: §2.5.1, §10.2 bit 4 --------------------------------------------------- */
+
+#define PARTIAL_MSGS  48
+#define PARTIAL_TAILS 8
+
+/*
+ * §10.2 bit 4, Partial Packet Error: "For Descriptors posted to the receive
+ * queue, this bit indicates an aborted or truncated packet was received."
+ * A message of several frames, one lost, is such a packet on an Unreliable
+ * VI (§2.5.1: losses are allowed, and a message consumes at most one
+ * descriptor).
+ */
+static void
+test_partial(void)
+{
+	const char *sets[] = { "port.via0.glue=faulty", "port.via0.tx_drop=10%",
+			       "port.via0.seed=19", NULL };
+	struct viad_proc v;
+	struct nicx x;
+	VIP_VI_HANDLE a = NULL, b = NULL;
+	VIP_DESCRIPTOR *rd[PARTIAL_MSGS + PARTIAL_TAILS], *sd, *out;
+	unsigned i, ok = 0, partial = 0, bad = 0, bad_data = 0, twice = 0;
+	bool seen[PARTIAL_MSGS + PARTIAL_TAILS] = { false };
+	uint32_t mtu;
+	uint8_t *src;
+
+	h_note("partial: a message cut short by a lost frame completes with PARTIAL_ERROR "
+	       "(§2.5.1, §10.2 bit 4), 10%% of frames dropped");
+	if (viad_start(&v, "lossy", sets) != 0)
+		return;
+	if (!nic_open(&x, &v, 16u << 20))
+		goto out;
+	mtu = (uint32_t)x.na.MaxTransferSize;
+	h_note("messages of %u bytes (several frames each)", mtu);
+	a = vi_new(&x, LV_U, mtu, false, false);
+	b = vi_new(&x, LV_U, mtu, false, false);
+	if (!connect2(&x, a, b, "partial"))
+		goto out;
+	for (i = 0; i < PARTIAL_MSGS + PARTIAL_TAILS; i++) {
+		rd[i] = recv_new(&x, mtu);
+		VipPostRecv(b, rd[i], x.m.mh);
+	}
+	src = h_mem_get(&x.m, mtu, 64);
+	for (i = 0; i < PARTIAL_MSGS + PARTIAL_TAILS; i++) {
+		/* the last few are one frame each: a new message ends the one
+		 * whose last frames were lost */
+		uint32_t len = i < PARTIAL_MSGS ? mtu : 64;
+
+		fill_pattern(src, len, i);
+		sd = send_new(&x, src, len, true, i);
+		VipPostSend(a, sd, x.m.mh);
+		if (next_done(a, false, WAIT_MS) != sd)
+			CHECK(0, "send %u completes", i);
+		h_sleep_ms(2);
+	}
+	while ((out = next_done(b, true, 500)) != NULL) {
+		uint32_t st = out->CS.Status, imm = out->CS.ImmediateData;
+
+		if (st == (VIP_STATUS_DONE | VIP_STATUS_PARTIAL_ERROR | VIP_STATUS_OP_RECEIVE |
+			   VIP_STATUS_IMMEDIATE) && imm < PARTIAL_MSGS) {
+			/* §10.2 bit 19: the immediate data came with every frame */
+			twice += seen[imm];
+			seen[imm] = true;
+			partial++;
+		} else if (st == (ST_RECV_OK | VIP_STATUS_IMMEDIATE) &&
+			   imm < PARTIAL_MSGS + PARTIAL_TAILS) {
+			uint32_t len = imm < PARTIAL_MSGS ? mtu : 64;
+
+			twice += seen[imm];
+			seen[imm] = true;
+			bad_data += out->CS.Length != len ||
+				    !has_pattern(dseg(out, 0)->Local.Data.Address, len, imm);
+			ok++;
+		} else {
+			if (bad++ < 4)
+				h_note("receive completed with Status %#x, imm %u", st, imm);
+		}
+	}
+	h_note("%u of %u messages whole, %u partial", ok, PARTIAL_MSGS + PARTIAL_TAILS, partial);
+	CHECK(partial > 0, "messages cut short complete their descriptor with "
+	      "VIP_STATUS_PARTIAL_ERROR (%u)", partial);
+	CHECK(bad == 0, "every receive completes whole or partial (%u otherwise)", bad);
+	CHECK(bad_data == 0 && twice == 0, "the whole ones are intact, and no message took two "
+	      "descriptors (%u bad, %u twice)", bad_data, twice);
+	CHECK(h_vi_state(a) == VIP_STATE_CONNECTED && h_vi_state(b) == VIP_STATE_CONNECTED &&
+	      h_err_count(VIP_ERROR_CONN_LOST, a) + h_err_count(VIP_ERROR_CONN_LOST, b) +
+	      h_err_count(VIP_ERROR_RECVQ_EMPTY, NULL) == 0,
+	      "the connection stays, no asynchronous error (§2.5.1, §7.1)");
+out:
+	h_pair_drop(a, b);
+	nic_close(&x);
+	viad_stop(&v);
+}
+
+/* ---- idle: §5.1 ------------------------------------------------------------------ */
+
+#define BOGUS_HANDLE 0xfffffff0u   /* names no region */
+
+/*
+ * §5.1: "Errors that occur while a VI is in the Idle state, which would
+ * normally result in the invocation of the asynchronous error handling
+ * mechanism, are reported when the VI Consumer attempts to connect the VI."
+ */
+static void
+test_idle(const struct viad_proc *v)
+{
+	struct nicx x;
+	VIP_VI_HANDLE a = NULL, b = NULL;
+	VIP_DESCRIPTOR *sd, *rd, *out;
+	struct h_err_event e1, e2;
+	bool got1, got2;
+
+	h_note("idle: an Idle VI's errors are reported when it is connected (§5.1)");
+	if (!nic_open(&x, v, 1u << 20))
+		goto out;
+	a = vi_new(&x, LV_U, 0, false, false);
+	b = vi_new(&x, LV_U, 0, false, false);
+	if (a == NULL || b == NULL)
+		goto out;
+	h_err_clear();
+	/* descriptors in no registered region: POST_DESC (§9.9.1) */
+	sd = send_new(&x, h_mem_get(&x.m, 64, 64), 64, false, 0);
+	CHECK_RET(VipPostSend(a, sd, BOGUS_HANDLE), VIP_SUCCESS, "post a send with a bad memory "
+		  "handle while Idle");
+	out = next_done(a, false, WAIT_MS);
+	CHECK(out == sd && (out->CS.Status & VIP_STATUS_ERROR_MASK),
+	      "it completes in error (Status %#x)", out != NULL ? out->CS.Status : 0);
+	rd = recv_new(&x, 64);
+	CHECK_RET(VipPostRecv(a, rd, BOGUS_HANDLE), VIP_SUCCESS,
+		  "post a receive with a bad memory handle while Idle");
+	CHECK_RET(VipDisconnect(a), VIP_SUCCESS, "VipDisconnect of the Idle VI flushes it");
+	out = next_done(a, true, WAIT_MS);
+	CHECK(out == rd && (out->CS.Status & VIP_STATUS_ERROR_MASK),
+	      "the receive completes in error (Status %#x)", out != NULL ? out->CS.Status : 0);
+	h_sleep_ms(QUIET_MS);
+	CHECK(h_err_count(VIP_ERROR_POST_DESC, a) == 0,
+	      "no VIP_ERROR_POST_DESC while the VI is Idle (%u)", h_err_count(VIP_ERROR_POST_DESC, a));
+	if (!connect2(&x, a, b, "idle"))
+		goto out;
+	got1 = h_err_take(VIP_ERROR_POST_DESC, a, WAIT_MS, &e1);
+	got2 = h_err_take(VIP_ERROR_POST_DESC, a, WAIT_MS, &e2);
+	CHECK(got1 && got2 && e1.desc == sd && e2.desc == rd,
+	      "connecting the VI reports both, in order (%s %p, %s %p)", got1 ? "got" : "none",
+	      got1 ? (void *)e1.desc : NULL, got2 ? "got" : "none", got2 ? (void *)e2.desc : NULL);
+out:
+	h_pair_drop(a, b);
+	nic_close(&x);
+}
+
+/* ---- flushop: §10.2 bits 18:16 ------------------------------------------------------ */
+
+static void
+test_flushop(void)
+{
+	const char *sets[] = { "port.via0.glue=faulty", "port.via0.tx_delay=100%",
+			       "port.via0.delay_us=300000", NULL };
+	struct viad_proc v;
+	struct nicx x;
+	VIP_VI_HANDLE a = NULL, b = NULL;
+	VIP_DESCRIPTOR *r1, *w, *r2, *s;
+	uint8_t *dst, *src;
+
+	h_note("flushop: flushed RDMA descriptors say their operation (§10.2 bits 18:16)");
+	if (viad_start(&v, "slow", sets) != 0)
+		return;
+	if (!nic_open(&x, &v, 1u << 20))
+		goto out;
+	if (!x.na.RDMAReadSupport) {
+		h_note("the NIC has no RDMA Read: nothing to test");
+		goto out;
+	}
+	a = vi_new(&x, LV_RD, 0, false, false);
+	b = vi_new(&x, LV_RD, 0, true, true);
+	if (!connect2(&x, a, b, "flush"))
+		goto out;
+	dst = h_mem_get(&x.m, 256, 64);
+	src = h_mem_get(&x.m, 256, 64);
+	/* the fence (§6.3.1.2) keeps the next three in the send queue while
+	 * the read waits 600 ms for its answer */
+	r1 = rdma_new(&x, VIP_CONTROL_OP_RDMAREAD, x.t.base, x.t.mh, dst, 100);
+	w = rdma_new(&x, VIP_CONTROL_OP_RDMAWRITE | VIP_CONTROL_QFENCE, x.t.base + 1024, x.t.mh, src,
+		     100);
+	r2 = rdma_new(&x, VIP_CONTROL_OP_RDMAREAD | VIP_CONTROL_QFENCE, x.t.base, x.t.mh, dst, 100);
+	s = send_new(&x, src, 10, false, 0);
+	VipPostSend(a, r1, x.m.mh);
+	VipPostSend(a, w, x.m.mh);
+	VipPostSend(a, r2, x.m.mh);
+	VipPostSend(a, s, x.m.mh);
+	h_sleep_ms(20);
+	CHECK_RET(VipDisconnect(a), VIP_SUCCESS, "VipDisconnect while the read is outstanding");
+	expect_done(a, false, r1, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR |
+		    VIP_STATUS_OP_RDMA_READ, "the outstanding RDMA Read");
+	expect_done(a, false, w, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR |
+		    VIP_STATUS_OP_RDMA_WRITE, "a flushed RDMA Write");
+	expect_done(a, false, r2, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR |
+		    VIP_STATUS_OP_RDMA_READ, "a flushed RDMA Read");
+	expect_done(a, false, s, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR | VIP_STATUS_OP_SEND,
+		    "a flushed Send");
+out:
+	h_pair_drop(a, b);
+	nic_close(&x);
+	viad_stop(&v);
+}
+
+/* ---- rdmaread: Table 1, §9.3.1, §9.8.2 ------------------------------------------------ */
+
+static void
+test_rdmaread(const struct viad_proc *v)
+{
+	struct nicx x;
+	VIP_VI_ATTRIBUTES a;
+	VIP_VI_HANDLE vi = NULL, rel = NULL;
+
+	h_note("rdmaread: no RDMA Read on an Unreliable VI (§2.5.1, Table 1)");
+	if (!nic_open(&x, v, 1u << 20))
+		goto out;
+	h_vi_attrs(&a, x.pt);
+	a.EnableRdmaRead = VIP_TRUE;
+	CHECK_RET(VipCreateVi(x.nic, &a, NULL, NULL, &vi), VIP_INVALID_RDMAREAD,
+		  "VipCreateVi: Unreliable with EnableRdmaRead");
+	if (vi != NULL)
+		VipDestroyVi(vi);
+	vi = vi_new(&x, LV_U, 0, false, false);
+	if (vi != NULL)
+		CHECK_RET(VipSetViAttributes(vi, &a), VIP_INVALID_RDMAREAD,
+			  "VipSetViAttributes: EnableRdmaRead on an Unreliable VI");
+	if (x.na.RDMAReadSupport) {
+		a.ReliabilityLevel = LV_RD;
+		CHECK_RET(VipCreateVi(x.nic, &a, NULL, NULL, &rel), VIP_SUCCESS,
+			  "a Reliable Delivery VI may enable it");
+	}
+out:
+	if (vi != NULL)
+		VipDestroyVi(vi);
+	if (rel != NULL)
+		VipDestroyVi(rel);
+	nic_close(&x);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct viad_proc v;
+	bool up;
+
+	h_init(argc, argv, 280);
+	up = viad_start(&v, "conform", NULL) == 0;
+	if (up && enabled("async"))
+		test_async(&v);
+	if (up && enabled("segs"))
+		test_segs(&v);
+	if (enabled("partial"))
+		test_partial();
+	if (up && enabled("idle"))
+		test_idle(&v);
+	if (enabled("flushop"))
+		test_flushop();
+	if (up && enabled("rdmaread"))
+		test_rdmaread(&v);
+	if (up) {
+		CHECK(viad_alive(&v), "viad 'conform' still running");
+		viad_stop(&v);
+	}
+	return h_finish();
+}
