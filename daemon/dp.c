@@ -722,6 +722,7 @@ read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const str
 		return VIP_STATUS_TRANSPORT_ERROR;
 	}
 	p = via_sq_hold(vi, w, VIA_SQ_READ, total, 0, VIP_STATUS_OP_RDMA_READ);
+	p->start_seq = p->end_seq - 1;      /* its request frame */
 	p->msg_id = fs->msg_id;
 	p->segs = copy;
 	p->nb_segs = nb_segs;
@@ -757,7 +758,10 @@ send_done(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const stru
 	 * and a completion may not pass one held before it */
 	if ((status & VIP_STATUS_ERROR_MASK) == 0 &&
 	    vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
-		via_zc_bind(zc, vi, via_sq_hold(vi, w, VIA_SQ_ACK, len, imm, status));
+		struct via_sq_pending *p = via_sq_hold(vi, w, VIA_SQ_ACK, len, imm, status);
+
+		p->start_seq = vi->tx.first_seq;   /* the message framed last: this one */
+		via_zc_bind(zc, vi, p);
 		return;
 	}
 	if (status & VIP_STATUS_ERROR_MASK) {
@@ -826,6 +830,7 @@ send_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 	tx->total = (uint32_t)total;
 	tx->off = 0;
 	tx->msg_id = ++vi->tx_msg_id;
+	tx->first_seq = vi->rel.snd_nxt;
 	tx->opcode = op == VIP_CONTROL_OP_SENDRECV ? VIA_OP_SEND
 		     : op == VIP_CONTROL_OP_RDMAWRITE ? VIA_OP_RDMA_WRITE : VIA_OP_RDMA_READ_REQ;
 	tx->flags = 0;
@@ -924,16 +929,17 @@ void
 via_dp_tx_cut(struct via_vi *vi)
 {
 	struct via_vi_tx *tx = &vi->tx;
+	struct via_sq_pending *p;
 
 	if (!tx->active)
 		return;
 	tx->active = false;
-	via_zc_bind(via_zc_framed(tx->zc), vi,
-		    via_sq_hold(vi, &tx->wqe,
-				vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION
-					? VIA_SQ_ACK
-					: VIA_SQ_READY,
-				tx->total, tx->cs_imm, tx->status));
+	p = via_sq_hold(vi, &tx->wqe,
+			vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION ? VIA_SQ_ACK
+									     : VIA_SQ_READY,
+			tx->total, tx->cs_imm, tx->status);
+	p->start_seq = tx->first_seq;
+	via_zc_bind(via_zc_framed(tx->zc), vi, p);
 	tx->zc = NULL;
 }
 
@@ -1011,7 +1017,7 @@ read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 			via_zc_drop(&a->zc);
 			r->resp_head++;
 			via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, VIA_OP_NAK, 0,
-					  vi->conn.remote_vi, vi->id, vi->conn.id, r->rcv_nxt,
+					  vi->conn.remote_vi, vi->id, vi->conn.id, a->seq,
 					  VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ);
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
 			break;
@@ -1315,6 +1321,7 @@ read_request(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
 	a->handle = via_wire_rdma_handle(h);
 	a->len = via_wire_msg_len(h);
 	a->msg_id = via_wire_msg_id(h);
+	a->seq = via_wire_seq(h);
 	a->sent = 0;
 	a->zc = NULL;
 }

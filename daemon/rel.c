@@ -124,7 +124,9 @@ via_sq_hold(struct via_vi *vi, const struct via_wqe *w, enum via_sq_wait wait, u
 	memset(p, 0, sizeof(*p));
 	p->wqe = *w;
 	p->wait = (uint8_t)wait;
-	p->end_seq = r->snd_nxt;    /* VIA_SQ_ACK: everything sent so far */
+	/* VIA_SQ_ACK: everything sent so far; no frames of its own until the
+	 * caller says where they start */
+	p->start_seq = p->end_seq = r->snd_nxt;
 	p->len = len;
 	p->imm = imm;
 	p->status = status;
@@ -170,7 +172,8 @@ via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status)
 	bool first = true;
 
 	/* VIA §2.5.3, Table 1: the first outstanding send carries the error,
-	 * the others were not delivered; those only held for order did finish */
+	 * the others were not delivered; those only held for order did finish,
+	 * and one that a NAK answered has its own error already (§10.2) */
 	while (r->pend_head != r->pend_tail) {
 		struct via_sq_pending *p = pend_at(r, r->pend_head++);
 		uint32_t op = p->status & VIP_STATUS_OP_MASK;
@@ -179,7 +182,8 @@ via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status)
 		 * buffer is the client's again (design.md section 9, on what
 		 * such frames may still deliver) */
 		via_zc_orphan(p);
-		if (p->wait == VIA_SQ_READY) {
+		if (p->wait == VIA_SQ_READY || (p->status & VIP_STATUS_ERROR_MASK)) {
+			first &= p->wait == VIA_SQ_READY;
 			pend_complete(d, vi, p, p->status);
 			continue;
 		}
@@ -270,17 +274,20 @@ via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why
 	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);
 }
 
-/* Whether a held completion waits for the peer (not only for its turn). */
-static bool
-pend_waiting(struct via_vi_rel *r)
+/* The held completion still waiting for the peer whose frames include @p seq, or NULL. */
+static struct via_sq_pending *
+pend_of_seq(struct via_vi_rel *r, uint32_t seq)
 {
 	uint32_t i;
 
 	for (i = r->pend_head; i != r->pend_tail; i++) {
-		if (pend_at(r, i)->wait != VIA_SQ_READY)
-			return true;
+		struct via_sq_pending *p = pend_at(r, i);
+
+		if (p->wait != VIA_SQ_READY && (int32_t)(seq - p->start_seq) >= 0 &&
+		    (int32_t)(seq - p->end_seq) < 0)
+			return p;
 	}
-	return false;
+	return NULL;
 }
 
 bool
@@ -338,21 +345,31 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 		return;
 	st->naks_rx += h->opcode == VIA_OP_NAK;
 	if (h->opcode == VIA_OP_NAK) {
-		uint32_t err = via_wire_imm(h) & VIP_STATUS_ERROR_MASK;
-		uint32_t op = via_wire_imm(h) & VIP_STATUS_OP_MASK;
+		uint32_t status = via_wire_imm(h);
+		uint32_t err = status & VIP_STATUS_ERROR_MASK, op = status & VIP_STATUS_OP_MASK;
+		struct via_sq_pending *p;
 
 		/* the receiver could not take frame seq: everything before it
 		 * arrived, that one and what follows did not */
 		if ((int32_t)(ack - r->snd_una) >= 0 && (int32_t)(r->snd_nxt - ack) > 0)
 			acked(d, vi, ack);
 		via_dp_tx_cut(vi);
-		/* a Reliable Delivery write completed already: its remote
-		 * protection error can only be reported asynchronously */
-		if (!pend_waiting(r) && op == VIP_STATUS_OP_RDMA_WRITE)
+		/* §10.2: the refusal is the operation's that sent frame seq, not
+		 * whichever completion waits first (an RDMA Read there has its
+		 * own answer to wait for) */
+		p = pend_of_seq(r, ack);
+		if (p != NULL)
+			p->status |= err ? err : VIP_STATUS_REMOTE_DESC_ERROR;
+		else if (op == VIP_STATUS_OP_RDMA_WRITE && !(status & VIP_STATUS_IMMEDIATE))
+			/* a Reliable Delivery write completed already (§2.5.2): its
+			 * remote protection error goes to the error handler
+			 * (§9.9.1); with immediate data the target's receive
+			 * descriptor carries it */
 			via_session_async_error(vi->owner, VIP_ERROR_RDMAW_PROT, vi->cookie,
 						VIP_RESOURCE_VI, op, 0);
-		via_rel_fail(d, vi, err ? err : VIP_STATUS_REMOTE_DESC_ERROR,
-			     "the receiver refused a frame");
+		/* what else waits was cut off by the break: TRANSPORT_ERROR is
+		 * valid for it at both levels (§10.2 bit 6) */
+		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "the receiver refused a frame");
 		return;
 	}
 	/* a valid cumulative ACK lies in (snd_una, snd_nxt] */

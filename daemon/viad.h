@@ -567,6 +567,7 @@ struct via_vi_tx {
 	uint32_t imm;              /**< immediate data its frames carry */
 	uint32_t cs_imm;           /**< the control segment's, written back on completion */
 	uint32_t msg_id;
+	uint32_t first_seq;        /**< reliable levels: the seq of its first frame */
 	uint32_t total;            /**< its bytes */
 	uint32_t off;              /**< bytes framed so far */
 	uint32_t status;           /**< its completion's VIP_STATUS_OP_* bits */
@@ -597,7 +598,9 @@ struct via_sq_pending {
 	uint8_t wait;              /**< enum via_sq_wait */
 	bool no_desc;              /**< the descriptor was unusable (POST_DESC) */
 	uint16_t nb_segs;          /**< VIA_SQ_READ: the scatter list */
-	uint32_t end_seq;          /**< VIA_SQ_ACK: done once the peer expects this seq */
+	uint32_t start_seq;        /**< its frames: [start_seq, end_seq), a NAK's seq in */
+	uint32_t end_seq;          /**< them names it (§10.2); VIA_SQ_ACK: done once the
+				    *   peer expects this seq */
 	uint32_t msg_id;           /**< VIA_SQ_READ: the read's id on the wire */
 	uint32_t len;
 	uint32_t imm;
@@ -615,6 +618,7 @@ struct via_rdma_resp {
 	uint32_t handle;
 	uint32_t len;
 	uint32_t msg_id;
+	uint32_t seq;        /**< the request's frame: a refusal's NAK names it */
 	uint32_t sent;       /**< bytes of the answer framed so far */
 	struct via_zc *zc;   /**< its zero-copy frames' tracker, or NULL */
 };

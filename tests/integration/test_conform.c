@@ -12,6 +12,9 @@
  *  partial   §2.5.1, §10.2 bit 4: an Unreliable message cut short by a lost
  *            frame completes its receive descriptor with the Partial Packet
  *            Error, through a NIC that drops frames.
+ *  nak       §10.2, §2.5.2, §2.5.3, §9.9.1: a NAK's status goes to the
+ *            operation it answers, not to an unrelated RDMA Read held before
+ *            it; RDMAW_PROT when the refused write had completed.
  *  idle      §5.1: errors of an Idle VI that would go to the error handler are
  *            reported when the consumer connects it, not at once.
  *  flushop   §10.2 bits 18:16: descriptors flushed from the send queue carry
@@ -548,6 +551,118 @@ out:
 	viad_stop(&v);
 }
 
+/* ---- nak: §10.2, §2.5.2, §2.5.3 ----------------------------------------------------- */
+
+#define NAK_READS 15    /* VIA_MAX_READS - 1: the 16th may be the refused one */
+
+enum nak_kind { NAK_WRITE, NAK_SEND, NAK_READ };
+
+static const char *const nak_names[] = {
+	[NAK_WRITE] = "RDMA Write into memory without RDMA Write",
+	[NAK_SEND] = "Send with no receive posted",
+	[NAK_READ] = "RDMA Read of memory without RDMA Read",
+};
+
+/*
+ * RDMA Reads are posted, then an operation the target refuses: its NAK
+ * answers that operation, whatever reads still wait for their answer when
+ * it arrives. A read completes whole (answered before the break), with
+ * TRANSPORT_ERROR (§10.2 bit 6: valid on RDMA Read descriptors on the
+ * reliable levels) or flushed (bit 5); never with the refusal's bits - on
+ * Reliable Delivery REMOTE_DESC_ERROR is never valid (§10.2 bit 8).
+ */
+static void
+nak_case(struct nicx *x, VIP_RELIABILITY_LEVEL lv, enum nak_kind kind)
+{
+	VIP_VI_HANDLE a = vi_new(x, lv, 0, false, false), b = vi_new(x, lv, 0, true, true);
+	VIP_DESCRIPTOR *rd[NAK_READS], *op, *out;
+	uint8_t *src, *tgt;
+	char what[128];
+	uint32_t want;
+	unsigned i, bad = 0, answered = 0;
+	struct h_err_event ev;
+
+	snprintf(what, sizeof(what), "%s: %u RDMA Reads, then a refused %s", lv_name(lv), NAK_READS,
+		 nak_names[kind]);
+	h_mem_reset(&x->m);
+	if (!connect2(x, a, b, kind == NAK_WRITE ? "nak-w" : kind == NAK_SEND ? "nak-s" : "nak-r"))
+		goto out;
+	h_err_clear();
+	src = h_mem_get(&x->m, 256, 64);
+	tgt = h_mem_get(&x->m, 256, 64);
+	for (i = 0; i < NAK_READS; i++)
+		rd[i] = rdma_new(x, VIP_CONTROL_OP_RDMAREAD, x->t.base + 64 * i, x->t.mh,
+				 h_mem_get(&x->m, 64, 64), 64);
+	op = kind == NAK_WRITE ? rdma_new(x, VIP_CONTROL_OP_RDMAWRITE, tgt, x->m.mh, src, 100)
+	     : kind == NAK_SEND ? send_new(x, src, 100, false, 0)
+				: rdma_new(x, VIP_CONTROL_OP_RDMAREAD, tgt, x->m.mh, src, 100);
+	for (i = 0; i < NAK_READS; i++)
+		VipPostSend(a, rd[i], x->m.mh);
+	VipPostSend(a, op, x->m.mh);
+	for (i = 0; i < NAK_READS; i++) {
+		uint32_t st;
+
+		out = next_done(a, false, WAIT_MS);
+		if (out != rd[i]) {
+			CHECK(0, "%s: read %u completes in its turn", what, i);
+			goto out;
+		}
+		st = out->CS.Status;
+		answered += st == ST_READ_OK;
+		if (st != ST_READ_OK && st != (ST_READ_OK | VIP_STATUS_TRANSPORT_ERROR) &&
+		    st != (ST_READ_OK | VIP_STATUS_DESC_FLUSHED_ERROR) && bad++ == 0)
+			h_note("%s: read %u completed with Status %#x", what, i, st);
+	}
+	CHECK(bad == 0, "%s: the reads complete whole (%u), with TRANSPORT_ERROR or flushed, none "
+	      "with the refusal's bits (%u do)", what, answered, bad);
+	if (kind == NAK_READ)
+		want = VIP_STATUS_DONE | VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ;
+	else if (lv == LV_RR && kind == NAK_WRITE)
+		want = VIP_STATUS_DONE | VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_WRITE;
+	else if (lv == LV_RR)
+		want = VIP_STATUS_DONE | VIP_STATUS_REMOTE_DESC_ERROR | VIP_STATUS_OP_SEND;
+	else
+		want = kind == NAK_WRITE ? ST_WRITE_OK : ST_SEND_OK; /* in flight (§2.5.2) */
+	out = next_done(a, false, WAIT_MS);
+	CHECK(out == op && out->CS.Status == want,
+	      "%s: the refused operation carries its own outcome (Status %#x, want %#x)", what,
+	      out == op ? out->CS.Status : 0, want);
+	if (lv == LV_RD && kind == NAK_WRITE)
+		CHECK(h_err_take(VIP_ERROR_RDMAW_PROT, a, WAIT_MS, &ev) &&
+		      ev.op == VIP_STATUS_OP_RDMA_WRITE,
+		      "%s: the write had completed: VIP_ERROR_RDMAW_PROT (§9.9.1)", what);
+	else
+		CHECK(h_err_count(VIP_ERROR_RDMAW_PROT, a) == 0,
+		      "%s: no VIP_ERROR_RDMAW_PROT (reported in a descriptor, or not a write)", what);
+	CHECK(h_state_wait(a, VIP_STATE_ERROR, WAIT_MS) == VIP_STATE_ERROR &&
+	      h_state_wait(b, VIP_STATE_ERROR, WAIT_MS) == VIP_STATE_ERROR,
+	      "%s: the connection broke (§2.5.2, §2.5.3)", what);
+out:
+	h_pair_drop(a, b);
+}
+
+static void
+test_nak(const struct viad_proc *v)
+{
+	struct nicx x;
+
+	h_note("nak: a NAK's status goes to the operation it answers (§10.2, §2.5.2, §2.5.3)");
+	if (!nic_open(&x, v, 4u << 20))
+		goto out;
+	if (!x.na.RDMAReadSupport) {
+		h_note("the NIC has no RDMA Read: nothing to test");
+		goto out;
+	}
+	nak_case(&x, LV_RD, NAK_WRITE);
+	nak_case(&x, LV_RD, NAK_SEND);
+	nak_case(&x, LV_RD, NAK_READ);
+	nak_case(&x, LV_RR, NAK_WRITE);
+	nak_case(&x, LV_RR, NAK_SEND);
+	nak_case(&x, LV_RR, NAK_READ);
+out:
+	nic_close(&x);
+}
+
 /* ---- idle: §5.1 ------------------------------------------------------------------ */
 
 #define BOGUS_HANDLE 0xfffffff0u   /* names no region */
@@ -707,6 +822,8 @@ main(int argc, char **argv)
 		test_segs(&v);
 	if (enabled("partial"))
 		test_partial();
+	if (up && enabled("nak"))
+		test_nak(&v);
 	if (up && enabled("idle"))
 		test_idle(&v);
 	if (enabled("flushop"))
