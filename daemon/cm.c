@@ -60,6 +60,7 @@ struct via_cm_listener {
 struct via_cm_rejected {
 	uint8_t mac[6];
 	uint32_t conn_id;
+	uint32_t reason;             /**< enum via_wire_reject, sent again with it */
 };
 
 struct via_cm {
@@ -155,6 +156,65 @@ attr_from_wire(const struct via_wire_conn *w, struct via_ctl_vi_attr *a)
 	a->qos = rte_be_to_cpu_32(w->qos);
 }
 
+/*
+ * Whether @p vi and a remote VI of attributes @p remote can be connected
+ * (§4.1: "Only VIs with the same reliability level can be connected", "The
+ * VI Providers must also agree on the MTU"; §9.4.2: the conflicts are the
+ * reliability level, the maximum transfer size and the quality of
+ * service). Sizes agree on the smaller (conn_transfer): only a remote size
+ * of 0 cannot work. @return 0, -EPROTONOSUPPORT, -EMSGSIZE, -EDOM: the
+ * VIP_INVALID_RELIABILITY_LEVEL, _MTU and _QOS of vipl_return()
+ */
+static int
+attr_conflict(const struct via_vi *vi, const struct via_ctl_vi_attr *remote)
+{
+	if (remote->reliability != vi->attr.reliability)
+		return -EPROTONOSUPPORT;
+	if (remote->max_transfer == 0)
+		return -EMSGSIZE;
+	if (remote->qos != vi->attr.qos)
+		return -EDOM;
+	return 0;
+}
+
+/* §9.10.5: the MaxTransferSize granted for a connection, the smaller of the
+ * two requested, in vi->conn and in the remote attributes returned. */
+static void
+conn_transfer(struct via_vi *vi)
+{
+	uint32_t theirs = vi->conn.remote_attr.max_transfer;
+
+	vi->conn.max_transfer = theirs != 0 && theirs < vi->attr.max_transfer ? theirs
+									  : vi->attr.max_transfer;
+	vi->conn.remote_attr.max_transfer = vi->conn.max_transfer;
+}
+
+/* The CONN_REJECT reason (its imm) of an attr_conflict() error, and back. */
+static uint32_t
+reject_reason(int err)
+{
+	return err == -EPROTONOSUPPORT ? VIA_REJECT_RELIABILITY
+	       : err == -EMSGSIZE ? VIA_REJECT_MTU
+	       : err == -EDOM ? VIA_REJECT_QOS
+			      : VIA_REJECT_CONSUMER;
+}
+
+static int
+reject_error(uint32_t reason)
+{
+	return reason == VIA_REJECT_RELIABILITY ? -EPROTONOSUPPORT
+	       : reason == VIA_REJECT_MTU ? -EMSGSIZE
+	       : reason == VIA_REJECT_QOS ? -EDOM
+					  : -ECONNREFUSED;    /* the consumer, or unknown */
+}
+
+/* Whether a request ended with @p err because the other end refused it. */
+static bool
+refused(int err)
+{
+	return err == -ECONNREFUSED || err == -EPROTONOSUPPORT || err == -EMSGSIZE || err == -EDOM;
+}
+
 /* Frames of this connection carry what the smaller of the two ports takes. */
 static void
 agree_frame_payload(struct via_vi *vi, const struct via_wire_conn *peer)
@@ -195,6 +255,8 @@ send_accept(struct via_vi *vi)
 	struct via_wire_conn w;
 
 	attr_to_wire(vi, NULL, NULL, &w);
+	/* the size granted, not the one asked for (§9.10.5) */
+	w.max_transfer = rte_cpu_to_be_32(vi->conn.max_transfer);
 	send_cm(vi->owner->nic, vi->conn.remote_mac, VIA_OP_CONN_ACCEPT, 0, vi->conn.remote_vi,
 		vi->id, vi->conn.id, &w);
 }
@@ -240,17 +302,16 @@ request_done(struct viad *d, struct via_vi *vi, int err)
 	/* VipConnectPeerWait knows only "timed out" (no listener there) */
 	if (c->peer && err == -ENXIO)
 		err = -ETIMEDOUT;
+	c->result = err;
 	if (err == 0) {
 		via_vi_set_state(vi, VIP_STATE_CONNECTED, "connection accepted");
-		c->result = VIA_CONN_UP;
 	} else {
 		/* tell the server its copy of the request is void, so a late
 		 * VipConnectAccept answers "timed out" rather than half-open */
-		if (err != -ECONNREFUSED)
+		if (!refused(err))
 			request_abandon(d, vi);
 		via_vi_set_state(vi, VIP_STATE_IDLE,
 				 err == -ETIMEDOUT ? "connect timed out" : "connect failed");
-		c->result = err == -ECONNREFUSED ? VIA_CONN_REJECTED : VIA_CONN_TIMED_OUT;
 		c->id = 0;
 	}
 	if (c->reply_op != 0) {
@@ -340,17 +401,14 @@ via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi_id, uint32_t
 		c->reply_seq = seq;
 		return VIA_CTL_DEFERRED;
 	}
-	switch (c->result) {
-	case VIA_CONN_UP:
+	if (c->result == 0) {
 		*attr = c->remote_attr;
 		return 0;
-	case VIA_CONN_REJECTED:
-		c->peer = false;
-		return -ECONNREFUSED;
-	default:
-		c->peer = false;
-		return -ETIMEDOUT;
 	}
+	/* timed out, refused by the peer, or an attribute conflict (vipl.h:
+	 * VIP_INVALID_RELIABILITY_LEVEL, _MTU, _QOS), reported once */
+	c->peer = false;
+	return c->result;
 }
 
 /* ---- server side: requests, listeners, accept and reject ---------------- */
@@ -464,6 +522,7 @@ via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_
 	struct via_cm_req *r = req_get(d, s, conn);
 	struct via_vi *vi = via_vi_get(d, s, vi_id);
 	struct via_ctl_vi_attr remote;
+	int rc;
 
 	if (r == NULL || vi == NULL || r->nic != s->nic)
 		return -ENOENT;
@@ -474,20 +533,17 @@ via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_
 		req_free(d->cm, r);
 		return -ETIMEDOUT;
 	}
-	/* VIA §4.1: the levels must match and the providers agree on the MTU;
-	 * on a conflict the request stays valid (§9.4.2) */
+	/* on a conflict the request stays valid (§9.4.2) */
 	attr_from_wire(&r->info, &remote);
-	if (remote.reliability != vi->attr.reliability)
-		return -EPROTONOSUPPORT;
-	if (remote.max_transfer != vi->attr.max_transfer)
-		return -EMSGSIZE;
-	if (remote.qos != vi->attr.qos)
-		return -EDOM;
+	rc = attr_conflict(vi, &remote);
+	if (rc != 0)
+		return rc;
 	memset(&vi->conn, 0, sizeof(vi->conn));
 	vi->conn.id = r->conn_id;
 	memcpy(vi->conn.remote_mac, r->remote_mac, 6);
 	vi->conn.remote_vi = r->remote_vi;
 	vi->conn.remote_attr = remote;
+	conn_transfer(vi);
 	agree_frame_payload(vi, &r->info);
 	via_vi_set_state(vi, VIP_STATE_CONNECT_PENDING, "VipConnectAccept");
 	via_dp_vi_reset(vi);
@@ -497,14 +553,24 @@ via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_
 	return 0;
 }
 
+/* Refuse request @p conn_id of VI @p vi at @p mac, for @p reason (in imm),
+ * and remember it: a late copy of the request gets the same answer. */
+static void
+reject_send(struct via_cm *cm, struct via_nic *nic, const uint8_t *mac, uint32_t vi,
+	    uint32_t conn_id, uint32_t reason)
+{
+	struct via_cm_rejected *rec = &cm->recent[cm->recent_next++ % CM_RECENT];
+
+	memcpy(rec->mac, mac, 6);
+	rec->conn_id = conn_id;
+	rec->reason = reason;
+	via_dp_send_xport(nic, mac, VIA_OP_CONN_REJECT, 0, vi, 0, conn_id, 0, reason);
+}
+
 static void
 reject(struct viad *d, struct via_cm_req *r)
 {
-	struct via_cm_rejected *rec = &d->cm->recent[d->cm->recent_next++ % CM_RECENT];
-
-	memcpy(rec->mac, r->remote_mac, 6);
-	rec->conn_id = r->conn_id;
-	send_cm(r->nic, r->remote_mac, VIA_OP_CONN_REJECT, 0, r->remote_vi, 0, r->conn_id, NULL);
+	reject_send(d->cm, r->nic, r->remote_mac, r->remote_vi, r->conn_id, VIA_REJECT_CONSUMER);
 	req_free(d->cm, r);
 }
 
@@ -595,16 +661,16 @@ vi_of_frame(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 	return vi;
 }
 
-static bool
+static const struct via_cm_rejected *
 was_rejected(struct via_cm *cm, const uint8_t *mac, uint32_t conn_id)
 {
 	unsigned i;
 
 	for (i = 0; i < CM_RECENT; i++) {
 		if (cm->recent[i].conn_id == conn_id && memcmp(cm->recent[i].mac, mac, 6) == 0)
-			return true;
+			return &cm->recent[i];
 	}
-	return false;
+	return NULL;
 }
 
 /* An established VI whose acceptance this request duplicates. */
@@ -650,9 +716,11 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 	    const struct via_wire_hdr *h, const struct via_wire_conn *w)
 {
 	uint32_t conn_id = via_wire_conn_id(h), src_vi = via_wire_src_vi(h);
+	const struct via_cm_rejected *rec;
 	struct via_cm *cm = d->cm;
 	struct via_cm_req *r;
 	struct via_vi *vi;
+	int rc;
 
 	if (w->dst_disc_len > VIA_WIRE_DISC_MAX || w->src_disc_len > VIA_WIRE_DISC_MAX)
 		return;
@@ -661,8 +729,10 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 		send_accept(vi);                   /* our CONN_ACCEPT was lost */
 		return;
 	}
-	if (was_rejected(cm, mac, conn_id)) {
-		send_cm(nic, mac, VIA_OP_CONN_REJECT, 0, src_vi, 0, conn_id, NULL);
+	rec = was_rejected(cm, mac, conn_id);
+	if (rec != NULL) {
+		via_dp_send_xport(nic, mac, VIA_OP_CONN_REJECT, 0, src_vi, 0, conn_id, 0,
+				  rec->reason);
 		return;
 	}
 	if (via_wire_flags(h) & VIA_WF_PEER) {
@@ -683,12 +753,14 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 		vi->conn.remote_vi = src_vi;
 		attr_from_wire(w, &vi->conn.remote_attr);
 		agree_frame_payload(vi, w);
-		if (vi->conn.remote_attr.reliability != vi->attr.reliability ||
-		    vi->conn.remote_attr.max_transfer != vi->attr.max_transfer) {
-			send_cm(nic, mac, VIA_OP_CONN_REJECT, 0, src_vi, 0, conn_id, NULL);
-			request_done(d, vi, -ECONNREFUSED);
+		/* both ends learn the conflict: vipl.h VipConnectPeerDone/Wait */
+		rc = attr_conflict(vi, &vi->conn.remote_attr);
+		if (rc != 0) {
+			reject_send(cm, nic, mac, src_vi, conn_id, reject_reason(rc));
+			request_done(d, vi, rc);
 			return;
 		}
+		conn_transfer(vi);
 		via_dp_vi_reset(vi);
 		send_accept(vi);
 		request_done(d, vi, 0);
@@ -765,6 +837,7 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 			break;             /* duplicate, or for an extinct attempt */
 		vi->conn.remote_vi = via_wire_src_vi(h);
 		attr_from_wire(w, &vi->conn.remote_attr);
+		conn_transfer(vi);
 		agree_frame_payload(vi, w);
 		via_dp_vi_reset(vi);
 		request_done(d, vi, 0);
@@ -772,7 +845,7 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 	case VIA_OP_CONN_REJECT:
 		vi = requesting_vi(d, nic, src_mac, h);
 		if (vi != NULL)
-			request_done(d, vi, -ECONNREFUSED);
+			request_done(d, vi, reject_error(via_wire_imm(h)));
 		break;
 	case VIA_OP_CONN_NOMATCH:
 		vi = requesting_vi(d, nic, src_mac, h);

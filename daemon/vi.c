@@ -297,6 +297,16 @@ via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why)
 	}
 	VLOG_DBG("VI %u: %s -> %s: %s", vi->id, via_vi_state_name(vi->state),
 		 via_vi_state_name(state), why);
+	/* §9.10.5: MaxTransferSize is the requested size "as input
+	 * parameter", the granted one "as output parameter": what VipQueryVi
+	 * says and the data path enforces while there is a connection */
+	if (state == VIP_STATE_CONNECTED) {
+		vi->requested_transfer = vi->attr.max_transfer;
+		vi->attr.max_transfer = vi->conn.max_transfer;
+	} else if (state == VIP_STATE_IDLE && vi->requested_transfer != 0) {
+		vi->attr.max_transfer = vi->requested_transfer;
+		vi->requested_transfer = 0;
+	}
 	vi->state = state;
 	/* the consumer connects the VI: now the errors of its Idle time (§5.1) */
 	if (state == VIP_STATE_CONNECT_PENDING) {

@@ -510,26 +510,21 @@ struct via_cq *via_cq_get(struct viad *d, struct via_session *s, uint32_t id);
 
 /* ---- vi.c ------------------------------------------------------------- */
 
-/** How the last connection attempt of a VI ended (VipConnectPeerDone). */
-enum via_conn_result {
-	VIA_CONN_NONE,
-	VIA_CONN_UP,
-	VIA_CONN_TIMED_OUT,
-	VIA_CONN_REJECTED,
-};
-
 /** The connection of a VI (VIA §4): who is at the other end. */
 struct via_vi_conn {
 	uint32_t id;              /**< connection identifier; 0 = none */
 	uint8_t remote_mac[6];
 	uint32_t remote_vi;
 	uint32_t frame_payload;   /**< payload per frame agreed with the peer */
+	/** MaxTransferSize agreed with the peer: the smaller of the two (VIA
+	 *  §4.1, §9.10.5); attr.max_transfer while Connected (via_vi_set_state) */
+	uint32_t max_transfer;
 	struct via_ctl_vi_attr remote_attr;
 	/* requester side while Pending Connect (cm.c) */
 	bool requesting;
 	bool peer;                /**< VipConnectPeerRequest */
 	bool saw_nomatch;         /**< the remote answered "nobody waits" */
-	uint8_t result;           /**< enum via_conn_result of the last attempt */
+	int result;               /**< how the last attempt ended: 0 connected, or -errno */
 	uint32_t reply_seq;       /**< deferred CONN_REQUEST / PEER_WAIT to answer */
 	uint16_t reply_op;        /**< 0 = none */
 	uint64_t deadline_ms;     /**< UINT64_MAX: no timeout */
@@ -666,7 +661,12 @@ struct via_vi {
 	uint32_t id;
 	uint32_t cookie;                /**< the client's, for CQ entries and errors */
 	uint32_t state;                 /**< VIP_VI_STATE (VIA §5) */
+	/** its attributes; while Connected (and in Error) max_transfer is the
+	 *  size granted for the connection (VIA §9.10.5), requested_transfer
+	 *  the one it asked for (0: not connected since), back in attr when it
+	 *  is Idle again */
 	struct via_ctl_vi_attr attr;
+	uint32_t requested_transfer;
 	struct via_vi_conn conn;
 	struct via_vi_rx rx;
 	struct via_vi_rel rel;

@@ -43,6 +43,18 @@ enum via_wire_op {
 	VIA_OP_COUNT,
 };
 
+/**
+ * Why a CONN_REJECT refuses, in its imm (docs/wire-format.md section 7.3):
+ * the consumer did, or the attributes of the two VIs cannot make a
+ * connection (§9.4.2's conflicts: VipConnectPeerDone/Wait return them).
+ */
+enum via_wire_reject {
+	VIA_REJECT_CONSUMER = 0,      /**< VipConnectReject (or an older viad) */
+	VIA_REJECT_RELIABILITY,       /**< the reliability levels differ (§2.5, §4.1) */
+	VIA_REJECT_MTU,               /**< a MaxTransferSize of 0: nothing to agree on */
+	VIA_REJECT_QOS,               /**< the qualities of service differ */
+};
+
 /** via_wire_hdr flags */
 #define VIA_WF_IMM   0x0001  /**< imm carries immediate data (VIA §10.2 bit 2) */
 #define VIA_WF_PEER  0x0002  /**< CONN_REQ of VipConnectPeerRequest */

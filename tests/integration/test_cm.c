@@ -510,16 +510,20 @@ static void
 test_accept_errors(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_NIC_HANDLE other,
 		   VIP_PROTECTION_HANDLE other_pt)
 {
-	VIP_VI_HANDLE cvi = vi_new(nic, pt, 0), small = vi_new(nic, pt, 16384),
-		      big = vi_new(nic, pt, 65536), good = vi_new(nic, pt, 0),
+	VIP_VI_HANDLE cvi = vi_new(nic, pt, 0), rel = NULL, big = vi_new(nic, pt, 65536),
 		      busy_a = vi_new(nic, pt, 0), busy_b = vi_new(nic, pt, 0),
 		      foreign = vi_new(other, other_pt, 0);
+	VIP_VI_ATTRIBUTES a;
 	struct wait_job w;
 	struct req_job j;
 
 	h_note("VipConnectAccept errors leave the request valid (§4.1, §9.4.2)");
-	if (cvi == NULL || small == NULL || big == NULL || good == NULL || busy_a == NULL ||
-	    busy_b == NULL || foreign == NULL)
+	h_vi_attrs(&a, pt);
+	a.ReliabilityLevel = VIP_SERVICE_RELIABLE_DELIVERY;
+	if ((nic_attrs.ReliabilityLevelSupport & VIP_SERVICE_RELIABLE_DELIVERY) &&
+	    VipCreateVi(nic, &a, NULL, NULL, &rel) != VIP_SUCCESS)
+		CHECK(0, "create a Reliable Delivery VI");
+	if (cvi == NULL || big == NULL || busy_a == NULL || busy_b == NULL || foreign == NULL)
 		return;
 	/* a connected VI for the state check */
 	h_connect(nic, busy_a, nic, busy_b, "acc-busy", 5000);
@@ -528,34 +532,37 @@ test_accept_errors(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, VIP_NIC_HANDLE 
 	wait_join(&w);
 	CHECK_RET(w.wait_rc, VIP_SUCCESS, "ConnectWait gets the request");
 	if (w.wait_rc == VIP_SUCCESS) {
-		CHECK_RET(VipConnectAccept(w.conn, small), VIP_INVALID_MTU,
-			  "Accept with a VI of MTU 16 KiB (requester 32 KiB)");
-		CHECK_RET(VipConnectAccept(w.conn, big), VIP_INVALID_MTU,
-			  "Accept with a VI of MTU 64 KiB (requester 32 KiB)");
+		if (rel != NULL) {
+			CHECK_RET(VipConnectAccept(w.conn, rel), VIP_INVALID_RELIABILITY_LEVEL,
+				  "Accept with a Reliable Delivery VI (requester Unreliable)");
+			CHECK_STATE(rel, VIP_STATE_IDLE, "the refused VI");
+		}
 		CHECK_RET(VipConnectAccept(w.conn, busy_a), VIP_INVALID_STATE,
 			  "Accept with a Connected VI");
 		CHECK_RET(VipConnectAccept(w.conn, foreign), VIP_INVALID_PARAMETER,
 			  "Accept with a VI of another NIC handle");
 		CHECK_RET(VipConnectAccept(w.conn, NULL), VIP_INVALID_PARAMETER,
 			  "Accept with a NULL VI");
-		CHECK_STATE(small, VIP_STATE_IDLE, "the refused VI");
 		CHECK_STATE(cvi, VIP_STATE_CONNECT_PENDING, "the requester still waits");
-		CHECK_RET(VipConnectAccept(w.conn, good), VIP_SUCCESS,
-			  "Accept with a matching Idle VI afterwards");
+		/* §4.1, §9.10.5: sizes are no conflict, the smaller is granted
+		 * (integration_conform, mtu) */
+		CHECK_RET(VipConnectAccept(w.conn, big), VIP_SUCCESS,
+			  "Accept with an Idle VI of MTU 64 KiB afterwards (requester 32 KiB)");
 	}
 	req_join(&j);
 	CHECK_RET(j.rc, VIP_SUCCESS, "the requester is connected");
-	CHECK_STATE(good, VIP_STATE_CONNECTED, "accepting VI");
-	h_note("reliability and QoS conflicts cannot be produced: the NIC supports only "
-	       "Unreliable VIs and QoS 0 (VipCreateVi refuses others)");
+	CHECK(j.attrs.MaxTransferSize == 32768, "on the smaller MaxTransferSize (%lu)",
+	      (unsigned long)j.attrs.MaxTransferSize);
+	CHECK_STATE(big, VIP_STATE_CONNECTED, "accepting VI");
+	h_note("a QoS conflict cannot be produced: VipCreateVi takes QoS 0 only");
 	VipDisconnect(cvi);
-	VipDisconnect(good);
+	VipDisconnect(big);
 	VipDisconnect(busy_a);
 	VipDisconnect(busy_b);
 	VipDestroyVi(cvi);
-	VipDestroyVi(small);
+	if (rel != NULL)
+		VipDestroyVi(rel);
 	VipDestroyVi(big);
-	VipDestroyVi(good);
 	VipDestroyVi(busy_a);
 	VipDestroyVi(busy_b);
 	VipDestroyVi(foreign);

@@ -4,6 +4,10 @@
  * reading of the specification found, one test each, named after what it
  * checks and citing its clause.
  *
+ *  mtu       §4.1 ("the VI Providers must also agree on the MTU"), §9.10.5
+ *            (MaxTransferSize "as output parameter ... the granted Maximum
+ *            Transfer Size"): the two ends agree on the smaller, report it
+ *            in the attributes returned and in VipQueryVi, and enforce it.
  *  async     §7.1, §9.9.1: an Unreliable VI raises no RECVQ_EMPTY and no
  *            RDMAW_PROT; a refused RDMA Write with immediate data completes
  *            the receive descriptor it consumes, in error.
@@ -21,6 +25,8 @@
  *            the operation they were (RDMA Write, RDMA Read).
  *  rdmaread  §2.5.1, Table 1, §9.3.1, §9.8.2: EnableRdmaRead on an Unreliable
  *            VI is refused with VIP_INVALID_RDMAREAD.
+ *  peer      vipl.h VipConnectPeerDone/Wait (Intel VI Developer's Guide):
+ *            an attribute conflict returns its own code, not VIP_REJECT.
  *
  * viads:
  *  - "conform": the harness defaults (the loopback NIC via0);
@@ -148,6 +154,16 @@ vi_new(struct nicx *x, VIP_RELIABILITY_LEVEL lv, VIP_ULONG mtu, bool wr, bool rd
 		return NULL;
 	}
 	return vi;
+}
+
+static VIP_ULONG
+vi_mtu(VIP_VI_HANDLE vi)
+{
+	VIP_VI_ATTRIBUTES a;
+	VIP_VI_STATE st;
+	VIP_BOOLEAN se, re;
+
+	return VipQueryVi(vi, &st, &a, &se, &re) == VIP_SUCCESS ? a.MaxTransferSize : 0;
 }
 
 /* Connect @p a (requester) to @p b (acceptor) on @p x, discriminators TAG-c, TAG-s. */
@@ -288,6 +304,155 @@ has_pattern(const uint8_t *p, size_t n, uint32_t seed)
 			return false;
 	}
 	return true;
+}
+
+/* ---- a VipConnectRequest on a thread of its own --------------------------------- */
+
+struct req_job {
+	pthread_t t;
+	VIP_VI_HANDLE vi;
+	union h_net_addr local, remote;
+	VIP_ULONG timeout;
+	VIP_VI_ATTRIBUTES ra;
+	VIP_RETURN rc;
+	uint64_t ms;
+	bool done;
+};
+
+static void *
+req_main(void *arg)
+{
+	struct req_job *j = arg;
+	uint64_t t0 = h_now_ms();
+
+	j->rc = VipConnectRequest(j->vi, &j->local.a, &j->remote.a, j->timeout, &j->ra);
+	j->ms = h_now_ms() - t0;
+	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool
+req_start(struct req_job *j, const struct nicx *x, VIP_VI_HANDLE vi, const char *ldisc,
+	  const char *rdisc, VIP_ULONG timeout)
+{
+	memset(j, 0, sizeof(*j));
+	j->vi = vi;
+	h_addr(&j->local, x->mac, ldisc);
+	h_addr(&j->remote, x->mac, rdisc);
+	j->timeout = timeout;
+	j->rc = VIP_ERROR_RESOURCE;
+	if (pthread_create(&j->t, NULL, req_main, j) != 0)
+		return CHECK(0, "start a VipConnectRequest thread");
+	return true;
+}
+
+/* Wait for the request; one still running after @p ms is ended with
+ * VipDisconnect (§5.2), so that no test hangs. @return whether it ended by itself */
+static bool
+req_join(struct req_job *j, unsigned ms)
+{
+	uint64_t end = h_now_ms() + ms;
+	bool ended;
+
+	while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE) && h_now_ms() < end)
+		h_sleep_ms(5);
+	ended = __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+	if (!ended)
+		VipDisconnect(j->vi);
+	pthread_join(j->t, NULL);
+	return ended;
+}
+
+/* ---- mtu: §4.1, §9.10.5 ----------------------------------------------------------- */
+
+static void
+test_mtu(const struct viad_proc *v)
+{
+	struct nicx x;
+	VIP_VI_HANDLE a = NULL, b = NULL, p = NULL, q = NULL;
+	VIP_VI_ATTRIBUTES ra_p, ra_q;
+	union h_net_addr l, r, lp, lq;
+	VIP_VI_ATTRIBUTES ra;
+	VIP_CONN_HANDLE conn;
+	VIP_DESCRIPTOR *sd, *rd;
+	uint8_t *buf;
+	struct req_job j;
+	VIP_RETURN rc, pp, pq;
+
+	h_note("mtu: the ends agree on the smaller MaxTransferSize (§4.1, §9.10.5)");
+	if (!nic_open(&x, v, 4u << 20))
+		goto out;
+	a = vi_new(&x, LV_U, 32768, false, false);
+	b = vi_new(&x, LV_U, 16384, false, false);
+	if (a == NULL || b == NULL || !req_start(&j, &x, a, "mtu-c", "mtu-s", 10000))
+		goto out;
+	rc = VipConnectWait(x.nic, h_addr(&l, x.mac, "mtu-s"), 5000, &r.a, &ra, &conn);
+	CHECK(rc == VIP_SUCCESS && ra.MaxTransferSize == 32768,
+	      "VipConnectWait: the requester asks for 32768 (%s, %lu)", VipDpdkReturnString(rc),
+	      (unsigned long)ra.MaxTransferSize);
+	if (rc == VIP_SUCCESS) {
+		rc = VipConnectAccept(conn, b);
+		CHECK_RET(rc, VIP_SUCCESS, "VipConnectAccept with a VI of 16384: not a conflict, the "
+			  "smaller is granted");
+		if (rc != VIP_SUCCESS)
+			VipConnectReject(conn);
+	}
+	req_join(&j, 12000);
+	CHECK_RET(j.rc, VIP_SUCCESS, "the request is connected");
+	if (j.rc != VIP_SUCCESS)
+		goto out;
+	CHECK(j.ra.MaxTransferSize == 16384,
+	      "the requester's RemoteViAttribs say the granted 16384 (%lu)",
+	      (unsigned long)j.ra.MaxTransferSize);
+	CHECK(vi_mtu(a) == 16384 && vi_mtu(b) == 16384,
+	      "VipQueryVi of both ends: MaxTransferSize 16384, granted (%lu, %lu)",
+	      (unsigned long)vi_mtu(a), (unsigned long)vi_mtu(b));
+	/* §10.2 bit 3: more than the connection's MTU is a length error */
+	buf = h_mem_get(&x.m, 32768, 64);
+	rd = recv_new(&x, 32768);
+	VipPostRecv(b, rd, x.m.mh);
+	sd = send_new(&x, buf, 16385, false, 0);
+	VipPostSend(a, sd, x.m.mh);
+	expect_done(a, false, sd, VIP_STATUS_DONE | VIP_STATUS_LENGTH_ERROR | VIP_STATUS_OP_SEND,
+		    "a send of 16385 bytes (more than granted)");
+	fill_pattern(buf, 16384, 7);
+	sd = send_new(&x, buf, 16384, false, 0);
+	VipPostSend(a, sd, x.m.mh);
+	expect_done(a, false, sd, ST_SEND_OK, "a send of 16384 bytes");
+	if (expect_done(b, true, rd, ST_RECV_OK, "16384 bytes"))
+		CHECK(rd->CS.Length == 16384 && has_pattern(dseg(rd, 0)->Local.Data.Address, 16384, 7),
+		      "they arrive whole (Length %u)", rd->CS.Length);
+	h_pair_drain(a, b);
+	CHECK(vi_mtu(a) == 32768 && vi_mtu(b) == 16384,
+	      "disconnected, each VI has its own requested size again (%lu, %lu)",
+	      (unsigned long)vi_mtu(a), (unsigned long)vi_mtu(b));
+
+	/* the peer path agrees the same way */
+	p = vi_new(&x, LV_U, 32768, false, false);
+	q = vi_new(&x, LV_U, 8192, false, false);
+	if (p == NULL || q == NULL)
+		goto out;
+	h_addr(&lp, x.mac, "mtu-p");
+	h_addr(&lq, x.mac, "mtu-q");
+	pp = VipConnectPeerRequest(p, &lp.a, &lq.a, 10000);
+	pq = VipConnectPeerRequest(q, &lq.a, &lp.a, 10000);
+	if (pp == VIP_SUCCESS)
+		pp = VipConnectPeerWait(p, &ra_p);
+	if (pq == VIP_SUCCESS)
+		pq = VipConnectPeerWait(q, &ra_q);
+	CHECK(pp == VIP_SUCCESS && pq == VIP_SUCCESS,
+	      "peer-to-peer, 32768 and 8192: connected (%s, %s)", VipDpdkReturnString(pp),
+	      VipDpdkReturnString(pq));
+	if (pp == VIP_SUCCESS && pq == VIP_SUCCESS)
+		CHECK(ra_p.MaxTransferSize == 8192 && ra_q.MaxTransferSize == 8192 &&
+		      vi_mtu(p) == 8192 && vi_mtu(q) == 8192,
+		      "VipConnectPeerWait and VipQueryVi say 8192 at both ends (%lu %lu %lu %lu)",
+		      (unsigned long)ra_p.MaxTransferSize, (unsigned long)ra_q.MaxTransferSize,
+		      (unsigned long)vi_mtu(p), (unsigned long)vi_mtu(q));
+out:
+	h_pair_drop(p, q);
+	h_pair_drop(a, b);
+	nic_close(&x);
 }
 
 /* ---- async: §7.1, §9.9.1 ---------------------------------------------------------- */
@@ -808,6 +973,47 @@ out:
 	nic_close(&x);
 }
 
+/* ---- peer: VipConnectPeerDone/Wait return codes --------------------------------------- */
+
+static void
+test_peer(const struct viad_proc *v)
+{
+	struct nicx x;
+	VIP_VI_HANDLE p = NULL, q = NULL;
+	union h_net_addr lp, lq;
+	VIP_VI_ATTRIBUTES ra;
+	VIP_RETURN rp, rq;
+
+	h_note("peer: an attribute conflict returns its code (vipl.h VipConnectPeerDone/Wait)");
+	if (!nic_open(&x, v, 1u << 20))
+		goto out;
+	if (!(x.na.ReliabilityLevelSupport & LV_RD)) {
+		h_note("the NIC supports only Unreliable VIs: no conflict to make");
+		goto out;
+	}
+	p = vi_new(&x, LV_U, 0, false, false);
+	q = vi_new(&x, LV_RD, 0, false, false);
+	if (p == NULL || q == NULL)
+		goto out;
+	h_addr(&lp, x.mac, "peer-p");
+	h_addr(&lq, x.mac, "peer-q");
+	rp = VipConnectPeerRequest(p, &lp.a, &lq.a, 5000);
+	rq = VipConnectPeerRequest(q, &lq.a, &lp.a, 5000);
+	if (rp == VIP_SUCCESS)
+		rp = VipConnectPeerWait(p, &ra);
+	if (rq == VIP_SUCCESS)
+		rq = VipConnectPeerWait(q, &ra);
+	CHECK(rp == VIP_INVALID_RELIABILITY_LEVEL && rq == VIP_INVALID_RELIABILITY_LEVEL,
+	      "Unreliable against Reliable Delivery: VIP_INVALID_RELIABILITY_LEVEL at both ends "
+	      "(%s, %s)", VipDpdkReturnString(rp), VipDpdkReturnString(rq));
+	CHECK(h_vi_state(p) == VIP_STATE_IDLE && h_vi_state(q) == VIP_STATE_IDLE,
+	      "both VIs are Idle again");
+	h_note("a QoS conflict cannot be made here: viad takes QoS 0 only (VipCreateVi)");
+out:
+	h_pair_drop(p, q);
+	nic_close(&x);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -816,6 +1022,8 @@ main(int argc, char **argv)
 
 	h_init(argc, argv, 280);
 	up = viad_start(&v, "conform", NULL) == 0;
+	if (up && enabled("mtu"))
+		test_mtu(&v);
 	if (up && enabled("async"))
 		test_async(&v);
 	if (up && enabled("segs"))
@@ -830,6 +1038,8 @@ main(int argc, char **argv)
 		test_flushop();
 	if (up && enabled("rdmaread"))
 		test_rdmaread(&v);
+	if (up && enabled("peer"))
+		test_peer(&v);
 	if (up) {
 		CHECK(viad_alive(&v), "viad 'conform' still running");
 		viad_stop(&v);
