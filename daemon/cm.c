@@ -8,9 +8,10 @@
  * cm_retry_ms until its timeout; the server's viad keeps an unmatched
  * request in a backlog (refreshed by each retransmission, answered with
  * CONN_NOMATCH) so that a VipConnectWait issued later, even with timeout 0,
- * finds it. VipConnectAccept answers CONN_ACCEPT, VipConnectReject
- * CONN_REJECT; a retransmitted request of an accepted or rejected
- * connection gets the same answer again.
+ * finds it - for a short grace: after viad.cm_nomatch_grace_ms of
+ * CONN_NOMATCH the request fails (VIA §4.1). VipConnectAccept answers
+ * CONN_ACCEPT, VipConnectReject CONN_REJECT; a retransmitted request of an
+ * accepted or rejected connection gets the same answer again.
  *
  * Connection identifiers (VIA §4.1, §4.2): every attempt gets a fresh
  * 32-bit identifier from a per-boot random base; data frames carry it and
@@ -311,7 +312,9 @@ request_done(struct viad *d, struct via_vi *vi, int err)
 		if (!refused(err))
 			request_abandon(d, vi);
 		via_vi_set_state(vi, VIP_STATE_IDLE,
-				 err == -ETIMEDOUT ? "connect timed out" : "connect failed");
+				 err == -ETIMEDOUT ? "connect timed out"
+				 : err == -ENXIO ? "nobody waits for the request"
+						 : "connect failed");
 		c->id = 0;
 	}
 	if (c->reply_op != 0) {
@@ -409,6 +412,29 @@ via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi_id, uint32_t
 	 * VIP_INVALID_RELIABILITY_LEVEL, _MTU, _QOS), reported once */
 	c->peer = false;
 	return c->result;
+}
+
+/*
+ * The server has no VipConnectWait for @p vi's request (CONN_NOMATCH). §4.1:
+ * "If the specified remote VI does not exist, is not reachable, is in the
+ * wrong state, or its discriminator doesn't match, then the VI Provider
+ * will return an error". The server keeps the request in its backlog, so
+ * that a VipConnectWait issued just after finds it; the request ends with
+ * VIP_NO_MATCH at the first answer viad.cm_nomatch_grace_ms after the first,
+ * whatever its Timeout (docs/design.md section 8). A request that a
+ * VipConnectWait has gets no such answer. A peer request waits for its
+ * peer's request until its Timeout instead.
+ */
+static void
+nomatch(struct viad *d, struct via_vi *vi)
+{
+	struct via_vi_conn *c = &vi->conn;
+	uint64_t now = via_now_ms();
+
+	if (c->nomatch_since_ms == 0)
+		c->nomatch_since_ms = now;
+	if (!c->peer && now - c->nomatch_since_ms >= d->conf.cm_nomatch_grace_ms)
+		request_done(d, vi, -ENXIO);
 }
 
 /* ---- server side: requests, listeners, accept and reject ---------------- */
@@ -850,7 +876,7 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 	case VIA_OP_CONN_NOMATCH:
 		vi = requesting_vi(d, nic, src_mac, h);
 		if (vi != NULL)
-			vi->conn.saw_nomatch = true;
+			nomatch(d, vi);
 		break;
 	case VIA_OP_DISC:
 		if (via_wire_dst_vi(h) == 0) {
@@ -894,7 +920,7 @@ via_cm_timers(struct viad *d, uint64_t now)
 		struct via_vi_conn *c = &vi->conn;
 
 		if (now >= c->deadline_ms) {
-			request_done(d, vi, c->saw_nomatch ? -ENXIO : -ETIMEDOUT);
+			request_done(d, vi, c->nomatch_since_ms != 0 ? -ENXIO : -ETIMEDOUT);
 			continue;
 		}
 		if (now >= c->next_retry_ms) {

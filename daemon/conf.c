@@ -117,6 +117,9 @@ static const struct conf_key conf_keys[] = {
 	{ SECT_VIAD, "rel_rto_max_us", CT_UINT, 0, G(rel_rto_max_us), 10, 10000000, NULL },
 	{ SECT_VIAD, "rel_max_retries", CT_UINT, 0, G(rel_max_retries), 1, 64, NULL },
 	{ SECT_VIAD, "rel_keepalive_ms", CT_UINT, 0, G(rel_keepalive_ms), 10, 3600000, NULL },
+	/* How long a connection request may wait for its VipConnectWait (VIA
+	 * §4.1): up to a minute, a longer backlog is a typo. */
+	{ SECT_VIAD, "cm_nomatch_grace_ms", CT_UINT, 0, G(cm_nomatch_grace_ms), 0, 60000, NULL },
 
 	{ SECT_LIMITS, "max_sessions", CT_UINT, 0, G(max_sessions),
 	  1, 65536, NULL },
@@ -203,6 +206,7 @@ static const struct via_conf conf_defaults = {
 	.rel_rto_max_us = 100000,
 	.rel_max_retries = 10,
 	.rel_keepalive_ms = 1000,
+	.cm_nomatch_grace_ms = 500,
 	.max_sessions = 256,
 	.max_vi = 16384,
 	.max_cq = 4096,

@@ -105,6 +105,7 @@ struct via_conf {
 	uint32_t rel_rto_max_us;	/**< ... doubling up to this */
 	uint32_t rel_max_retries;	/**< expiries in a row that break a connection */
 	uint32_t rel_keepalive_ms;	/**< silence after which an idle peer is probed */
+	uint32_t cm_nomatch_grace_ms;	/**< a request nobody waits for fails after this */
 
 	/* [limits] */
 	uint32_t max_sessions;

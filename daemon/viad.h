@@ -523,8 +523,8 @@ struct via_vi_conn {
 	/* requester side while Pending Connect (cm.c) */
 	bool requesting;
 	bool peer;                /**< VipConnectPeerRequest */
-	bool saw_nomatch;         /**< the remote answered "nobody waits" */
 	int result;               /**< how the last attempt ended: 0 connected, or -errno */
+	uint64_t nomatch_since_ms; /**< the first CONN_NOMATCH answer came (0: none) */
 	uint32_t reply_seq;       /**< deferred CONN_REQUEST / PEER_WAIT to answer */
 	uint16_t reply_op;        /**< 0 = none */
 	uint64_t deadline_ms;     /**< UINT64_MAX: no timeout */

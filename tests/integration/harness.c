@@ -938,8 +938,16 @@ h_connect_rc(VIP_NIC_HANDLE cnic, VIP_VI_HANDLE cvi, VIP_NIC_HANDLE snic, VIP_VI
 		res.request = res.accept = VIP_ERROR_RESOURCE;
 		goto out;
 	}
-	res.request = VipConnectRequest(cvi, h_addr(&local, cmac, cdisc),
-					h_addr(&remote, smac, sdisc), timeout_ms, &ra);
+	/* a request that nobody waits for fails after viad's grace (VIA §4.1,
+	 * viad.cm_nomatch_grace_ms); the acceptor thread may start late on a
+	 * loaded machine: ask again, as a client racing its server must */
+	do {
+		uint64_t spent = h_now_ms() - t0;
+
+		res.request = VipConnectRequest(cvi, h_addr(&local, cmac, cdisc),
+						h_addr(&remote, smac, sdisc),
+						spent < timeout_ms ? timeout_ms - spent : 1, &ra);
+	} while (res.request == VIP_NO_MATCH && h_now_ms() - t0 < timeout_ms);
 	pthread_join(t, NULL);
 	res.accept = x.rc;
 out:

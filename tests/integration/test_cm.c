@@ -8,9 +8,10 @@
  * Error states, the backlog of early requests, CONN_LOST through the error
  * callback, reconnection.
  *
- * One viad with the harness defaults (the loopback NIC "via0"); the two
- * ends of a connection are two sessions (VipOpenNic twice) of this process
- * or two VIs of one session.
+ * One viad with the harness defaults (the loopback NIC "via0") and a grace
+ * of CM_GRACE_MS for requests nobody waits for; the two ends of a
+ * connection are two sessions (VipOpenNic twice) of this process or two VIs
+ * of one session.
  *
  * Usage: it_cm PATH/TO/viad
  */
@@ -25,6 +26,10 @@
 
 /* slack allowed past a timeout on a shared 2-core machine */
 #define CM_SLACK_MS 1000   /* a late timer on a loaded 2-core machine; never early */
+/* viad.cm_nomatch_grace_ms of this test's viad: a request nobody waits for
+ * fails after it (VIA §4.1); the backlog tests below keep requests waiting
+ * for a VipConnectWait for several hundred ms */
+#define CM_GRACE_MS 3000
 
 static const uint8_t mac_nobody[6] = { 0x02, 0x99, 0x99, 0x99, 0x99, 0x99 };
 static uint8_t mac_self[6];
@@ -364,9 +369,17 @@ test_no_answer(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	req_join(&j);
 	CHECK_RET(j.rc, VIP_NO_MATCH, "request that viad answers but nobody waits on");
 	CHECK(j.elapsed >= 600 && j.elapsed <= 600 + CM_SLACK_MS,
-	      "NO_MATCH only after the whole Timeout of 600 ms (%llu ms)",
+	      "NO_MATCH at its Timeout of 600 ms, shorter than the grace (%llu ms)",
 	      (unsigned long long)j.elapsed);
 	CHECK_STATE(vi, VIP_STATE_IDLE, "VI after NO_MATCH");
+	/* §4.1: "the VI Provider will return an error to the VI Consumer's
+	 * request": after the grace, not at a longer Timeout */
+	req_start(&j, vi, "nm-l", mac_self, "nm-nobody-waits", 3 * CM_GRACE_MS);
+	req_join(&j);
+	CHECK(j.rc == VIP_NO_MATCH && j.elapsed >= CM_GRACE_MS &&
+	      j.elapsed <= CM_GRACE_MS + CM_SLACK_MS,
+	      "Timeout %u ms: NO_MATCH after the grace of %u ms (%s, %llu ms)", 3 * CM_GRACE_MS,
+	      CM_GRACE_MS, VipDpdkReturnString(j.rc), (unsigned long long)j.elapsed);
 	CHECK_RET(VipDestroyVi(vi), VIP_SUCCESS, "destroy the VI");
 }
 
@@ -1159,9 +1172,12 @@ main(int argc, char **argv)
 	struct mem m1 = { 0 }, m2 = { 0 };
 	VIP_MEM_ATTRIBUTES ma;
 	uint64_t t0;
+	char grace[64];
+	const char *sets[] = { grace, NULL };
 
 	h_init(argc, argv, 100);
-	if (viad_start(&v, "cm", NULL) != 0)
+	snprintf(grace, sizeof(grace), "viad.cm_nomatch_grace_ms=%u", CM_GRACE_MS);
+	if (viad_start(&v, "cm", sets) != 0)
 		return h_finish();
 	t0 = h_now_ms();
 	if (VipOpenNic("via0", &n1) != VIP_SUCCESS || VipOpenNic("via0", &n2) != VIP_SUCCESS ||

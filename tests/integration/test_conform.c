@@ -4,6 +4,11 @@
  * reading of the specification found, one test each, named after what it
  * checks and citing its clause.
  *
+ *  nomatch   §4.1, §9.4.4: a request to a VI that is not there ends with an
+ *            error (VIP_NO_MATCH) after a short grace, whatever its Timeout,
+ *            VIP_INFINITE included; the backlog still lets a request arrive
+ *            shortly before VipConnectWait; viad.cm_nomatch_grace_ms sets the
+ *            grace.
  *  mtu       §4.1 ("the VI Providers must also agree on the MTU"), §9.10.5
  *            (MaxTransferSize "as output parameter ... the granted Maximum
  *            Transfer Size"): the two ends agree on the smaller, report it
@@ -30,6 +35,7 @@
  *
  * viads:
  *  - "conform": the harness defaults (the loopback NIC via0);
+ *  - "grace": a grace of 2 s (nomatch);
  *  - "lossy": faulty glue, 10% of the frames dropped (partial);
  *  - "slow": faulty glue, every frame held 300 ms (flushop).
  *
@@ -49,6 +55,11 @@
 #define WAIT_MS     3000u
 #define QUIET_MS    300u     /* how long an error that must not come is waited for */
 #define CANARY      0xEE
+/* a request that gets VIP_NO_MATCH ends within the grace (default 500 ms)
+ * plus a retransmission; generous on a loaded 2-CPU machine */
+#define NOMATCH_BOUND_MS 4000u
+#define GRACE_SET_MS     2000u
+#define SLACK_MS         3000u
 
 #define ST_SEND_OK  (VIP_STATUS_DONE | VIP_STATUS_OP_SEND)
 #define ST_RECV_OK  (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE)
@@ -361,6 +372,110 @@ req_join(struct req_job *j, unsigned ms)
 		VipDisconnect(j->vi);
 	pthread_join(j->t, NULL);
 	return ended;
+}
+
+/* ---- nomatch: §4.1, §9.4.4 -------------------------------------------------------- */
+
+/*
+ * §4.1: "If the specified remote VI does not exist, is not reachable, is in
+ * the wrong state, or its discriminator doesn't match, then the VI Provider
+ * will return an error to the VI Consumer's request."
+ */
+static void
+test_nomatch(const struct viad_proc *v)
+{
+	struct nicx x;
+	VIP_VI_HANDLE c = NULL, s = NULL;
+	union h_net_addr l, r;
+	VIP_VI_ATTRIBUTES ra;
+	VIP_CONN_HANDLE conn;
+	struct req_job j;
+	VIP_RETURN rc;
+	bool ended;
+
+	h_note("nomatch: a request to a discriminator nobody waits on fails (§4.1, §9.4.4)");
+	if (!nic_open(&x, v, 1u << 20))
+		goto out;
+	c = vi_new(&x, LV_U, 0, false, false);
+	s = vi_new(&x, LV_U, 0, false, false);
+	if (c == NULL || s == NULL)
+		goto out;
+	if (req_start(&j, &x, c, "nm-c", "nm-nobody", VIP_INFINITE)) {
+		ended = req_join(&j, NOMATCH_BOUND_MS);
+		CHECK(ended && j.rc == VIP_NO_MATCH,
+		      "Timeout VIP_INFINITE: VIP_NO_MATCH after the grace (%s, %s, %llu ms)",
+		      ended ? "returned" : "still waiting: ended by VipDisconnect",
+		      VipDpdkReturnString(j.rc), (unsigned long long)j.ms);
+		CHECK(h_vi_state(c) == VIP_STATE_IDLE, "the VI is Idle again (§5.2)");
+	}
+	if (req_start(&j, &x, c, "nm-c", "nm-nobody", 10000)) {
+		ended = req_join(&j, 12000);
+		CHECK(ended && j.rc == VIP_NO_MATCH && j.ms < NOMATCH_BOUND_MS,
+		      "Timeout 10000 ms: VIP_NO_MATCH after the grace, not the Timeout (%s, %llu ms)",
+		      VipDpdkReturnString(j.rc), (unsigned long long)j.ms);
+	}
+	/* the backlog stays: a request may arrive shortly before the wait */
+	if (req_start(&j, &x, c, "nm-early-c", "nm-early-s", 10000)) {
+		h_sleep_ms(100);
+		rc = VipConnectWait(x.nic, h_addr(&l, x.mac, "nm-early-s"), 0, &r.a, &ra, &conn);
+		CHECK_RET(rc, VIP_SUCCESS, "VipConnectWait 100 ms after the request finds it (backlog)");
+		if (rc == VIP_SUCCESS)
+			CHECK_RET(VipConnectAccept(conn, s), VIP_SUCCESS, "and accepts it");
+		req_join(&j, 12000);
+		CHECK_RET(j.rc, VIP_SUCCESS, "the early request is connected");
+	}
+out:
+	h_pair_drop(c, s);
+	nic_close(&x);
+}
+
+/* The grace is viad.cm_nomatch_grace_ms (docs/design.md, section 8). */
+static void
+test_nomatch_grace(void)
+{
+	char set[64];
+	const char *sets[] = { set, NULL };
+	struct viad_proc v;
+	struct nicx x;
+	VIP_VI_HANDLE c = NULL, s = NULL;
+	union h_net_addr l, r;
+	VIP_VI_ATTRIBUTES ra;
+	VIP_CONN_HANDLE conn;
+	struct req_job j;
+	VIP_RETURN rc;
+	bool ended;
+
+	h_note("nomatch: viad.cm_nomatch_grace_ms=%u", GRACE_SET_MS);
+	snprintf(set, sizeof(set), "viad.cm_nomatch_grace_ms=%u", GRACE_SET_MS);
+	if (viad_start(&v, "grace", sets) != 0)
+		return;
+	if (!nic_open(&x, &v, 1u << 20))
+		goto out;
+	c = vi_new(&x, LV_U, 0, false, false);
+	s = vi_new(&x, LV_U, 0, false, false);
+	if (c == NULL || s == NULL)
+		goto out;
+	if (req_start(&j, &x, c, "g-c", "g-nobody", VIP_INFINITE)) {
+		ended = req_join(&j, GRACE_SET_MS + SLACK_MS + 2000);
+		CHECK(ended && j.rc == VIP_NO_MATCH && j.ms >= GRACE_SET_MS &&
+		      j.ms < GRACE_SET_MS + SLACK_MS,
+		      "VIP_NO_MATCH after the configured grace of %u ms (%s, %llu ms)", GRACE_SET_MS,
+		      VipDpdkReturnString(j.rc), (unsigned long long)j.ms);
+	}
+	if (req_start(&j, &x, c, "g-early-c", "g-early-s", 10000)) {
+		h_sleep_ms(GRACE_SET_MS / 2);
+		rc = VipConnectWait(x.nic, h_addr(&l, x.mac, "g-early-s"), 0, &r.a, &ra, &conn);
+		CHECK_RET(rc, VIP_SUCCESS, "a VipConnectWait %u ms after the request finds it",
+			  GRACE_SET_MS / 2);
+		if (rc == VIP_SUCCESS)
+			VipConnectAccept(conn, s);
+		req_join(&j, 12000);
+		CHECK_RET(j.rc, VIP_SUCCESS, "the request is connected");
+	}
+out:
+	h_pair_drop(c, s);
+	nic_close(&x);
+	viad_stop(&v);
 }
 
 /* ---- mtu: §4.1, §9.10.5 ----------------------------------------------------------- */
@@ -1022,6 +1137,10 @@ main(int argc, char **argv)
 
 	h_init(argc, argv, 280);
 	up = viad_start(&v, "conform", NULL) == 0;
+	if (up && enabled("nomatch"))
+		test_nomatch(&v);
+	if (enabled("nomatch"))
+		test_nomatch_grace();
 	if (up && enabled("mtu"))
 		test_mtu(&v);
 	if (up && enabled("async"))

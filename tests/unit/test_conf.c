@@ -106,6 +106,7 @@ conf_equal(const struct via_conf *a, const struct via_conf *b)
 	    a->rel_rto_max_us != b->rel_rto_max_us ||
 	    a->rel_max_retries != b->rel_max_retries ||
 	    a->rel_keepalive_ms != b->rel_keepalive_ms ||
+	    a->cm_nomatch_grace_ms != b->cm_nomatch_grace_ms ||
 	    a->max_sessions != b->max_sessions ||
 	    a->max_vi != b->max_vi ||
 	    a->max_cq != b->max_cq ||
@@ -363,6 +364,7 @@ test_errors(void)
 	expect_error("[viad]\nidle_sleep_us = 0\n", 2, "out of range");
 	expect_error("[viad]\nrel_max_retries = 0\n", 2, "out of range");
 	expect_error("[viad]\nrel_rto_min_us = 5\n", 2, "out of range");
+	expect_error("[viad]\ncm_nomatch_grace_ms = 60001\n", 2, "out of range");
 	expect_error("[port]\nmtu = 67\n", 2, "out of range [0 or 68, 65535]");
 	expect_error("[port]\nrx_queues = 0\n", 2, "out of range");
 	expect_error("[port]\ntx_desc = 65536\n", 2, "out of range");
