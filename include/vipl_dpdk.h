@@ -88,6 +88,25 @@ VIP_RETURN VipDpdkConnectWaitFrom(IN VIP_NIC_HANDLE NicHandle, IN VIP_NET_ADDRES
 				  OUT VIP_CONN_HANDLE *ConnHandle);
 
 /**
+ * @brief Bit of VIP_NET_ADDRESS::HostAddressLen in the LocalAddr of
+ *        VipConnectWait: the address names the remote VI to accept
+ *        requests from as well (VIA §4.3: "discrimination of connection
+ *        requests from only a specific VI or from any VI").
+ *
+ * With this bit, HostAddressLen & ~VIP_DPDK_ADDR_FROM (0 or 6) and
+ * DiscriminatorLen describe the local address as usual; right after its
+ * discriminator, at HostAddress + (HostAddressLen & ~VIP_DPDK_ADDR_FROM) +
+ * DiscriminatorLen, with no alignment, follows the remote VI's address in
+ * the same form: its HostAddressLen and DiscriminatorLen (two VIP_UINT16 in
+ * host byte order), its host address (0 or 6 bytes) and its discriminator.
+ * A part of length 0 matches any, as FromAddr of VipDpdkConnectWaitFrom.
+ * The application allocates room for both addresses.  VipConnectWait is
+ * then VipDpdkConnectWaitFrom with that FromAddr; every other call refuses
+ * the bit (VIP_INVALID_PARAMETER).
+ */
+#define VIP_DPDK_ADDR_FROM 0x8000u
+
+/**
  * @brief Free memory obtained from VipDpdkAllocMem.
  *
  * Regions registered inside it must be deregistered first.

@@ -24,20 +24,60 @@ timeout_ms(VIP_ULONG t)
 }
 
 /*
- * A VIP_NET_ADDRESS (VIA §9.10.8) as viad takes it: 6-byte MAC host address
- * (or none: HostAddressLen 0), then DiscriminatorLen discriminator bytes.
+ * A VIP_NET_ADDRESS (VIA §9.10.8) as viad takes it, from its two lengths
+ * and its bytes: a 6-byte MAC host address (or none: @p host_len 0), then
+ * @p disc_len discriminator bytes.
  */
+static int
+addr_parts_in(const struct vipl_nic *nic, uint16_t host_len, uint16_t disc_len,
+	      const uint8_t *bytes, struct via_ctl_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if ((host_len != 0 && host_len != sizeof(out->mac)) ||
+	    disc_len > nic->info.max_discriminator_len || disc_len > sizeof(out->disc))
+		return -EINVAL;
+	memcpy(out->mac, bytes, host_len);
+	out->disc_len = (uint8_t)disc_len;
+	memcpy(out->disc, bytes + host_len, disc_len);
+	return 0;
+}
+
+/* A VIP_NET_ADDRESS of the usual form (VIP_DPDK_ADDR_FROM is refused). */
 static int
 addr_in(const struct vipl_nic *nic, const VIP_NET_ADDRESS *a, struct via_ctl_addr *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (a == NULL || (a->HostAddressLen != 0 && a->HostAddressLen != sizeof(out->mac)) ||
-	    a->DiscriminatorLen > nic->info.max_discriminator_len ||
-	    a->DiscriminatorLen > sizeof(out->disc))
+	if (a == NULL)
 		return -EINVAL;
-	memcpy(out->mac, a->HostAddress, a->HostAddressLen);
-	out->disc_len = (uint8_t)a->DiscriminatorLen;
-	memcpy(out->disc, a->HostAddress + a->HostAddressLen, a->DiscriminatorLen);
+	return addr_parts_in(nic, a->HostAddressLen, a->DiscriminatorLen, a->HostAddress, out);
+}
+
+/*
+ * The LocalAddr of a VipConnectWait: the local address and, with
+ * VIP_DPDK_ADDR_FROM in its HostAddressLen, the remote VI to accept requests
+ * from, right after its discriminator (vipl_dpdk.h): the filter of
+ * VipDpdkConnectWaitFrom, through the standard call (VIA §4.3).
+ */
+static int
+wait_addr_in(const struct vipl_nic *nic, const VIP_NET_ADDRESS *a, struct via_ctl_conn_wait_req *req)
+{
+	const uint8_t *from;
+	uint16_t host_len, from_lens[2];
+	int rc;
+
+	if (a == NULL || !(a->HostAddressLen & VIP_DPDK_ADDR_FROM))
+		return addr_in(nic, a, &req->local);
+	host_len = a->HostAddressLen & (uint16_t)~VIP_DPDK_ADDR_FROM;
+	rc = addr_parts_in(nic, host_len, a->DiscriminatorLen, a->HostAddress, &req->local);
+	if (rc != 0)
+		return rc;
+	/* no alignment: the lengths are copied out */
+	from = a->HostAddress + host_len + a->DiscriminatorLen;
+	memcpy(from_lens, from, sizeof(from_lens));
+	rc = addr_parts_in(nic, from_lens[0], from_lens[1], from + sizeof(from_lens), &req->filter);
+	if (rc != 0)
+		return rc;
+	req->flags = (from_lens[0] ? VIA_CTL_FILTER_HOST : 0) |
+		     (from_lens[1] ? VIA_CTL_FILTER_DISC : 0);
 	return 0;
 }
 
@@ -75,33 +115,21 @@ conn_free(struct vipl_conn *c)
 	vipl_obj_put(&c->obj);
 }
 
-VIPL_EXPORT VIP_RETURN
-VipDpdkConnectWaitFrom(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr,
-		       VIP_NET_ADDRESS *FromAddr, VIP_ULONG Timeout, VIP_NET_ADDRESS *RemoteAddr,
-		       VIP_VI_ATTRIBUTES *RemoteViAttribs, VIP_CONN_HANDLE *ConnHandle)
+/* CONN_WAIT of @p req (addresses and filter set): the answer, as a handle. */
+static VIP_RETURN
+conn_wait(struct vipl_nic *nic, struct via_ctl_conn_wait_req *req, VIP_ULONG Timeout,
+	  VIP_NET_ADDRESS *RemoteAddr, VIP_VI_ATTRIBUTES *RemoteViAttribs,
+	  VIP_CONN_HANDLE *ConnHandle)
 {
-	struct vipl_nic *nic = vipl_nic_get(NicHandle);
-	struct via_ctl_conn_wait_req req;
 	struct via_ctl_conn_wait_rep rep;
 	struct vipl_conn *c;
 	int rc;
 
-	if (nic == NULL || RemoteAddr == NULL || RemoteViAttribs == NULL || ConnHandle == NULL)
-		return VIP_INVALID_PARAMETER;
-	memset(&req, 0, sizeof(req));
-	if (addr_in(nic, LocalAddr, &req.local) != 0)
-		return VIP_INVALID_PARAMETER;
-	if (FromAddr != NULL) {
-		if (addr_in(nic, FromAddr, &req.filter) != 0)
-			return VIP_INVALID_PARAMETER;
-		req.flags = (FromAddr->HostAddressLen ? VIA_CTL_FILTER_HOST : 0) |
-			    (FromAddr->DiscriminatorLen ? VIA_CTL_FILTER_DISC : 0);
-	}
-	req.timeout_ms = timeout_ms(Timeout);
+	req->timeout_ms = timeout_ms(Timeout);
 	c = vipl_obj_get_zeroed(VIPL_DPDK_OBJ_CONN, sizeof(*c));
 	if (c == NULL)
 		return VIP_ERROR_RESOURCE;
-	rc = vipl_ctl_call(nic, VIA_CTL_CONN_WAIT, &req, &rep, NULL);
+	rc = vipl_ctl_call(nic, VIA_CTL_CONN_WAIT, req, &rep, NULL);
 	if (rc != 0) {
 		vipl_obj_put(&c->obj);
 		return vipl_return(rc);
@@ -115,12 +143,42 @@ VipDpdkConnectWaitFrom(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr,
 }
 
 VIPL_EXPORT VIP_RETURN
+VipDpdkConnectWaitFrom(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr,
+		       VIP_NET_ADDRESS *FromAddr, VIP_ULONG Timeout, VIP_NET_ADDRESS *RemoteAddr,
+		       VIP_VI_ATTRIBUTES *RemoteViAttribs, VIP_CONN_HANDLE *ConnHandle)
+{
+	struct vipl_nic *nic = vipl_nic_get(NicHandle);
+	struct via_ctl_conn_wait_req req;
+
+	if (nic == NULL || RemoteAddr == NULL || RemoteViAttribs == NULL || ConnHandle == NULL)
+		return VIP_INVALID_PARAMETER;
+	memset(&req, 0, sizeof(req));
+	if (addr_in(nic, LocalAddr, &req.local) != 0)
+		return VIP_INVALID_PARAMETER;
+	if (FromAddr != NULL) {
+		if (addr_in(nic, FromAddr, &req.filter) != 0)
+			return VIP_INVALID_PARAMETER;
+		req.flags = (FromAddr->HostAddressLen ? VIA_CTL_FILTER_HOST : 0) |
+			    (FromAddr->DiscriminatorLen ? VIA_CTL_FILTER_DISC : 0);
+	}
+	return conn_wait(nic, &req, Timeout, RemoteAddr, RemoteViAttribs, ConnHandle);
+}
+
+VIPL_EXPORT VIP_RETURN
 VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr, VIP_ULONG Timeout,
 	       VIP_NET_ADDRESS *RemoteAddr, VIP_VI_ATTRIBUTES *RemoteViAttribs,
 	       VIP_CONN_HANDLE *ConnHandle)
 {
-	return VipDpdkConnectWaitFrom(NicHandle, LocalAddr, NULL, Timeout, RemoteAddr,
-				      RemoteViAttribs, ConnHandle);
+	struct vipl_nic *nic = vipl_nic_get(NicHandle);
+	struct via_ctl_conn_wait_req req;
+
+	if (nic == NULL || RemoteAddr == NULL || RemoteViAttribs == NULL || ConnHandle == NULL)
+		return VIP_INVALID_PARAMETER;
+	memset(&req, 0, sizeof(req));
+	/* §4.1, §4.3: from any VI, or from one (VIP_DPDK_ADDR_FROM) */
+	if (wait_addr_in(nic, LocalAddr, &req) != 0)
+		return VIP_INVALID_PARAMETER;
+	return conn_wait(nic, &req, Timeout, RemoteAddr, RemoteViAttribs, ConnHandle);
 }
 
 VIPL_EXPORT VIP_RETURN

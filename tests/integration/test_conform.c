@@ -32,6 +32,8 @@
  *            VI is refused with VIP_INVALID_RDMAREAD.
  *  peer      vipl.h VipConnectPeerDone/Wait (Intel VI Developer's Guide):
  *            an attribute conflict returns its own code, not VIP_REJECT.
+ *  from      §4.1, §4.3: the standard VipConnectWait accepts requests from one
+ *            specific remote VI (the VIP_DPDK_ADDR_FROM convention).
  *
  * viads:
  *  - "conform": the harness defaults (the loopback NIC via0);
@@ -1129,6 +1131,113 @@ out:
 	nic_close(&x);
 }
 
+/* ---- from: §4.1, §4.3 ------------------------------------------------------------------ */
+
+struct wait_job {
+	pthread_t t;
+	VIP_NIC_HANDLE nic;
+	VIP_VI_HANDLE vi;
+	uint8_t local[64];     /* a VIP_NET_ADDRESS with the VIP_DPDK_ADDR_FROM part */
+	union h_net_addr remote;
+	VIP_RETURN rc, acc;
+};
+
+static void *
+wait_main(void *arg)
+{
+	struct wait_job *w = arg;
+	VIP_VI_ATTRIBUTES ra;
+	VIP_CONN_HANDLE conn;
+
+	w->rc = VipConnectWait(w->nic, (VIP_NET_ADDRESS *)(void *)w->local, 8000, &w->remote.a, &ra,
+			       &conn);
+	if (w->rc == VIP_SUCCESS)
+		w->acc = VipConnectAccept(conn, w->vi);
+	return NULL;
+}
+
+/*
+ * The local address of a VipConnectWait that takes requests from one remote
+ * VI only (include/vipl.h, VipConnectWait): this NIC's MAC and @p disc, with
+ * VIP_DPDK_ADDR_FROM in HostAddressLen, then the remote VI's address.
+ */
+static void
+from_addr(uint8_t *buf, const uint8_t *mac, const char *disc, const uint8_t *rmac,
+	  const char *rdisc)
+{
+	VIP_UINT16 hl = VIP_DPDK_ADDR_FROM | 6, dl = (VIP_UINT16)strlen(disc);
+	VIP_UINT16 rhl = 6, rdl = (VIP_UINT16)strlen(rdisc);
+	uint8_t *p = buf;
+
+	memcpy(p, &hl, 2);
+	memcpy(p + 2, &dl, 2);
+	p = ((VIP_NET_ADDRESS *)(void *)buf)->HostAddress;
+	memcpy(p, mac, 6);
+	memcpy(p + 6, disc, dl);
+	p += 6 + dl;
+	memcpy(p, &rhl, 2);
+	memcpy(p + 2, &rdl, 2);
+	memcpy(p + 4, rmac, 6);
+	memcpy(p + 10, rdisc, rdl);
+}
+
+/*
+ * §4.1: "A VI Consumer should be able to accept a connection from any remote
+ * endpoint or a specific remote endpoint, based on the discriminator
+ * supplied." §4.3: "The format must also permit discrimination of
+ * connection requests from only a specific VI or from any VI."
+ */
+static void
+test_from(const struct viad_proc *v)
+{
+	struct nicx x;
+	VIP_VI_HANDLE c1 = NULL, c2 = NULL, s = NULL;
+	struct wait_job w;
+	struct req_job j;
+	bool started = false;
+
+	h_note("from: VipConnectWait for one specific remote VI (§4.1, §4.3)");
+	if (!nic_open(&x, v, 1u << 20))
+		goto out;
+	c1 = vi_new(&x, LV_U, 0, false, false);
+	c2 = vi_new(&x, LV_U, 0, false, false);
+	s = vi_new(&x, LV_U, 0, false, false);
+	if (c1 == NULL || c2 == NULL || s == NULL)
+		goto out;
+	memset(&w, 0, sizeof(w));
+	w.nic = x.nic;
+	w.vi = s;
+	w.rc = w.acc = VIP_ERROR_RESOURCE;
+	from_addr(w.local, x.mac, "from-s", x.mac, "from-c2");
+	if (pthread_create(&w.t, NULL, wait_main, &w) != 0) {
+		CHECK(0, "start a VipConnectWait thread");
+		goto out;
+	}
+	started = true;
+	h_sleep_ms(100);
+	/* another VI's request is not for this wait: no VipConnectWait matches it */
+	if (req_start(&j, &x, c1, "from-c1", "from-s", 10000)) {
+		req_join(&j, 12000);
+		CHECK_RET(j.rc, VIP_NO_MATCH, "a request of another VI (from-c1) is not taken");
+	}
+	if (req_start(&j, &x, c2, "from-c2", "from-s", 10000)) {
+		req_join(&j, 12000);
+		CHECK_RET(j.rc, VIP_SUCCESS, "the request of the VI waited for (from-c2) is accepted");
+	}
+	pthread_join(w.t, NULL);
+	started = false;
+	CHECK(w.rc == VIP_SUCCESS && w.acc == VIP_SUCCESS && w.remote.a.DiscriminatorLen == 7 &&
+	      memcmp(w.remote.a.HostAddress + 6, "from-c2", 7) == 0,
+	      "the standard VipConnectWait returned that VI's request (%s, accept %s)",
+	      VipDpdkReturnString(w.rc), VipDpdkReturnString(w.acc));
+out:
+	if (started)
+		pthread_join(w.t, NULL);
+	h_vi_drop(c1);
+	h_pair_drop(c2, s);
+	nic_close(&x);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1159,6 +1268,8 @@ main(int argc, char **argv)
 		test_rdmaread(&v);
 	if (up && enabled("peer"))
 		test_peer(&v);
+	if (up && enabled("from"))
+		test_from(&v);
 	if (up) {
 		CHECK(viad_alive(&v), "viad 'conform' still running");
 		viad_stop(&v);
