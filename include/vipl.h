@@ -446,7 +446,8 @@ VIP_RETURN VipCloseNic(IN VIP_NIC_HANDLE NicHandle);
  * @retval VIP_INVALID_MTU               MaxTransferSize invalid or not supported.
  * @retval VIP_INVALID_QOS               QoS invalid or not supported.
  * @retval VIP_INVALID_PTAG              Ptag invalid (not a tag of this NIC and process).
- * @retval VIP_INVALID_RDMAREAD          EnableRdmaRead requested but RDMA Read is not supported.
+ * @retval VIP_INVALID_RDMAREAD          EnableRdmaRead requested but RDMA Read is not supported:
+ *                                       by the NIC, or on an Unreliable VI (§2.5.1, Table 1).
  */
 VIP_RETURN VipCreateVi(IN VIP_NIC_HANDLE NicHandle,
                        IN VIP_VI_ATTRIBUTES *ViAttribs,
@@ -477,8 +478,36 @@ VIP_RETURN VipDestroyVi(IN VIP_VI_HANDLE ViHandle);
  * equals the discriminator of LocalAddr.  The request stays pending until
  * VipConnectAccept or VipConnectReject is called on ConnHandle.
  *
+ * A request that arrived shortly before the call is found too: viad keeps a
+ * request nobody waits for during a grace (viad.cm_nomatch_grace_ms, 500 ms
+ * by default), after which the requester's VipConnectRequest fails with
+ * VIP_NO_MATCH (VIA §4.1).
+ *
+ * @par Requests from one remote VI only (VIA §4.1, §4.3)
+ * With VIP_DPDK_ADDR_FROM (vipl_dpdk.h) set in LocalAddr->HostAddressLen, the
+ * local address is followed, right after its discriminator, by the address
+ * of the remote VI whose requests are wanted: its HostAddressLen and
+ * DiscriminatorLen (two VIP_UINT16, unaligned), its host address (0 or 6
+ * bytes) and its discriminator (the one it gives as its own LocalAddr in
+ * VipConnectRequest).  A part of length 0 matches any.  Other requests are
+ * not returned, and viad answers them that nobody waits.
+ * @code
+ * // wait on "server" for the VI "client-7" of the host mac only
+ * uint8_t buf[sizeof(VIP_NET_ADDRESS) + 6 + 6 + 4 + 6 + 8];
+ * VIP_NET_ADDRESS *a = (VIP_NET_ADDRESS *)buf;
+ * VIP_UINT16 from[2] = { 6, 8 };
+ * a->HostAddressLen = VIP_DPDK_ADDR_FROM | 6;
+ * a->DiscriminatorLen = 6;
+ * memcpy(a->HostAddress, my_mac, 6);
+ * memcpy(a->HostAddress + 6, "server", 6);
+ * memcpy(a->HostAddress + 12, from, sizeof(from));
+ * memcpy(a->HostAddress + 16, mac, 6);
+ * memcpy(a->HostAddress + 22, "client-7", 8);
+ * @endcode
+ *
  * @param NicHandle       The NIC.
- * @param LocalAddr       Local address (host address and discriminator) to wait on.
+ * @param LocalAddr       Local address (host address and discriminator) to wait on,
+ *                        and with VIP_DPDK_ADDR_FROM the remote VI to wait for.
  * @param Timeout         Milliseconds to wait; 0 returns immediately; VIP_INFINITE waits for ever.
  * @param RemoteAddr      Receives the requester's address; must have room for the
  *                        NIC's address and MaxDiscriminatorLen bytes.
@@ -505,6 +534,9 @@ VIP_RETURN VipConnectWait(IN VIP_NIC_HANDLE NicHandle,
  * On an attribute conflict the call fails, nothing is sent to the remote
  * end and ConnHandle stays valid: the caller may change the VI's attributes
  * and try again, or reject the request.  On success ConnHandle is consumed.
+ * The maximum transfer sizes are no conflict: the connection is granted the
+ * smaller of the two (VIA §4.1, §9.10.5), which VipQueryVi reports at both
+ * ends while they are connected.
  *
  * @param ConnHandle Connection handle from VipConnectWait.
  * @param ViHandle   Local Idle VI.
@@ -512,7 +544,7 @@ VIP_RETURN VipConnectWait(IN VIP_NIC_HANDLE NicHandle,
  * @retval VIP_SUCCESS                   The connection is established; the VI is Connected.
  * @retval VIP_INVALID_PARAMETER         Invalid connection or VI handle (e.g. VI of another NIC).
  * @retval VIP_INVALID_RELIABILITY_LEVEL Reliability level conflicts with the remote VI.
- * @retval VIP_INVALID_MTU               MaxTransferSize conflicts with the remote VI.
+ * @retval VIP_INVALID_MTU               The remote VI asks for a MaxTransferSize of 0.
  * @retval VIP_INVALID_QOS               QoS invalid or conflicts with the remote VI.
  * @retval VIP_INVALID_STATE             The VI is not Idle.
  * @retval VIP_TIMEOUT                   The requester gave up (timed out) before the accept.
@@ -537,7 +569,8 @@ VIP_RETURN VipConnectReject(IN VIP_CONN_HANDLE ConnHandle);
  *        (VIA 1.0 §9.4.4).  The VI is Connect Pending during the call.
  *
  * On success LocalAddr is bound to the VI and the remote VI's attributes
- * are returned.
+ * are returned, with the MaxTransferSize granted to the connection: the
+ * smaller of the two VIs' (VIA §9.10.5).
  *
  * @param ViHandle        Local VI (must be Idle).
  * @param LocalAddr       Local address (host address and discriminator).
@@ -553,8 +586,11 @@ VIP_RETURN VipConnectReject(IN VIP_CONN_HANDLE ConnHandle);
  * @retval VIP_REJECT                    The remote end rejected the request (the spec
  *                                       calls it VIP_REJECTED); the VI is Idle.
  * @retval VIP_NO_MATCH                  The remote NIC answered that no VipConnectWait
- *                                       matches the discriminator (legacy code; §4.1 requires
- *                                       an error here; legacy callers retry); the VI is Idle.
+ *                                       matches the discriminator, for its grace
+ *                                       (viad.cm_nomatch_grace_ms, 500 ms by default) or up to
+ *                                       a shorter Timeout: whatever the Timeout, VIP_INFINITE
+ *                                       included (legacy code; §4.1 requires an error here;
+ *                                       legacy callers retry); the VI is Idle.
  * @retval VIP_INVALID_STATE             The VI is not Idle.
  */
 VIP_RETURN VipConnectRequest(IN VIP_VI_HANDLE ViHandle,
@@ -608,14 +644,16 @@ VIP_RETURN VipConnectPeerRequest(IN VIP_VI_HANDLE ViHandle,
  *        (Intel VI Developer's Guide).
  *
  * @param ViHandle         The VI.
- * @param RemoteAttributes Receives the remote VI's attributes on success.
+ * @param RemoteAttributes Receives the remote VI's attributes on success, with the
+ *                         MaxTransferSize granted to the connection (VIA §9.10.5).
  * @return One of the following codes.
  * @retval VIP_SUCCESS                   The VI is Connected.
  * @retval VIP_NOT_DONE                  The connection is still pending.
  * @retval VIP_TIMEOUT                   The request's Timeout expired; the VI is Idle.
  * @retval VIP_REJECT                    The peer refused the connection; the VI is Idle.
  * @retval VIP_INVALID_RELIABILITY_LEVEL Reliability levels of the two VIs conflict; the VI is Idle.
- * @retval VIP_INVALID_MTU               Maximum transfer sizes conflict; the VI is Idle.
+ * @retval VIP_INVALID_MTU               A VI asks for a MaxTransferSize of 0 (other sizes are no
+ *                                       conflict: the smaller is granted); the VI is Idle.
  * @retval VIP_INVALID_QOS               QoS conflict; the VI is Idle.
  * @retval VIP_INVALID_PARAMETER         Invalid handle or NULL RemoteAttributes.
  * @retval VIP_INVALID_STATE             No peer connection request is outstanding on the VI.
@@ -630,13 +668,15 @@ VIP_RETURN VipConnectPeerDone(IN VIP_VI_HANDLE ViHandle,
  *        the Timeout given to VipConnectPeerRequest.
  *
  * @param ViHandle         The VI.
- * @param RemoteAttributes Receives the remote VI's attributes on success.
+ * @param RemoteAttributes Receives the remote VI's attributes on success, with the
+ *                         MaxTransferSize granted to the connection (VIA §9.10.5).
  * @return One of the following codes.
  * @retval VIP_SUCCESS                   The VI is Connected.
  * @retval VIP_TIMEOUT                   The request's Timeout expired; the VI is Idle.
  * @retval VIP_REJECT                    The peer refused the connection; the VI is Idle.
  * @retval VIP_INVALID_RELIABILITY_LEVEL Reliability levels of the two VIs conflict; the VI is Idle.
- * @retval VIP_INVALID_MTU               Maximum transfer sizes conflict; the VI is Idle.
+ * @retval VIP_INVALID_MTU               A VI asks for a MaxTransferSize of 0 (other sizes are no
+ *                                       conflict: the smaller is granted); the VI is Idle.
  * @retval VIP_INVALID_QOS               QoS conflict; the VI is Idle.
  * @retval VIP_INVALID_PARAMETER         Invalid handle or NULL RemoteAttributes.
  * @retval VIP_INVALID_STATE             No peer connection request is outstanding on the VI.
@@ -1061,7 +1101,8 @@ VIP_RETURN VipQueryNic(IN VIP_NIC_HANDLE NicHandle, OUT VIP_NIC_ATTRIBUTES *Attr
  * @retval VIP_INVALID_MTU               MaxTransferSize invalid or not supported.
  * @retval VIP_INVALID_QOS               QoS invalid or not supported.
  * @retval VIP_INVALID_PTAG              Ptag invalid.
- * @retval VIP_INVALID_RDMAREAD          EnableRdmaRead requested but not supported.
+ * @retval VIP_INVALID_RDMAREAD          EnableRdmaRead requested but not supported (by the NIC,
+ *                                       or on an Unreliable VI: §2.5.1, Table 1).
  * @retval VIP_INVALID_STATE             The VI is not Idle.
  * @retval VIP_ERROR_RESOURCE            viad is gone.
  */
@@ -1157,7 +1198,10 @@ VIP_RETURN VipQuerySystemManagementInfo(IN VIP_NIC_HANDLE NicHandle,
  *
  * Handler is called, from a provider thread, with a VIP_ERROR_DESCRIPTOR
  * for every asynchronous error (VIP_ERROR_* codes).  A NULL Handler
- * restores the default handler, which logs the error (§9.9.1).
+ * restores the default handler, which logs the error (§9.9.1).  An
+ * Unreliable VI reports only the errors of its descriptors' own memory
+ * (POST_DESC, COMP_PROT), VI_OVERRUN and CONN_LOST (§7.1); the errors of
+ * an Idle VI are reported when it is connected (§5.1).
  *
  * @param NicHandle The NIC.
  * @param Context   Passed to Handler unchanged.
