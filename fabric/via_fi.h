@@ -449,6 +449,8 @@ struct vf_ep {
 	struct vf_peer *self;
 	uint64_t next_cookie;
 	size_t tx_count, rx_count;   /**< requests outstanding */
+	struct vf_list *req_pool;    /**< freed requests, linked by link.next */
+	unsigned req_pool_len;
 	size_t tx_size, rx_size;     /**< their limits (fi_tx_attr/rx_attr size) */
 	/* the connection threads */
 	pthread_t listener, connector;
@@ -510,6 +512,8 @@ void vf_conn_down(struct vf_conn *c, int err);
 void vf_progress(struct vf_ep *ep);
 void vf_progress_one(struct vf_ep *ep, VIP_VI_HANDLE vi, VIP_BOOLEAN recvq);
 void vf_peer_push(struct vf_peer *p);
+bool vf_inject_now(struct vf_peer *p, const void *buf, size_t len, uint64_t tag, uint64_t data,
+		   uint64_t flags, bool tagged);
 void vf_conn_push(struct vf_conn *c);
 void vf_conn_up(struct vf_conn *c);
 int vf_conn_post_rx(struct vf_conn *c, unsigned i);

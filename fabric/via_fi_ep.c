@@ -21,13 +21,25 @@
 /* ---------------------------------------------------------------------- */
 /* Requests and completions */
 
+/* Requests are kept for reuse (up to VF_REQ_POOL): no allocation per
+ * operation once the endpoint runs. */
+#define VF_REQ_POOL 256
+
 void
 vf_req_free(struct vf_req *r)
 {
+	struct vf_ep *ep = r->ep;
+
 	if (r->reg)
-		vf_reg_put(r->ep->dom, r->reg);
+		vf_reg_put(ep->dom, r->reg);
 	free(r->owned);
-	free(r);
+	if (ep->req_pool_len < VF_REQ_POOL) {
+		r->link.next = ep->req_pool;
+		ep->req_pool = &r->link;
+		ep->req_pool_len++;
+	} else {
+		free(r);
+	}
 }
 
 /*
@@ -91,9 +103,14 @@ vf_req_new(struct vf_ep *ep, enum vf_req_type type, void *context, uint64_t op_f
 
 	if (rx ? ep->rx_count >= ep->rx_size : ep->tx_count >= ep->tx_size)
 		return NULL;
-	r = calloc(1, sizeof(*r));
-	if (r == NULL)
+	if (ep->req_pool != NULL) {
+		r = vf_container_of(ep->req_pool, struct vf_req, link);
+		ep->req_pool = r->link.next;
+		ep->req_pool_len--;
+		memset(r, 0, sizeof(*r));
+	} else if ((r = calloc(1, sizeof(*r))) == NULL) {
 		return NULL;
+	}
 	vf_list_init(&r->link);
 	r->type = type;
 	r->ep = ep;
@@ -238,6 +255,8 @@ vf_post_send(struct vf_ep *ep, const void *buf, size_t len, void *desc, fi_addr_
 		ret = -FI_EINVAL;
 		goto out;
 	}
+	if ((flags & FI_INJECT) && vf_inject_now(p, buf, len, tag, data, flags, tagged))
+		goto out;
 	r = vf_req_new(ep, VF_REQ_SEND, context, flags);
 	if (r == NULL) {
 		vf_progress(ep);
@@ -1145,11 +1164,24 @@ vf_ep_close(struct fid *fid)
 		vf_cq_unbind(ep->rx_cq, ep);
 	if (ep->av)
 		ep->av->eps--;
+	/* a thread in fi_cq_sread sleeps in VipCQWait on vcq: it returns
+	 * within its slice, and no new one comes now the CQs are unbound */
+	while (ep->cq_waiters > 0) {
+		pthread_mutex_unlock(&d->lock);
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		pthread_mutex_lock(&d->lock);
+	}
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
 	if (ep->vcq)
 		VipDestroyCQ(ep->vcq);
 	pthread_cond_destroy(&ep->cjob_cond);
+	while (ep->req_pool != NULL) {
+		struct vf_list *next = ep->req_pool->next;
+
+		free(vf_container_of(ep->req_pool, struct vf_req, link));
+		ep->req_pool = next;
+	}
 	free(ep->addr_peer);
 	free(ep);
 	return 0;

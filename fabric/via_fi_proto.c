@@ -170,6 +170,34 @@ vf_push_eager(struct vf_conn *c, struct vf_req *r)
 	return true;
 }
 
+/*
+ * An inject that fits one message, to a peer whose VI has credits and a
+ * slot and nothing queued before it: copied into the slot and posted at
+ * once, with no request (an inject has no completion). False: it takes
+ * the ordinary way.
+ */
+bool
+vf_inject_now(struct vf_peer *p, const void *buf, size_t len, uint64_t tag, uint64_t data,
+	      uint64_t flags, bool tagged)
+{
+	struct vf_conn *c = p->tx;
+	struct vf_slot *s;
+	struct vf_hdr *h;
+
+	if (c == NULL || c->state != VF_CONN_UP || !vf_list_empty(&p->txq) ||
+	    len > c->mts - sizeof(*h) || c->credits < VF_CREDITS_DATA ||
+	    (s = vf_slot_get(c)) == NULL)
+		return false;
+	h = vf_hdr_init(s, VF_OP_EAGER);
+	h->flags = (tagged ? VF_HF_TAGGED : 0) | ((flags & FI_REMOTE_CQ_DATA) ? VF_HF_DATA : 0);
+	h->len = len;
+	h->tag = tag;
+	h->data = data;
+	if (len)
+		memcpy(h + 1, buf, len);
+	return vf_send_msg(c, s, sizeof(*h) + len) == 0;
+}
+
 /* A rendezvous send: its buffer registered, the RTS posted. */
 static bool
 vf_push_rts(struct vf_conn *c, struct vf_req *r)
