@@ -2,8 +2,12 @@
 /**
  * @file
  * The ABI between viad and libvipl-dpdk: the layout of a session's shared
- * memory segment. Not installed: both sides are built from this tree and
- * check VIA_ABI_VERSION at session open.
+ * memory segment. Both sides are built from this tree and check
+ * VIA_ABI_VERSION at session open. Installed with the library only for the
+ * data path it inlines into programs (vipl_dpdk_dp.h, INCLUDEDIR/vipl-dpdk),
+ * which reads the work queues, CQs and doorbells: a change of those also
+ * bumps VIPL_DPDK_DP_ABI_VERSION (the library's build reminds whoever bumps
+ * VIA_ABI_VERSION).
  *
  * Trust: the segment is writable by the client, so viad never trusts a byte
  * of it. viad keeps its own copy of every offset, capacity and index it needs
