@@ -132,7 +132,8 @@ nic_lost(struct vipl_nic *nic, unsigned op, int rc)
 	if (!nic->dead)
 		vipl_log("%s: lost viad (%s); the NIC is unusable until reopened",
 			 via_ctl_op_name(op), strerror(-rc));
-	nic->dead = true;
+	/* atomic: vipl_nic_alive() reads it without the lock (found by TSan) */
+	__atomic_store_n(&nic->dead, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&nic->ctl_cond);
 }
 
@@ -420,7 +421,7 @@ VipCloseNic(VIP_NIC_HANDLE NicHandle)
 	/* wake a thread blocked on the socket (say in VipConnectWait) and let
 	 * every call in flight return before the NIC goes */
 	pthread_mutex_lock(&nic->ctl_lock);
-	nic->dead = true;
+	__atomic_store_n(&nic->dead, true, __ATOMIC_RELAXED);
 	shutdown(nic->sock, SHUT_RDWR);
 	while (nic->reader_active || !LIST_EMPTY(&nic->calls))
 		pthread_cond_wait(&nic->ctl_cond, &nic->ctl_lock);

@@ -51,6 +51,9 @@ done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0:strict_string_checks=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$root/scripts/sanitizers/ubsan.supp
 export LSAN_OPTIONS=print_suppressions=0
+# the tests' watchdogs (harness.c) allow this many times longer: ASan makes
+# viad and the tests about 2x slower, TSan the library's threads 5-15x
+export VIA_TEST_WATCHDOG_SCALE=4
 # TSan: reports are failures (exitcode 66)
 tsan_options=halt_on_error=0:second_deadlock_stack=1:history_size=4
 
@@ -88,14 +91,13 @@ setup() {
 
 if [ $do_asan = 1 ]; then
 	if setup build-asan address,undefined && ninja -C build-asan >/dev/null; then
-		meson test -C build-asan --print-errorlogs --num-processes 1 --suite unit
+		mt=(meson test -C build-asan --print-errorlogs --num-processes 1 --timeout-multiplier 3)
+		"${mt[@]}" --suite unit
 		count build-asan
 		if [ $all = 1 ]; then
-			meson test -C build-asan --print-errorlogs --num-processes 1 \
-				--suite integration
+			"${mt[@]}" --suite integration
 		else
-			meson test -C build-asan --print-errorlogs --num-processes 1 \
-				"${ASAN_SUBSET[@]}"
+			"${mt[@]}" "${ASAN_SUBSET[@]}"
 		fi
 		count build-asan
 	else

@@ -289,6 +289,11 @@ h_init(int argc, char **argv, unsigned watchdog_s)
 	/* a vanished peer must be an error return, never a signal */
 	signal(SIGPIPE, SIG_IGN);
 	if (watchdog_s > 0) {
+		/* sanitizer builds run slower (scripts/run-sanitized.sh sets it) */
+		const char *scale = getenv("VIA_TEST_WATCHDOG_SCALE");
+
+		if (scale != NULL && atoi(scale) > 1)
+			watchdog_s *= (unsigned)atoi(scale);
 		signal(SIGALRM, watchdog);
 		alarm(watchdog_s);
 	}
