@@ -127,16 +127,28 @@ move(struct pair *p, struct buf *s, struct buf *r, uint32_t len, uint8_t seed)
 {
 	VIP_DESCRIPTOR *sd = h_desc1(s->p, s->p + 256, s->mh, len, true);
 	VIP_DESCRIPTOR *rd = h_desc1(r->p, r->p + 256, r->mh, len, false), *got = NULL;
+	VIP_RETURN posted, sent = VIP_NOT_DONE, received = VIP_NOT_DONE;
 	bool ok;
 
 	fill(s->p + 256, len, seed);
 	memset(r->p + 256, 0, len);
-	ok = VipPostRecv(p->b, rd, r->mh) == VIP_SUCCESS && VipPostSend(p->a, sd, s->mh) == VIP_SUCCESS;
-	ok = ok && VipSendWait(p->a, WAIT_MS, &got) == VIP_SUCCESS && got == sd &&
-	     sd->CS.Status == VIP_STATUS_DONE;
-	ok = ok && VipRecvWait(p->b, WAIT_MS, &got) == VIP_SUCCESS && got == rd &&
-	     rd->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE) && rd->CS.Length == len;
-	return ok && filled(r->p + 256, len, seed);
+	posted = VipPostRecv(p->b, rd, r->mh);
+	if (posted == VIP_SUCCESS)
+		posted = VipPostSend(p->a, sd, s->mh);
+	if (posted == VIP_SUCCESS)
+		sent = VipSendWait(p->a, WAIT_MS, &got);
+	ok = sent == VIP_SUCCESS && got == sd && sd->CS.Status == VIP_STATUS_DONE;
+	if (ok)
+		received = VipRecvWait(p->b, WAIT_MS, &got);
+	ok = ok && received == VIP_SUCCESS && got == rd &&
+	     rd->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE) && rd->CS.Length == len &&
+	     filled(r->p + 256, len, seed);
+	if (!ok)
+		h_note("%s -> %s, %u B: posts %d, send %d (status %#x), receive %d (status %#x, "
+		       "length %u), data %s", s->kind, r->kind, len, posted, sent, sd->CS.Status,
+		       received, rd->CS.Status, rd->CS.Length,
+		       filled(r->p + 256, len, seed) ? "intact" : "wrong");
+	return ok;
 }
 
 /* Whether the page of @p p is mapped from the library's share file. */
