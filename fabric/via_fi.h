@@ -321,6 +321,7 @@ struct vf_req {
 	int err;                  /**< first error (positive FI_E*), 0 */
 	bool rndv;                /**< send by rendezvous */
 	bool started;             /**< send: its first message is posted */
+	bool bounce;              /**< rendezvous receive: reads land in slots */
 	bool wdata_sent;          /**< write: the WDATA message is posted */
 	bool done_posting;        /**< removed from the txq / the reads */
 	uint8_t *owned;           /**< a copy of an inject's data */
@@ -477,6 +478,7 @@ int vf_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 		   void *context);
 int vf_reg_get(struct vf_domain *d, const void *buf, size_t len, struct vf_reg **out);
 void vf_cache_purge(struct vf_domain *d, const void *addr, size_t len);
+bool vf_on_own_stack(const void *buf, size_t len);
 void vf_reg_put(struct vf_domain *d, struct vf_reg *r);
 struct vf_mr *vf_mr_find(struct vf_domain *d, uint32_t key);
 struct vf_mr *vf_mr_from_desc(void *desc, const void *buf, size_t len);

@@ -3,8 +3,10 @@
  * Domain (one open VIA NIC and its protection tag), memory registration
  * (fi_mr_reg and the rendezvous' registration cache) and address vectors.
  */
+#define _GNU_SOURCE   /* pthread_getattr_np */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +82,38 @@ vf_cache_trim(struct vf_domain *d, size_t keep)
 		if (r->refs == 0)
 			vf_reg_free(d, r);
 	}
+}
+
+/*
+ * Does [buf, buf + len) overlap the calling thread's stack? Such memory is
+ * never registered by the provider: libvipl-dpdk moves registered pages
+ * into its share file under a userfaultfd write protection, and it tells
+ * the registering thread's own stack by the mapping its frame lies in;
+ * once mlock has split the stack into several mappings, a page of the
+ * stack in another one is moved in place, and the thread's next push onto
+ * it waits for ever on its own write protection. So stack buffers go
+ * eagerly, and a rendezvous into one reads through send slots.
+ */
+bool
+vf_on_own_stack(const void *buf, size_t len)
+{
+	static __thread uintptr_t lo, hi;
+	uintptr_t b = (uintptr_t)buf;
+
+	if (hi == 0) {
+		pthread_attr_t a;
+		void *addr;
+		size_t size;
+
+		if (pthread_getattr_np(pthread_self(), &a) != 0)
+			return false;
+		if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+			lo = (uintptr_t)addr;
+			hi = lo + size;
+		}
+		pthread_attr_destroy(&a);
+	}
+	return b < hi && b + len > lo;
 }
 
 /*

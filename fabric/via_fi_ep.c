@@ -284,7 +284,10 @@ vf_post_send(struct vf_ep *ep, const void *buf, size_t len, void *desc, fi_addr_
 		r->buf = r->owned;
 		r->mr = NULL;
 	}
-	r->rndv = len > ep->dom->p.eager_max && !(flags & FI_INJECT);
+	/* the stack of this thread is never registered (vf_on_own_stack) */
+	r->rndv = len > ep->dom->p.eager_max && !(flags & FI_INJECT) &&
+		  ((r->mr != NULL && (r->mr->access & FI_REMOTE_READ)) ||
+		   !vf_on_own_stack(buf, len));
 	if (p->self) {
 		vf_self_send(r);
 	} else {

@@ -342,20 +342,29 @@ vf_push_txq(struct vf_conn *c)
 	}
 }
 
-/* Rendezvous reads of receive @p r; true once all are posted. */
+/* Rendezvous reads of receive @p r (into its buffer, or into slots copied
+ * out at completion); true once all are posted. */
 static bool
 vf_push_reads(struct vf_conn *c, struct vf_req *r)
 {
-	VIP_MEM_HANDLE lkey = r->mr ? r->mr->mh : (r->reg ? r->reg->mh : 0);
-
 	while (r->posted < r->rlen) {
 		size_t chunk = r->rlen - r->posted < c->mts ? r->rlen - r->posted : c->mts;
 		struct vf_slot *s = vf_slot_get(c);
+		VIP_MEM_HANDLE lkey = c->mh;
+		void *local = s ? s->buf : NULL;
 
 		if (s == NULL)
 			return false;
+		if (r->bounce) {
+			s->bounce_in = true;
+			s->off = r->posted;
+			s->len = chunk;
+		} else {
+			local = r->buf + r->posted;
+			lkey = r->mr ? r->mr->mh : r->reg->mh;
+		}
 		if (vf_post_rdma(c, s, VIP_CONTROL_OP_RDMAREAD, r->raddr + r->posted, r->rkey,
-				 r->buf + r->posted, lkey, chunk) != 0)
+				 local, lkey, chunk) != 0)
 			return false;
 		s->req = r;
 		r->inflight++;
@@ -775,7 +784,8 @@ vf_rndv_start(struct vf_req *r, struct vf_peer *p, struct vf_conn *c, const stru
 	r->rkey = rts->key;
 	r->cookie = rts->cookie;
 	r->conn = c;
-	if (c == NULL || (r->rlen > 0 && r->mr == NULL &&
+	r->bounce = r->mr == NULL && vf_on_own_stack(r->buf, r->rlen);
+	if (c == NULL || (r->rlen > 0 && r->mr == NULL && !r->bounce &&
 			  vf_reg_get(r->ep->dom, r->buf, r->rlen, &r->reg) != 0)) {
 		r->err = FI_EIO;
 		r->done_posting = true;
