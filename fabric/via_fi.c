@@ -134,7 +134,7 @@ static struct vf_params vf_params_now = {
 	.tx_depth = 32,
 	.connect_ms = 30000,
 	.mr_cache_bytes = (size_t)1 << 30,
-	.yield_polls = 64,
+	.yield_polls = 8,
 	.nic = "via0",
 };
 
@@ -157,7 +157,7 @@ vf_params_define(void)
 			"every time (default: 1 GiB)");
 	fi_param_define(&vf_prov, "yield_polls", FI_PARAM_INT,
 			"empty fi_cq_read calls in a row after which each further one yields "
-			"the CPU, 0 never (default: 64)");
+			"the CPU, 0 never (default: 8)");
 }
 
 static void
