@@ -15,8 +15,6 @@ packages=(libdpdk-dev dpdk-dev libnuma-dev meson ninja-build pkg-config gcc clan
 	libhugetlbfs-bin iproute2
 	# the libfabric provider (fabric/) and its tests: fi_pingpong, Open MPI
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
-	# the libfabric provider (fabric/) and its tests: fi_pingpong, Open MPI
-	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
 	# clang's libFuzzer and sanitizer runtimes (tests/fuzz), python3 for the scripts
 	libclang-rt-14-dev python3
 	# operations (meson suite ops): tshark for the dissector's test, scdoc for

@@ -44,9 +44,10 @@ for t in "${targets[@]}"; do
 	conf) cp "$src/config/viad.conf" "$corpus/seed-viad.conf" ;;
 	hosts) cp "$src/config/hosts.example" "$corpus/seed-hosts.example" ;;
 	esac
-	# -timeout: one input may take this long (a hang is a failure);
+	# -timeout: one input may take this long (a hang is a failure; a
+	# loaded machine can stall a process for many seconds);
 	# -rss_limit_mb: memory per process; leaks are checked per input
-	"$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	"$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=60 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$art/" "$corpus" >"$work/$t.log" 2>&1
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t.log")
