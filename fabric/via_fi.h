@@ -200,7 +200,6 @@ struct vf_reg {
 
 struct vf_domain {
 	struct fid_domain fid;
-	struct vf_fabric *fab;
 	pthread_mutex_t lock;
 	uint32_t api_version;
 	VIP_NIC_HANDLE nic;
@@ -333,7 +332,6 @@ struct vf_req {
 struct vf_unexp {
 	struct vf_list link;
 	struct vf_peer *peer;
-	bool tagged;
 	bool has_data;
 	bool rndv;
 	bool complete;            /**< eager: every fragment has arrived */
@@ -342,7 +340,6 @@ struct vf_unexp {
 	uint64_t tag, data;
 	size_t len;
 	uint8_t *buf;             /**< eager data (len bytes) */
-	size_t received;
 	struct vf_rts rts;        /**< rendezvous */
 	struct vf_req *req;       /**< receive waiting for the rest of it */
 };

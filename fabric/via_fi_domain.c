@@ -789,7 +789,6 @@ vf_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domai
 	d = calloc(1, sizeof(*d));
 	if (d == NULL)
 		return -FI_ENOMEM;
-	d->fab = vf_container_of(fabric, struct vf_fabric, fid);
 	d->api_version = fabric->api_version;
 	d->p = *vf_params();
 	vf_list_init(&d->mrs);

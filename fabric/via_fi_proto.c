@@ -536,7 +536,6 @@ vf_ux_new(struct vf_peer *p, const struct vf_hdr *h)
 	if (ux == NULL)
 		return NULL;
 	ux->peer = p;
-	ux->tagged = h->flags & VF_HF_TAGGED;
 	ux->has_data = h->flags & VF_HF_DATA;
 	ux->tag = h->tag;
 	ux->data = h->data;
@@ -575,7 +574,6 @@ vf_rx_eager(struct vf_conn *c, const struct vf_hdr *h, const uint8_t *payload, s
 	}
 	if (plen)
 		memcpy(ux->buf, payload, plen);
-	ux->received = plen;
 	ux->complete = plen == h->len;
 	vf_list_add_tail(&ep->unexp[tagged], &ux->link);
 	if (!ux->complete) {
@@ -867,7 +865,6 @@ vf_self_send(struct vf_req *r)
 			return;
 		}
 		ux->peer = ep->self;
-		ux->tagged = tagged;
 		ux->has_data = has_data;
 		ux->tag = r->tag;
 		ux->data = r->data;
