@@ -168,6 +168,27 @@ vma_is_share_file(const struct vma *v)
  * mapping in it is private anonymous and writable, or already in place.
  * @return 0 and @p reason; -EINVAL (a hole or unreadable pages)
  */
+/*
+ * Whether [@p base, @p end) overlaps the calling thread's stack, whichever
+ * mappings it is made of now (mlock of earlier registrations splits it):
+ * the switch would write-protect pages this very thread writes.
+ */
+static bool
+on_own_stack(uintptr_t base, uintptr_t end)
+{
+	pthread_attr_t attr;
+	void *lo;
+	size_t len;
+	bool on = false;
+
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return false;    /* classify() still catches the mapping of this frame */
+	if (pthread_attr_getstack(&attr, &lo, &len) == 0)
+		on = base < (uintptr_t)lo + len && end > (uintptr_t)lo;
+	pthread_attr_destroy(&attr);
+	return on;
+}
+
 static int
 classify(uintptr_t base, uintptr_t end, uint32_t *reason)
 {
@@ -176,7 +197,9 @@ classify(uintptr_t base, uintptr_t end, uint32_t *reason)
 	struct vma v;
 	int rc = -EINVAL;
 
-	*reason = end > VIA_SHARE_FILE_SIZE ? VIA_CTL_COPIED_HIGH : VIA_CTL_COPIED_NONE;
+	*reason = end > VIA_SHARE_FILE_SIZE ? VIA_CTL_COPIED_HIGH
+		  : on_own_stack(base, end) ? VIA_CTL_COPIED_STACK
+					    : VIA_CTL_COPIED_NONE;
 	if (maps_open(&r) != 0)
 		return -errno;
 	while (cur < end && maps_next(&r, &v)) {

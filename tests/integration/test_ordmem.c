@@ -271,6 +271,21 @@ test_placement(VIP_NIC_HANDLE nic)
 		bad += b[i].p != NULL && in_share_file(b[i].p);
 	CHECK(in_share_file(b[0].p) && bad == 0,
 	      "only the heap buffer moved to the share file: shared objects are never remapped");
+	{
+		/* this thread's own stack: copied, never switched under itself
+		 * (mlock of earlier registrations may split it into mappings) */
+		uint8_t on_stack[3 * PAGE];
+		VIP_MEM_HANDLE smh;
+		VIP_DPDK_COUNTERS c2 = counters(nic), c3;
+
+		memset(on_stack, 1, sizeof(on_stack));
+		CHECK_RET(VipRegisterMem(nic, on_stack, sizeof(on_stack), &p.ma, &smh), VIP_SUCCESS,
+			  "register a buffer on this thread's stack");
+		c3 = counters(nic);
+		CHECK(c3.RegionsCopied - c2.RegionsCopied == 1 && !in_share_file(on_stack),
+		      "the stack buffer is copied, not moved in place");
+		VipDeregisterMem(nic, on_stack, smh);
+	}
 	CHECK(viad_log_contains(&vd, "not shared in place: a private file mapping") &&
 	      viad_log_contains(&vd, "not shared in place: a shared object that may shrink"),
 	      "viad logs each copied region with its reason");
