@@ -23,6 +23,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include <rte_random.h>
+
 #include <vipl.h>
 
 #include "dp.h"
@@ -77,8 +79,6 @@ int
 via_cm_init(struct viad *d)
 {
 	struct via_cm *cm = calloc(1, sizeof(*cm));
-	uint32_t seed;
-
 	if (cm == NULL || via_idtab_init(&cm->reqs, CM_MAX_REQS) != 0) {
 		free(cm);
 		return -ENOMEM;
@@ -86,11 +86,6 @@ via_cm_init(struct viad *d)
 	TAILQ_INIT(&cm->req_list);
 	TAILQ_INIT(&cm->listeners);
 	TAILQ_INIT(&cm->requesting);
-	/* a random base: identifiers of a restarted viad do not repeat the
-	 * previous run's, so its stale frames cannot match (VIA §4.1) */
-	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-		seed = (uint32_t)via_now_ms();
-	d->conn_nonce = seed | 1;
 	d->cm = cm;
 	return 0;
 }
@@ -117,12 +112,21 @@ via_cm_fini(struct viad *d)
 	d->cm = NULL;
 }
 
+/*
+ * A connection identifier no one can predict (issue 14): with the peer's MAC
+ * and the VI pair it is all that tells a frame of this connection from a
+ * forged one (design.md, "Threat model"), and a restarted viad's or an
+ * earlier attempt's stale frames must not match (VIA §4.1). 0 means none.
+ */
 static uint32_t
-new_conn_id(struct viad *d)
+new_conn_id(void)
 {
-	/* odd steps of an odd base never give 0 before wrapping 2^31 times */
-	d->conn_nonce += 2;
-	return d->conn_nonce;
+	uint32_t id = 0;
+
+	while (id == 0)
+		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+			id = (uint32_t)rte_rand();
+	return id;
 }
 
 static void
@@ -348,7 +352,7 @@ request_start(struct viad *d, struct via_session *s, const struct via_ctl_conn_r
 	c = &vi->conn;
 	requesting_set(d->cm, vi, false);
 	memset(c, 0, sizeof(*c));
-	c->id = new_conn_id(d);
+	c->id = new_conn_id();
 	c->local = q->local;
 	c->remote = q->remote;
 	memcpy(c->remote_mac, q->remote.mac, 6);
@@ -675,15 +679,19 @@ via_cm_link_down(struct viad *d, struct via_nic *nic)
 
 /* ---- frames from the wire ----------------------------------------------- */
 
-static struct via_vi *
-vi_of_frame(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
-	    const struct via_wire_hdr *h)
+struct via_vi *
+via_vi_of_frame(struct viad *d, const struct via_nic *nic, const uint8_t src_mac[6],
+		const struct via_wire_hdr *h, struct via_poll_stats *st)
 {
 	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
 
-	if (vi == NULL || vi->owner->nic != nic || vi->conn.id != via_wire_conn_id(h) ||
-	    memcmp(vi->conn.remote_mac, src_mac, 6) != 0)
+	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED)
 		return NULL;
+	if (vi->conn.id != via_wire_conn_id(h) || vi->conn.remote_vi != via_wire_src_vi(h) ||
+	    memcmp(vi->conn.remote_mac, src_mac, 6) != 0) {
+		st->frames_unmatched++;
+		return NULL;
+	}
 	return vi;
 }
 
@@ -885,8 +893,8 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 		}
 		/* fall through */
 	case VIA_OP_RESET:
-		vi = vi_of_frame(d, nic, src_mac, h);
-		if (vi != NULL && vi->state == VIP_STATE_CONNECTED)
+		vi = via_vi_of_frame(d, nic, src_mac, h, via_poll_stats_here());
+		if (vi != NULL)
 			connection_lost(d, vi, h->opcode == VIA_OP_DISC ? "peer disconnected"
 									: "peer has no such connection");
 		break;

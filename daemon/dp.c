@@ -1347,20 +1347,6 @@ read_answer(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, con
 	}
 }
 
-/* The VI frame @p h is for, if it belongs to @p vi's current connection. */
-static struct via_vi *
-connected_vi(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
-	     const struct via_wire_hdr *h)
-{
-	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
-
-	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED ||
-	    vi->conn.id != via_wire_conn_id(h) || vi->conn.remote_vi != via_wire_src_vi(h) ||
-	    memcmp(vi->conn.remote_mac, eth->src_addr.addr_bytes, 6) != 0)
-		return NULL;
-	return vi;
-}
-
 /* A frame's message data: behind its headers, or (zero copy) in its second segment. */
 static const uint8_t *
 frame_data(const struct rte_mbuf *m, const struct via_wire_hdr *h)
@@ -1444,7 +1430,7 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		st->frames_dropped++;
 		return;
 	}
-	vi = connected_vi(d, nic, eth, h);
+	vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, h, st);
 	if (vi == NULL) {
 		/* VIA §4.2: the sender learns at its next transfer that this
 		 * connection is gone; once per message is enough */
@@ -1534,7 +1520,7 @@ static void
 rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	 const struct via_wire_hdr *h, struct via_poll_stats *st)
 {
-	struct via_vi *vi = connected_vi(d, nic, eth, h);
+	struct via_vi *vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, h, st);
 
 	/* the transport is the reliable levels' (a NAK from an older viad on
 	 * an Unreliable connection is dropped too) */

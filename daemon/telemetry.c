@@ -645,6 +645,7 @@ poll_sum(struct via_poll_stats *sum)
 		sum->frames_tx += STAT(st, frames_tx);
 		sum->frames_dropped += STAT(st, frames_dropped);
 		sum->frames_corrupt += STAT(st, frames_corrupt);
+		sum->frames_unmatched += STAT(st, frames_unmatched);
 		sum->cq_overruns += STAT(st, cq_overruns);
 		sum->frames_retransmitted += STAT(st, frames_retransmitted);
 		sum->rto_expiries += STAT(st, rto_expiries);
@@ -719,6 +720,7 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "frames_tx", p.frames_tx);
 	rte_tel_data_add_dict_u64(r, "frames_dropped", p.frames_dropped);
 	rte_tel_data_add_dict_u64(r, "frames_corrupt", p.frames_corrupt);
+	rte_tel_data_add_dict_u64(r, "frames_unmatched", p.frames_unmatched);
 	rte_tel_data_add_dict_u64(r, "cq_overruns", p.cq_overruns);
 	rte_tel_data_add_dict_u64(r, "frames_tx_zero_copy", p.frames_tx_zero_copy);
 	/* the reliable transport */

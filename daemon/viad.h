@@ -254,7 +254,6 @@ struct viad {
 	struct via_dp_lock sleep_lock;      /**< orders changes of poller_asleep */
 	uint32_t poller_asleep;             /**< pollers asleep (adaptive mode) */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
-	uint32_t conn_nonce;                /**< next connection identifier */
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
 };
 
@@ -775,6 +774,9 @@ struct via_poll_stats {
 	uint64_t frames_tx;
 	uint64_t frames_dropped;   /**< not for us, corrupt, or for no connection */
 	uint64_t frames_corrupt;   /**< CRC mismatch (subset of dropped) */
+	uint64_t frames_unmatched; /**< for a Connected VI but not its connection: source
+				    *   MAC, connection id or VI pair differ (subset of
+				    *   dropped; forged or stale) */
 	uint64_t cq_overruns;      /**< CQ entries lost to a full CQ (VIA §6.4.1) */
 	uint64_t frames_retransmitted;
 	uint64_t rto_expiries;     /**< retransmission timer expiries */
