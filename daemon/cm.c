@@ -679,22 +679,6 @@ via_cm_link_down(struct viad *d, struct via_nic *nic)
 
 /* ---- frames from the wire ----------------------------------------------- */
 
-struct via_vi *
-via_vi_of_frame(struct viad *d, const struct via_nic *nic, const uint8_t src_mac[6],
-		const struct via_wire_hdr *h, struct via_poll_stats *st)
-{
-	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
-
-	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED)
-		return NULL;
-	if (vi->conn.id != via_wire_conn_id(h) || vi->conn.remote_vi != via_wire_src_vi(h) ||
-	    memcmp(vi->conn.remote_mac, src_mac, 6) != 0) {
-		st->frames_unmatched++;
-		return NULL;
-	}
-	return vi;
-}
-
 static const struct via_cm_rejected *
 was_rejected(struct via_cm *cm, const uint8_t *mac, uint32_t conn_id)
 {
@@ -893,7 +877,8 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 		}
 		/* fall through */
 	case VIA_OP_RESET:
-		vi = via_vi_of_frame(d, nic, src_mac, h, via_poll_stats_here());
+		vi = via_vi_of_frame(d, nic, src_mac, via_wire_dst_vi(h), via_wire_src_vi(h),
+				     via_wire_conn_id(h), via_poll_stats_here());
 		if (vi != NULL)
 			connection_lost(d, vi, h->opcode == VIA_OP_DISC ? "peer disconnected"
 									: "peer has no such connection");

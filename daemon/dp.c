@@ -1430,7 +1430,8 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		st->frames_dropped++;
 		return;
 	}
-	vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, h, st);
+	vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, via_wire_dst_vi(h),
+				     via_wire_src_vi(h), via_wire_conn_id(h), st);
 	if (vi == NULL) {
 		/* VIA §4.2: the sender learns at its next transfer that this
 		 * connection is gone; once per message is enough */
@@ -1520,7 +1521,8 @@ static void
 rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	 const struct via_wire_hdr *h, struct via_poll_stats *st)
 {
-	struct via_vi *vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, h, st);
+	struct via_vi *vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, via_wire_dst_vi(h),
+				     via_wire_src_vi(h), via_wire_conn_id(h), st);
 
 	/* the transport is the reliable levels' (a NAK from an older viad on
 	 * an Unreliable connection is dropped too) */

@@ -167,17 +167,6 @@ struct rte_mempool *via_nics_pool(void);
 /** The pool of zero-copy frames' data segments: mbufs without a data room (nic.c). */
 struct rte_mempool *via_nics_zc_pool(void);
 
-/**
- * The connected VI that frame @p h, from @p src_mac on @p nic, belongs to:
- * the VI it names, Connected, whose connection has that peer MAC,
- * connection id and peer VI (VIA §4.1). NULL otherwise; a frame for a
- * Connected VI that differs in source MAC, connection id or VI pair is
- * forged or stale and counts in @p st's frames_unmatched (design.md,
- * "Threat model").
- */
-struct via_vi *via_vi_of_frame(struct viad *d, const struct via_nic *nic,
-			       const uint8_t src_mac[6], const struct via_wire_hdr *h,
-			       struct via_poll_stats *st);
 /** A CM frame from the wire, already validated (cm.c). */
 void via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 		  const struct via_wire_hdr *h);

@@ -702,6 +702,17 @@ void via_vi_free(struct viad *d, struct via_vi *vi);
 int via_vi_set_attr(struct viad *d, struct via_session *s, uint32_t id,
 		    const struct via_ctl_vi_attr *attr);
 struct via_vi *via_vi_get(struct viad *d, struct via_session *s, uint32_t id);
+struct via_poll_stats;
+/**
+ * The VI a frame from @p src_mac on @p nic belongs to: VI @p dst_vi,
+ * Connected, whose connection has that peer MAC, connection id and peer VI
+ * (@p src_vi) (VIA §4.1). NULL otherwise; a frame for a Connected VI that
+ * differs in source MAC, connection id or VI pair is forged or stale and
+ * counts in @p st's frames_unmatched (design.md section 10, "Threat model").
+ */
+struct via_vi *via_vi_of_frame(struct viad *d, const struct via_nic *nic,
+			       const uint8_t src_mac[6], uint32_t dst_vi, uint32_t src_vi,
+			       uint32_t conn_id, struct via_poll_stats *st);
 /** Whether the client's ring of @p wq holds no descriptor viad has not taken. */
 bool via_vi_wq_empty(struct via_vi *vi, enum via_wq_kind wq);
 
