@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control-message codec (lib/via_ctl.c) on a hostile byte stream.
+ * The control-message codec (abi/via_ctl.c) on a hostile byte stream.
  *
  * Input: one control byte, one chunk-size byte, one byte saying which of
  * the first eight chunks carry a passed fd, then the stream.

@@ -9,7 +9,7 @@
  * them, unchanged: daemon/dp.c is included here whole, so its static
  * functions are the ones viad runs (the poller's doorbell scan bells_take()
  * and through it vi_visit(), vi_send(), send_start(), desc_fetch(),
- * complete(); recv_take(); via_dp_flush()), over lib/via_ring.h's consumer
+ * complete(); recv_take(); via_dp_flush()), over abi/via_ring.h's consumer
  * and producer views. Nothing needs EAL: the VIs are never connected, so
  * no frame is built; what a connected VI does with frames is fuzz_wire's.
  *

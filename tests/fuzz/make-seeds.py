@@ -8,7 +8,7 @@ starts past the first checks. The text targets (conf, hosts) take the
 files of config/ and hand-written seeds. Run from anywhere; rewrites only
 seed-* files (crash-* regression inputs stay).
 
-The layouts are those of lib/via_ctl.h, daemon/wire.h and the harnesses'
+The layouts are those of abi/via_ctl.h, daemon/wire.h and the harnesses'
 own input formats (the comment at the top of each tests/fuzz/fuzz_*.c).
 """
 import os
@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ABI = 8
 COOKIE = 0x56494100 | ABI
 
-# op: (request body size, reply body size), lib/via_ctl.c
+# op: (request body size, reply body size), abi/via_ctl.c
 OPS = {
     1: (72, 160), 2: (0, 8), 3: (8, 0), 4: (32, 8), 5: (16, 0), 6: (16, 8),
     7: (24, 0), 8: (8, 16), 9: (16, 0), 10: (8, 0), 11: (8, 16), 12: (8, 0),

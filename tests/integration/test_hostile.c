@@ -7,7 +7,7 @@
  *  (a) a library client that scribbles random bytes over its whole shared
  *      segment and keeps calling viad;
  *  (b) raw clients speaking garbage or abusing the control protocol
- *      (lib/via_ctl.h) on the control socket.
+ *      (abi/via_ctl.h) on the control socket.
  *
  * Usage: it_hostile PATH/TO/viad      (VIA_TEST_SEED=N to replay)
  */

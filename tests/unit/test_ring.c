@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests for lib/via_ring.h (SPSC ring between untrusted processes).
+ * Unit tests for abi/via_ring.h (SPSC ring between untrusted processes).
  *
  * Usage: test_ring [SEED]   (or VIA_TEST_SEED=SEED test_ring)
  * Output is TAP; exit status 0 iff every test passed. The randomized tests
