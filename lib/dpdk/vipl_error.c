@@ -19,7 +19,7 @@
  *   which thread runs which handler. It sleeps on one futex word whatever
  *   the number of queues it watches: the session's notify doorbell, which
  *   viad rings after a completion on a queue whose notify word is set
- *   (via_abi.h, "Notify doorbell", for the memory ordering).
+ *   (via_abi.h, "Wake-up contract", pair 4, for the memory ordering).
  *
  * Notification, for one queue (a work queue, or a CQ):
  *
@@ -31,7 +31,7 @@
  *   at the queue: a complete head is dequeued and handed to the handler at
  *   once, in the calling thread. Otherwise the registration waits and
  *   nothing else is needed: viad saw the word, or the look saw the
- *   completion (Dekker).
+ *   completion (via_abi.h, "Wake-up contract", pair 4).
  * - A call behind other registrations, or made from a handler (which
  *   would otherwise recurse once per completed descriptor), queues and
  *   rings the doorbell itself: the notify thread looks again.
@@ -166,7 +166,8 @@ static __thread const struct vipl_nic *notify_self;
 /* handlers this thread runs from inside a Notify call */
 static __thread unsigned notify_depth;
 
-/* Have the notify thread look at its queues again (doorbell, NEED_WAKEUP). */
+/* Have the notify thread look at its queues again (via_abi.h, "Wake-up
+ * contract", pair 3). */
 static void
 notify_kick(struct vipl_nic *nic)
 {
@@ -178,7 +179,7 @@ notify_kick(struct vipl_nic *nic)
 }
 
 /*
- * The library's half of the Dekker handshake with viad's complete(), after
+ * The library's half of "Wake-up contract" pair 4 (via_abi.h), after
  * the store of the notify word: a seq_cst load of the count viad bumps with
  * a seq_cst (release) add after the completion. If viad did not see the
  * word, this sees the bump, and with it the completion: the dequeue that

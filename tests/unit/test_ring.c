@@ -5,13 +5,11 @@
  * Usage: test_ring [SEED]   (or VIA_TEST_SEED=SEED test_ring)
  * Output is TAP; exit status 0 iff every test passed. The randomized tests
  * print their seed so a failure can be replayed; none of them depends on
- * timing for correctness (waits are sched_yield loops or futex waits whose
- * wake-up is guaranteed by the protocol under test).
+ * timing for correctness (waits are sched_yield loops).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -19,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -516,7 +513,6 @@ test_hostile(void)
 	CHECK(via_ring_avail(&c) == 0);
 	CHECK(c.corrupt);
 	CHECK(via_ring_dequeue(&c, &v) == -EPIPE);
-	CHECK(!via_ring_consumer_prepare_sleep(&c)); /* must not sleep */
 	sh->prod = 1;
 	CHECK(via_ring_avail(&c) == 0 && via_ring_dequeue(&c, &v) == -EPIPE);
 
@@ -541,198 +537,6 @@ test_hostile(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* 6. sleep / wake-up protocol with a futex                           */
-
-static long
-futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
-}
-
-struct sleepwake {
-	struct via_ring_shared *sh;
-	void *slots;
-	uint32_t cap;
-	uint64_t total;
-	uint32_t futex_word; /* bumped by the producer before each wake */
-	bool failed;
-	uint64_t sleeps, wakes, timeouts, lost;
-};
-
-static void
-random_pause(uint64_t *rs)
-{
-	uint64_t x = rng_next(rs);
-
-	switch (x % 16) {
-	case 0: {
-		struct timespec ts = { 0, (long)((x >> 8) % 20000) };
-
-		nanosleep(&ts, NULL);
-		break;
-	}
-	case 1:
-		sched_yield();
-		break;
-	case 2:
-		for (volatile uint32_t i = (uint32_t)((x >> 8) % 2000); i; i--)
-			;
-		break;
-	default:
-		break;
-	}
-}
-
-static void *
-sw_producer(void *arg)
-{
-	struct sleepwake *s = arg;
-	struct via_ring r;
-	uint64_t rs = mix64(g_seed ^ 61), seq = 0;
-
-	TCHECK(s, via_ring_attach(&r, s->sh, s->slots, s->cap, 8, true) == 0);
-	while (seq < s->total) {
-		if (__atomic_load_n(&s->failed, __ATOMIC_RELAXED))
-			return NULL;
-		uint32_t burst = 1 + (uint32_t)(rng_next(&rs) % 16);
-		uint32_t n = via_ring_free_count(&r);
-
-		TCHECK(s, !r.corrupt);
-		if (n == 0) {
-			sched_yield();
-			continue;
-		}
-		n = n < burst ? n : burst;
-		if (n > s->total - seq)
-			n = (uint32_t)(s->total - seq);
-		for (uint32_t i = 0; i < n; i++)
-			*(uint64_t *)via_ring_slot(&r, i) = seq + i;
-		via_ring_produce(&r, n);
-		seq += n;
-		if (via_ring_producer_needs_wakeup(&r)) {
-			__atomic_fetch_add(&s->futex_word, 1, __ATOMIC_SEQ_CST);
-			futex(&s->futex_word, FUTEX_WAKE_PRIVATE, 1, NULL);
-			s->wakes++;
-		}
-		if (rng_next(&rs) % 4 == 0) {
-			/* Wait until the consumer has drained everything: this
-			 * publish is then the only one that can wake it, so a
-			 * lost wake-up stalls it for the whole futex timeout
-			 * and is counted, instead of being papered over by
-			 * the wake-up of the next burst. */
-			while (__atomic_load_n(&s->sh->cons, __ATOMIC_ACQUIRE) !=
-			       r.local) {
-				if (__atomic_load_n(&s->failed,
-						    __ATOMIC_RELAXED))
-					return NULL;
-				sched_yield();
-			}
-		}
-		random_pause(&rs);
-	}
-	return NULL;
-}
-
-static void *
-sw_consumer(void *arg)
-{
-	struct sleepwake *s = arg;
-	struct via_ring r;
-	uint64_t rs = mix64(g_seed ^ 62), seq = 0, v;
-
-	TCHECK(s, via_ring_attach(&r, s->sh, s->slots, s->cap, 8, false) == 0);
-	while (seq < s->total) {
-		if (__atomic_load_n(&s->failed, __ATOMIC_RELAXED))
-			return NULL;
-		uint32_t n = via_ring_avail(&r);
-
-		if (n != 0) {
-			for (uint32_t i = 0; i < n; i++) {
-				memcpy(&v, via_ring_peek(&r, i), sizeof(v));
-				TCHECK(s, v == seq + i);
-			}
-			via_ring_consume(&r, n);
-			seq += n;
-			random_pause(&rs);
-			continue;
-		}
-		TCHECK(s, !r.corrupt);
-
-		/* Read the futex word BEFORE announcing sleep: a wake issued
-		 * after this point changes it and FUTEX_WAIT returns at once. */
-		uint32_t w = __atomic_load_n(&s->futex_word, __ATOMIC_ACQUIRE);
-
-		if (via_ring_consumer_prepare_sleep(&r)) {
-			struct timespec ts = { 1, 0 };
-
-			s->sleeps++;
-			if (futex(&s->futex_word, FUTEX_WAIT_PRIVATE, w, &ts) ==
-				    -1 &&
-			    errno == ETIMEDOUT) {
-				s->timeouts++;
-				/* Slept a full second with items waiting:
-				 * the producer missed our flag. */
-				if (via_ring_avail(&r) != 0)
-					s->lost++;
-			}
-		}
-		via_ring_consumer_cancel_sleep(&r);
-	}
-	return NULL;
-}
-
-static int
-test_sleep_wake(void)
-{
-	struct sleepwake s = {
-		.sh = xaligned_alloc(sizeof(struct via_ring_shared)),
-		.cap = 64,
-		.total = 200000,
-	};
-	pthread_t tp, tc;
-
-	s.slots = xaligned_alloc(via_ring_mem_size(s.cap, 8));
-	CHECK(via_ring_init_shared(s.sh) == 0);
-
-	/* Single-threaded sanity of the flag handshake. */
-	{
-		struct via_ring p, c;
-		uint64_t v = 1;
-
-		CHECK(via_ring_attach(&p, s.sh, s.slots, s.cap, 8, true) == 0);
-		CHECK(via_ring_attach(&c, s.sh, s.slots, s.cap, 8, false) == 0);
-		CHECK(!via_ring_producer_needs_wakeup(&p));
-		CHECK(via_ring_consumer_prepare_sleep(&c));
-		CHECK(via_ring_producer_needs_wakeup(&p));
-		via_ring_consumer_cancel_sleep(&c);
-		CHECK(!via_ring_producer_needs_wakeup(&p));
-		CHECK(via_ring_enqueue(&p, &v) == 0);
-		CHECK(!via_ring_consumer_prepare_sleep(&c)); /* not empty */
-		CHECK(!via_ring_producer_needs_wakeup(&p));  /* flag cleared */
-		CHECK(via_ring_dequeue(&c, &v) == 0 && v == 1);
-		CHECK(via_ring_init_shared(s.sh) == 0);
-	}
-
-	CHECK(pthread_create(&tc, NULL, sw_consumer, &s) == 0);
-	CHECK(pthread_create(&tp, NULL, sw_producer, &s) == 0);
-	CHECK(pthread_join(tp, NULL) == 0);
-	CHECK(pthread_join(tc, NULL) == 0);
-
-	printf("# sleep/wake: %" PRIu64 " elems, %" PRIu64 " sleeps, %" PRIu64
-	       " wakes, %" PRIu64 " timeouts, %" PRIu64 " lost wake-ups\n",
-	       s.total, s.sleeps, s.wakes, s.timeouts, s.lost);
-	CHECK(!s.failed);
-	CHECK(s.lost == 0);
-	/* The protocol must actually have been exercised. */
-	CHECK(s.sleeps > 0 && s.wakes > 0);
-	CHECK(s.sh->cons == (uint32_t)s.total);
-
-	free(s.slots);
-	free(s.sh);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
 
 static const struct {
 	const char *name;
@@ -743,7 +547,6 @@ static const struct {
 	{ "index wrap-around at 2^32", test_wraparound },
 	{ "randomized two-thread stress", test_stress },
 	{ "hostile peer indices", test_hostile },
-	{ "sleep/wake-up protocol", test_sleep_wake },
 };
 
 int
