@@ -67,6 +67,8 @@
 #include <vipl.h>
 #include <vipl_dpdk.h>
 
+#include "test_rand.h"
+
 #define MAX_SEGS        8
 #define RDMA_SEGS       16         /* --rdma: local segments of an RDMA descriptor */
 #define RDMA_DESC_STRIDE 512       /* CS + address segment + 16 DS = 304 */
@@ -171,15 +173,6 @@ sleep_ms(unsigned ms)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
-}
-
-static uint64_t
-mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 struct rng {
