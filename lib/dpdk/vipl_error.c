@@ -364,7 +364,7 @@ notify_arm(struct vipl_nic *nic, struct vipl_notify_q *nq, struct vipl_notify *r
 		goto fail;
 	if (first && notify_self == NULL && notify_depth == 0) {
 		/* arm, then look: either viad sees the word or we see the
-		 * completion (via_abi.h, "Notify doorbell") */
+		 * completion (via_abi.h, "Wake-up contract", pair 4) */
 		__atomic_store_n(nq->flag, VIA_NOTIFY_ARMED, __ATOMIC_SEQ_CST);
 		notify_sync(nq);
 		if (notify_take(nq, &a)) {
