@@ -227,6 +227,7 @@ wq_try(void *arg, void *out)
 	return vipl_dpdk_dp_wq_take(&t->vi->dp, t->handle, t->kind, out);
 }
 
+/* The body of VipSendWait and VipRecvWait: their VIP_RETURN. */
 static VIP_RETURN
 queue_wait(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_ULONG timeout, VIP_DESCRIPTOR **out)
 {

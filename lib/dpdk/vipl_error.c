@@ -338,27 +338,39 @@ notifier_main(void *arg)
 	return NULL;
 }
 
-/* Start the notify thread if it is not running (notify_lock held). */
+/*
+ * Start the notify thread if it is not running (notify_lock held).
+ * @return 0, -ENOMEM (no thread: pthread_create's EAGAIN is a lack of
+ *         resources, not vipl_return()'s "not done")
+ */
 static int
 notifier_start(struct vipl_nic *nic)
 {
-	int rc;
-
 	if (nic->notifier_started)
 		return 0;
-	rc = pthread_create(&nic->notifier, NULL, notifier_main, nic);
-	if (rc != 0)
-		return -rc;
+	if (pthread_create(&nic->notifier, NULL, notifier_main, nic) != 0)
+		return -ENOMEM;
 	nic->notifier_started = true;
 	return 0;
 }
 
-/* Register @p r on @p nq (notify_lock held; released on return). */
-static VIP_RETURN
+/* The notify thread can serve a registration: viad is there and it runs. */
+static int
+notifier_ready(struct vipl_nic *nic)
+{
+	return vipl_nic_alive(nic) ? notifier_start(nic) : -ECONNRESET;
+}
+
+/*
+ * Register @p r on @p nq (notify_lock held; released on return).
+ * @return as vipl_notify_vi()
+ */
+static int
 notify_arm(struct vipl_nic *nic, struct vipl_notify_q *nq, struct vipl_notify *r)
 {
 	bool first = nq->head == NULL;
 	struct notify_arg a;
+	int rc = -ECONNRESET;
 
 	if (nic->notify_closed || nic->notify_closing)
 		goto fail;
@@ -374,31 +386,33 @@ notify_arm(struct vipl_nic *nic, struct vipl_notify_q *nq, struct vipl_notify *r
 			notify_run(nic, r, &a);
 			notify_depth--;
 			free(r);
-			return VIP_SUCCESS;
+			return 0;
 		}
-		if (!vipl_nic_alive(nic) || notifier_start(nic) != 0) {
+		rc = notifier_ready(nic);
+		if (rc != 0) {
 			__atomic_store_n(nq->flag, 0, __ATOMIC_RELAXED);
 			goto fail;
 		}
 		nq_push(nic, nq, r);
 		pthread_mutex_unlock(&nic->notify_lock);
-		return VIP_SUCCESS;
+		return 0;
 	}
 	/* behind others, or from a handler: the notify thread looks again */
-	if (!vipl_nic_alive(nic) || notifier_start(nic) != 0)
+	rc = notifier_ready(nic);
+	if (rc != 0)
 		goto fail;
 	__atomic_store_n(nq->flag, VIA_NOTIFY_ARMED, __ATOMIC_SEQ_CST);
 	nq_push(nic, nq, r);
 	pthread_mutex_unlock(&nic->notify_lock);
 	notify_kick(nic);
-	return VIP_SUCCESS;
+	return 0;
 fail:
 	pthread_mutex_unlock(&nic->notify_lock);
 	free(r);
-	return VIP_ERROR_RESOURCE;
+	return rc;
 }
 
-VIP_RETURN
+int
 vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_CALLBACK fn)
 {
 	struct vipl_nic *nic = vi->nic;
@@ -406,7 +420,7 @@ vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_
 	unsigned q;
 
 	if (r == NULL)
-		return VIP_ERROR_RESOURCE;
+		return -ENOMEM;
 	r->context = ctx;
 	r->vi_fn = fn;
 	pthread_mutex_lock(&nic->notify_lock);
@@ -422,14 +436,14 @@ vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_
 	return notify_arm(nic, &vi->nq[kind], r);
 }
 
-VIP_RETURN
+int
 vipl_notify_cq(struct vipl_cq *cq, VIP_PVOID ctx, VIP_CQ_CALLBACK fn)
 {
 	struct vipl_nic *nic = cq->nic;
 	struct vipl_notify *r = calloc(1, sizeof(*r));
 
 	if (r == NULL)
-		return VIP_ERROR_RESOURCE;
+		return -ENOMEM;
 	r->context = ctx;
 	r->cq_fn = fn;
 	pthread_mutex_lock(&nic->notify_lock);
@@ -509,7 +523,8 @@ vipl_provider_start(struct vipl_nic *nic)
 	if (rc != 0) {
 		pthread_cond_destroy(&nic->notify_cond);
 		pthread_mutex_destroy(&nic->notify_lock);
-		return -rc;
+		/* EAGAIN is a lack of resources, not vipl_return()'s "not done" */
+		return -ENOMEM;
 	}
 	nic->provider_started = true;
 	return 0;
