@@ -216,8 +216,8 @@ provider_from_file(const char *nic, char *out, size_t size)
 }
 
 /* The provider of NIC @p nic (docs/design.md section 15, "Choosing a
- * provider"). @return its name (in
- * @p buf when it came from the providers file), or NULL: no provider */
+ * provider"). @return its name (in @p buf when it came from the providers
+ * file), or NULL: no provider */
 static const char *
 provider_for(const char *nic, char *buf, size_t size)
 {
