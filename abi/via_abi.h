@@ -17,6 +17,93 @@
  *
  * Every struct here crosses the process boundary and has its size asserted.
  * A change of layout bumps VIA_ABI_VERSION.
+ *
+ * Wake-up contract
+ * ----------------
+ * The one place that states how a side that has work for a sleeping peer
+ * wakes it; every comment in the code that wakes or sleeps points here, and
+ * docs/design.md section 5 follows it. (The rings themselves, via_ring.h,
+ * only order their slots against their indices; they have no sleep flag.)
+ *
+ * Vocabulary:
+ * - work word: a store that publishes work: a doorbell bit and its summary
+ *   bit, a completion count (via_shm_wait.seq), a frame put in another
+ *   shard's inbox, a released zero-copy buffer pushed on a shard's stack.
+ * - sleeper flag: what a side sets before it sleeps, and clears after:
+ *   poller_asleep (the count of viad's pollers asleep), via_shm_wait's
+ *   sleepers (threads in FUTEX_WAIT on that word), a queue's notify word
+ *   (the library's notify thread waits for it).
+ * - last look: the sleeper's re-read of the work words it sleeps for, after
+ *   its flag is set. A futex sleeper's last look is FUTEX_WAIT's own
+ *   compare of the word with the value read before it looked at its queue.
+ * - wake: the system call: a write of viad's eventfd (WAKE_FD), or
+ *   FUTEX_WAKE (a shared futex: the segment is a MAP_SHARED memfd, mapped at
+ *   other addresses in the two processes).
+ *
+ * The rule, for every pair below (Dekker's store-then-load, the NEED_WAKEUP
+ * of AF_XDP and io_uring):
+ *
+ *   publisher                          sleeper
+ *     store the work word (seq_cst)      (futex: v = load(seq), seq_cst;
+ *     load the sleeper flag (seq_cst)     look at the queue: nothing)
+ *     if set: wake                       set the sleeper flag (seq_cst)
+ *                                        last look (seq_cst)
+ *                                        if nothing: sleep, with a timeout
+ *                                        clear the sleeper flag
+ *
+ * The work word's store, the flag's load, the flag's store and the last
+ * look are seq_cst, so they lie in one total order: either the last look
+ * sees the work or the publisher's load sees the flag and wakes; no wake-up
+ * is lost, and the publisher makes no system call unless somebody sleeps.
+ * A work word that is not a seq_cst access of our own (rte_ring's enqueue)
+ * is followed by a seq_cst fence before the flag's load. The sleep cannot
+ * miss a wake issued after its value was read: FUTEX_WAIT returns at once
+ * if the word moved, and an eventfd keeps a write until it is read. Every
+ * flag and work word here is writable by the client, so each side takes it
+ * as a hint: a lying client gets useless wake-ups or misses its own, and
+ * every sleep has a timeout that bounds a missed one (viad's pollers:
+ * adaptive_timeout_us; a client's waits: 100 ms, its provider thread 200
+ * ms).
+ *
+ * The pairs:
+ *
+ * 1. Doorbell, library -> viad's pollers (adaptive poll mode). Work word:
+ *    the VI's doorbell bit, then its summary bit, with via_bell_ring()
+ *    (seq_cst ORs) after the release store of the ring's producer index.
+ *    Flag: the header's poller_asleep, which viad stores (seq_cst) in every
+ *    session's segment; wake: the eventfd of WAKE_FD. viad's last look is
+ *    at the summary bits of its shard. Taking them, viad fetch-ands the
+ *    summary (acquire), then exchanges each word to 0 (acquire), then reads
+ *    the rings: a post after the exchange of its word finds the word empty
+ *    and sets the summary bit again, one between the two finds bits that
+ *    viad is about to take; a bit without a post costs one look.
+ * 2. Inside viad, another thread -> the pollers: a frame handed to a
+ *    shard's inbox (rte_ring enqueue, then a seq_cst fence), a zero-copy
+ *    buffer released on a shard's stack (seq_cst CAS), a new session or a
+ *    frame queued by the control thread. Flag: viad's own copy of
+ *    poller_asleep; wake: the same eventfd. The poller's last look covers
+ *    its inbox, its stack, the ports' backlogs and the doorbells. A poller
+ *    woken passes the eventfd on while others sleep: one eventfd for all.
+ * 3. Completion, viad -> a client thread in a wait (VipSendWait,
+ *    VipRecvWait, VipCQWait; the provider thread on the error queue). Work
+ *    word: via_shm_wait.seq (seq_cst add), after the descriptor's Status
+ *    (release) and the CQ or error queue entry; flag: that wait's
+ *    sleepers; wake: FUTEX_WAKE on seq. The waiter reads seq, looks at its
+ *    queue, may spin on seq (a spinner is not counted in sleepers), then
+ *    raises sleepers and FUTEX_WAITs on the seq it read. The library
+ *    bumps the notify and error wait words the same way to wake its own
+ *    threads.
+ * 4. Notification armed, library -> viad (VipSendNotify, VipRecvNotify,
+ *    VipCQNotify, VIA §9.6.9-9.6.11). Here the library is the sleeper:
+ *    flag: the queue's notify word (store VIA_NOTIFY_ARMED, seq_cst); last
+ *    look: that queue's wait seq. viad, after its seq_cst add of pair 3,
+ *    loads the notify word (seq_cst) and, if armed, bumps the header's
+ *    notify wait word, on which the library's one notify thread per NIC
+ *    waits as in pair 3.
+ * 5. Shutdown, viad -> every waiter: daemon_state (store of
+ *    VIA_DAEMON_STOPPING, seq_cst, then FUTEX_WAKE on it); waiters see it
+ *    at their next timeout at the latest, where they also check that
+ *    viad's socket is alive (a killed viad wakes nobody).
  */
 #ifndef VIA_ABI_H
 #define VIA_ABI_H
@@ -42,17 +129,12 @@ enum via_daemon_state {
 };
 
 /**
- * Wake-up word of a queue a client may block on. viad bumps @c seq (seq_cst
- * add) after producing completions, then loads @c sleepers (seq_cst) and
- * calls FUTEX_WAKE only if it is non-zero; a waiter increments @c sleepers
- * (seq_cst), re-checks its queue, then FUTEX_WAITs on the @c seq it read
- * before the re-check. All four accesses being seq_cst, either viad sees the
- * sleeper or the sleeper sees the new completion (Dekker): no lost wake-up,
- * and no syscall on viad's side unless somebody sleeps (NEED_WAKEUP).
+ * Wait word of a queue a client may block on ("Wake-up contract" above,
+ * pairs 3 and 4).
  */
 struct via_shm_wait {
-	uint32_t seq;
-	uint32_t sleepers;
+	uint32_t seq;       /**< work word: completions produced (futex word) */
+	uint32_t sleepers;  /**< sleeper flag: threads in FUTEX_WAIT on seq */
 };
 _Static_assert(sizeof(struct via_shm_wait) == 8, "via_shm_wait is ABI");
 
@@ -75,32 +157,23 @@ struct via_shm_header {
 	 * The notify doorbell (VipSendNotify, VipRecvNotify, VipCQNotify):
 	 * viad bumps it after a completion on any queue whose @c notify word
 	 * is set (via_shm_wq, via_shm_cq); the library's notify thread sleeps
-	 * on it. See "Notify doorbell" below.
+	 * on it ("Wake-up contract", pair 4).
 	 */
 	struct via_shm_wait notify;
 	/**
 	 * The doorbells of the session's VIs (VIA §11.2.1.2): bit n of the
 	 * uint64_t array at @c bell_off is VI slot n (VI_CREATE's reply).
 	 * After it, via_bell_summary_words(bell_words) summary words: bit w
-	 * says bell word w may have bits set. After publishing a post
-	 * (release store of the ring's producer index) the library rings with
-	 * via_bell_ring(): the VI's bit, then the word's summary bit if the
-	 * word was empty. viad takes its summary bits with an acquire
-	 * fetch-and, then each of those words with an acquire exchange to 0,
-	 * before it looks at those VIs' rings. A post that lands after viad's
-	 * exchange of the word finds it empty and sets the summary bit again;
-	 * one that lands between the two finds bits there, which viad is
-	 * about to take: none is missed. A bit set without a post costs one
-	 * look. viad checks every slot against its own table: a client
-	 * scribbling here only makes viad look at (or miss) its own VIs.
+	 * says bell word w may have bits set. How they are rung and taken:
+	 * "Wake-up contract" above, pair 1. viad checks every slot against its
+	 * own table: a client scribbling here only makes viad look at (or
+	 * miss) its own VIs.
 	 */
 	uint32_t bell_off;
 	uint32_t bell_words;
 	/**
-	 * NEED_WAKEUP (adaptive poll mode): viad sets it (seq_cst) before it
-	 * checks the doorbells one last time and sleeps; a client that rang a
-	 * doorbell (seq_cst OR) and then reads it set writes the eventfd of
-	 * WAKE_FD. Either viad sees the bell or the client sees the flag.
+	 * Sleeper flag of the doorbells: how many of viad's pollers sleep
+	 * (adaptive poll mode); "Wake-up contract" above, pair 1.
 	 */
 	uint32_t poller_asleep;
 };
@@ -116,8 +189,8 @@ via_bell_summary_words(uint32_t bell_words)
 /**
  * Ring a doorbell: @p bit of @p word, then @p summary_bit of @p summary if
  * the word was empty (a poster that finds bits there leaves the summary to
- * whoever set them first). Both seq_cst: a NEED_WAKEUP look at
- * poller_asleep may follow.
+ * whoever set them first). Both seq_cst: they are the work word of
+ * "Wake-up contract" pair 1, and the load of poller_asleep follows.
  */
 static inline void
 via_bell_ring(uint64_t *word, uint64_t bit, uint64_t *summary, uint64_t summary_bit)
@@ -153,30 +226,12 @@ _Static_assert(sizeof(struct via_cqe) == 8, "via_cqe is ABI");
 #define VIA_CQE_RECV 0x1u
 
 /**
- * Notify doorbell (VIA §9.6.9-9.6.11: the hardware "enables interrupts" on
- * a queue). A work queue or CQ with a pending VipSendNotify / VipRecvNotify /
- * VipCQNotify has its @c notify word set by the library; after a completion
- * on such a queue viad rings the session's doorbell, via_shm_header::notify,
- * so the library's one notify thread per NIC sleeps on one futex word
- * whatever the number of queues it watches. A queue without a pending
- * notification costs viad one load per completion and nothing else.
- *
- * No lost wake-up (Dekker, all four accesses seq_cst):
- *
- *   library (arming a queue)              viad (complete())
- *     store(notify, 1)                       write Status (release)
- *     load(done.seq or cq wait.seq)          fetch_add(done.seq or cq wait.seq)
- *     dequeue if complete, else sleep        load(notify): if set, ring doorbell
- *
- * Either viad's load sees the flag and rings, or the library's load sees
- * the bumped count (and, since the bump is a release RMW after Status and
- * the CQ entry, the completion itself). The doorbell then works as any
- * via_shm_wait: the notify thread reads notify.seq before it scans its
- * queues and FUTEX_WAITs on that value with notify.sleepers raised.
- *
- * The word is the client's, so to viad it is only a hint: a client that
- * sets it needlessly gets useless wake-ups of its own thread, one that
- * clears it misses its own notifications.
+ * Value of a queue's notify word (via_shm_wq, via_shm_cq) while a
+ * VipSendNotify, VipRecvNotify or VipCQNotify is pending: the library sets
+ * it, viad rings the header's notify doorbell after a completion on the
+ * queue ("Wake-up contract", pair 4). A queue without a pending
+ * notification costs viad one load per completion; the word is the
+ * client's, so to viad it is only a hint.
  */
 #define VIA_NOTIFY_ARMED 1u
 

@@ -9,8 +9,7 @@
  * Layout
  * ------
  * The shared control block (struct via_ring_shared, 128 bytes) holds only the
- * two free-running 32-bit indices and the consumer's sleep flag, each side's
- * words on its own cache line. The slot array lives elsewhere in the shared
+ * two free-running 32-bit indices, each on its own cache line. The slot array lives elsewhere in the shared
  * mapping; its address, the capacity and the slot size are given to
  * via_ring_attach() by each side from its OWN configuration and kept in a
  * private struct via_ring. Nothing that sizes or locates memory is ever read
@@ -46,37 +45,11 @@
  *   only re-reads the peer's cache line when the cached value says the ring
  *   is full (producer) or empty (consumer), to avoid cache-line ping-pong.
  *
- * Sleeping (lost wake-up avoidance, the NEED_WAKEUP idea of AF_XDP/io_uring)
- * -------------------------------------------------------------------------
- * Consumer (via_ring_consumer_prepare_sleep)  Producer (needs_wakeup, after
- *                                              via_ring_produce)
- *   store_seq_cst(&sh->cons_flags, SLEEPING)    store_seq_cst(&sh->prod, p)
- *   load_seq_cst(&sh->prod)                     load_seq_cst(&sh->cons_flags)
- *   if still empty: sleep                       if SLEEPING: wake consumer
- *
- * This is Dekker's store-then-load pattern. All four accesses are seq_cst,
- * so they lie in one total order: if the consumer's load of prod comes
- * first, its flag store precedes the producer's flag load, which sees
- * SLEEPING; otherwise the consumer's load comes after the producer's store
- * and sees the new prod. Either the consumer does not sleep, or the producer
- * issues the wake-up. (The producer's seq_cst store re-publishes the value
- * via_ring_produce() already released; it exists only to take part in that
- * order.) Seq_cst accesses rather than store/fence/load: the same
- * guarantee in the C11 model and the same cost on x86 (one locked
- * instruction), and ThreadSanitizer models them, whereas gcc warns about
- * atomic_thread_fence under -fsanitize=thread (-Wtsan), which breaks
- * -Werror sanitizer builds of everything that includes this header.
- *
- * The actual sleep/wake primitive (futex, eventfd, ...) is the caller's; it
- * must not lose a wake-up that is issued between prepare_sleep() and the
- * sleep itself (e.g. futex: read the futex word BEFORE prepare_sleep() and
- * wait on that value).
- *
- * The flag lives in consumer-writable memory, so to the producer it is only
- * a hint: a hostile consumer can at worst cause useless wake-ups on its own
- * ring. Likewise a hostile producer can clear the flag and never wake us, so
- * a consumer that needs liveness against its peer should sleep with a
- * timeout.
+ * Waking
+ * ------
+ * The ring has no sleep handshake of its own: a consumer that sleeps is
+ * woken through the segment's doorbells, sleeper flags and wait words,
+ * whose orderings are stated once, in via_abi.h ("Wake-up contract").
  *
  * Neither side is thread-safe: one thread at a time per struct via_ring.
  */
@@ -96,9 +69,6 @@
 /** Largest capacity accepted by via_ring_attach() (slots). */
 #define VIA_RING_MAX_CAPACITY (UINT32_C(1) << 24)
 
-/** cons_flags bit: the consumer is asleep, or about to be; wake it. */
-#define VIA_RING_CONS_SLEEPING UINT32_C(0x1)
-
 /**
  * Ring control block, placed in memory shared by producer and consumer.
  * Fixed layout (128 bytes, 64-byte aligned): it is part of the ABI between
@@ -113,9 +83,10 @@ struct via_ring_shared {
 	/* Consumer-owned cache line: only the consumer writes it. */
 	/** Free-running count of consumed slots; store-release by consumer. */
 	alignas(VIA_CACHE_LINE) uint32_t cons;
-	/** VIA_RING_CONS_SLEEPING; written by the consumer only. */
-	uint32_t cons_flags;
-	uint8_t cons_pad[VIA_CACHE_LINE - 2 * sizeof(uint32_t)];
+	/* bytes 4-7 held a consumer sleep flag that neither viad nor the
+	 * library ever read or wrote: padding to both, so the layout of
+	 * every used word, and VIA_ABI_VERSION, stay */
+	uint8_t cons_pad[VIA_CACHE_LINE - sizeof(uint32_t)];
 };
 
 _Static_assert(sizeof(struct via_ring_shared) == 2 * VIA_CACHE_LINE,
@@ -126,9 +97,6 @@ _Static_assert(offsetof(struct via_ring_shared, prod) == 0,
 	       "via_ring_shared.prod offset is ABI");
 _Static_assert(offsetof(struct via_ring_shared, cons) == VIA_CACHE_LINE,
 	       "via_ring_shared.cons offset is ABI");
-_Static_assert(offsetof(struct via_ring_shared, cons_flags) ==
-		       VIA_CACHE_LINE + sizeof(uint32_t),
-	       "via_ring_shared.cons_flags offset is ABI");
 
 /**
  * Private view of one side of a ring. Lives in the process's own memory,
@@ -175,7 +143,7 @@ via_ring_mem_size(uint32_t capacity, uint32_t slot_size)
 }
 
 /**
- * Initialise a shared control block: both indices 0, consumer awake.
+ * Initialise a shared control block: both indices 0.
  * Must be called by the owner of the memory before either side attaches.
  *
  * @param sh
@@ -332,29 +300,6 @@ via_ring_produce(struct via_ring *r, uint32_t n)
 }
 
 /**
- * Producer: does the consumer need a wake-up? Call after via_ring_produce().
- *
- * The seq_cst store of prod followed by the seq_cst load of the flag is the
- * producer half of the Dekker handshake (see the top of this file): with
- * only the release store of via_ring_produce(), the flag load could be
- * satisfied before prod is visible and both sides could miss each other.
- *
- * @param r
- *   Producer side of the ring.
- * @return
- *   true if the consumer announced it is (about to be) asleep.
- */
-static inline bool
-via_ring_producer_needs_wakeup(const struct via_ring *r)
-{
-	__atomic_store_n(&r->sh->prod, r->local, __ATOMIC_SEQ_CST);
-	/* Seq_cst implies acquire: whatever the consumer did before setting
-	 * the flag (e.g. reading its futex word) happens-before our wake-up. */
-	return (__atomic_load_n(&r->sh->cons_flags, __ATOMIC_SEQ_CST) &
-		VIA_RING_CONS_SLEEPING) != 0;
-}
-
-/**
  * Producer: copy one element into the ring and publish it.
  *
  * @param r
@@ -477,62 +422,6 @@ via_ring_dequeue(struct via_ring *r, void *elem)
 	memcpy(elem, via_ring_peek(r, 0), r->slot_size);
 	via_ring_consume(r, 1);
 	return 0;
-}
-
-/**
- * Consumer: announce that we are going to sleep, then re-check the ring.
- *
- * Sets VIA_RING_CONS_SLEEPING and re-reads prod, both seq_cst: a producer
- * whose via_ring_producer_needs_wakeup() store came first is seen here, and
- * one that comes later sees the flag (see the top of this file). If the
- * ring turns out not to be empty (or is corrupt) the flag is cleared again
- * and the caller must not sleep; its next via_ring_avail() re-reads and
- * validates prod.
- *
- * Call only when via_ring_avail() just returned 0.
- *
- * Typical use with a futex word w the producer bumps before FUTEX_WAKE:
- *   v = load(w); if (prepare_sleep(r)) futex_wait(w, v, timeout);
- *   cancel_sleep(r);
- *
- * @param r
- *   Consumer side of the ring.
- * @return
- *   true: the ring is still empty and the flag is set; the caller may sleep
- *   and must call via_ring_consumer_cancel_sleep() once awake.
- *   false: do not sleep; items are ready or r->corrupt is set.
- */
-static inline bool
-via_ring_consumer_prepare_sleep(struct via_ring *r)
-{
-	__atomic_store_n(&r->sh->cons_flags, VIA_RING_CONS_SLEEPING,
-			 __ATOMIC_SEQ_CST);
-	/* Any change of prod, even a corrupt one, means "do not sleep";
-	 * validation is left to via_ring_avail(), which re-reads prod since
-	 * its cached value (== local) says empty. */
-	if (r->corrupt ||
-	    __atomic_load_n(&r->sh->prod, __ATOMIC_SEQ_CST) != r->local) {
-		/* Do not leave the producer issuing useless wake-ups. */
-		__atomic_store_n(&r->sh->cons_flags, 0, __ATOMIC_RELAXED);
-		return false;
-	}
-	return true;
-}
-
-/**
- * Consumer: clear the sleep flag after waking (or deciding not to sleep).
- *
- * Relaxed is enough: a stale "sleeping" only costs the producer a useless
- * wake-up, and before sleeping again prepare_sleep() re-sets the flag with
- * a seq_cst store.
- *
- * @param r
- *   Consumer side of the ring.
- */
-static inline void
-via_ring_consumer_cancel_sleep(struct via_ring *r)
-{
-	__atomic_store_n(&r->sh->cons_flags, 0, __ATOMIC_RELAXED);
 }
 
 #endif /* VIA_RING_H */

@@ -43,8 +43,9 @@ vipl_dpdk_dp_ring_doorbell_default(struct vipl_dpdk_vi *vi, enum via_wq_kind kin
 	/* one bit per VI: viad looks at both of its queues */
 	(void)kind;
 	via_bell_ring(vi->bell_word, vi->bell_bit, vi->bell_summary, vi->bell_summary_bit);
-	/* NEED_WAKEUP: after the seq_cst ORs (viad sets the count, then looks
-	 * at the bells): either viad sees the bell or this sees the count */
+	/* the flag's load after the work word's seq_cst ORs: either viad's
+	 * last look sees the bell or this sees the count (via_abi.h,
+	 * "Wake-up contract", pair 1) */
 	if (__atomic_load_n(vi->poller_asleep, __ATOMIC_SEQ_CST) != 0)
 		eventfd_write(vi->wake_fd, 1);
 }

@@ -115,7 +115,10 @@ conn_free(struct vipl_conn *c)
 	vipl_obj_put(&c->obj);
 }
 
-/* CONN_WAIT of @p req (addresses and filter set): the answer, as a handle. */
+/*
+ * CONN_WAIT of @p req (addresses and filter set): the answer, as a handle.
+ * The body of VipConnectWait and VipDpdkConnectWaitFrom: their VIP_RETURN.
+ */
 static VIP_RETURN
 conn_wait(struct vipl_nic *nic, struct via_ctl_conn_wait_req *req, VIP_ULONG Timeout,
 	  VIP_NET_ADDRESS *RemoteAddr, VIP_VI_ATTRIBUTES *RemoteViAttribs,
@@ -274,6 +277,7 @@ VipConnectPeerRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr,
 	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_PEER_REQUEST, &req, NULL, NULL));
 }
 
+/* The body of VipConnectPeerDone and VipConnectPeerWait (@p op): their VIP_RETURN. */
 static VIP_RETURN
 peer_result(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteAttributes, unsigned op)
 {

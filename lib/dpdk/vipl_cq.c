@@ -191,5 +191,5 @@ VipCQNotify(VIP_CQ_HANDLE CQHandle, VIP_PVOID Context,
 
 	if (cq == NULL || Handler == NULL)
 		return VIP_INVALID_PARAMETER;
-	return vipl_notify_cq(cq, Context, Handler);
+	return vipl_return(vipl_notify_cq(cq, Context, Handler));
 }

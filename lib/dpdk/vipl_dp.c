@@ -125,7 +125,7 @@ now_ms(void)
  * Wait until @p try stops answering VIP_NOT_DONE, @p timeout ms pass
  * (VIP_TIMEOUT) or viad goes (VIP_ERROR_RESOURCE). The seq read before the
  * try is the futex value: a completion after it makes FUTEX_WAIT return at
- * once, so no wake-up is lost (via_abi.h, struct via_shm_wait).
+ * once, so no wake-up is lost (via_abi.h, "Wake-up contract", pair 3).
  *
  * Before it sleeps the waiter spins on the word for a few tens of
  * microseconds (vipl_wait.c): VIA §9.6.3, §9.6.6 and §9.6.8 ask that the
@@ -227,6 +227,7 @@ wq_try(void *arg, void *out)
 	return vipl_dpdk_dp_wq_take(&t->vi->dp, t->handle, t->kind, out);
 }
 
+/* The body of VipSendWait and VipRecvWait: their VIP_RETURN. */
 static VIP_RETURN
 queue_wait(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_ULONG timeout, VIP_DESCRIPTOR **out)
 {

@@ -153,7 +153,7 @@ struct vipl_dpdk_vi {
 	uint64_t bell_bit;
 	uint64_t *bell_summary;
 	uint64_t bell_summary_bit;
-	const uint32_t *poller_asleep;   /**< the session header's NEED_WAKEUP count */
+	const uint32_t *poller_asleep;   /**< the session header's sleeper flag of the doorbells */
 	int wake_fd;                     /**< wakes viad's sleeping pollers */
 	uint32_t max_posted;             /**< the NIC's MaxDescriptorsPerQueue */
 };
@@ -196,7 +196,8 @@ struct vipl_dpdk_dp_ops {
 	 * Default: set the VI's bit in the session's doorbell words and, if
 	 * the word was empty, the word's summary bit (via_bell_ring, seq_cst),
 	 * then, if viad's pollers sleep (poller_asleep, seq_cst load after the
-	 * ORs: NEED_WAKEUP), write the eventfd that wakes them.
+	 * ORs), write the eventfd that wakes them (via_abi.h, "Wake-up
+	 * contract", pair 1).
 	 * An override must leave viad able to see the post: until a doorbell
 	 * rings, viad does not look at the queue. It cannot fail.
 	 */

@@ -19,7 +19,7 @@
  *   which thread runs which handler. It sleeps on one futex word whatever
  *   the number of queues it watches: the session's notify doorbell, which
  *   viad rings after a completion on a queue whose notify word is set
- *   (via_abi.h, "Notify doorbell", for the memory ordering).
+ *   (via_abi.h, "Wake-up contract", pair 4, for the memory ordering).
  *
  * Notification, for one queue (a work queue, or a CQ):
  *
@@ -31,7 +31,7 @@
  *   at the queue: a complete head is dequeued and handed to the handler at
  *   once, in the calling thread. Otherwise the registration waits and
  *   nothing else is needed: viad saw the word, or the look saw the
- *   completion (Dekker).
+ *   completion (via_abi.h, "Wake-up contract", pair 4).
  * - A call behind other registrations, or made from a handler (which
  *   would otherwise recurse once per completed descriptor), queues and
  *   rings the doorbell itself: the notify thread looks again.
@@ -166,7 +166,8 @@ static __thread const struct vipl_nic *notify_self;
 /* handlers this thread runs from inside a Notify call */
 static __thread unsigned notify_depth;
 
-/* Have the notify thread look at its queues again (doorbell, NEED_WAKEUP). */
+/* Have the notify thread look at its queues again (via_abi.h, "Wake-up
+ * contract", pair 3). */
 static void
 notify_kick(struct vipl_nic *nic)
 {
@@ -178,7 +179,7 @@ notify_kick(struct vipl_nic *nic)
 }
 
 /*
- * The library's half of the Dekker handshake with viad's complete(), after
+ * The library's half of "Wake-up contract" pair 4 (via_abi.h), after
  * the store of the notify word: a seq_cst load of the count viad bumps with
  * a seq_cst (release) add after the completion. If viad did not see the
  * word, this sees the bump, and with it the completion: the dequeue that
@@ -337,33 +338,45 @@ notifier_main(void *arg)
 	return NULL;
 }
 
-/* Start the notify thread if it is not running (notify_lock held). */
+/*
+ * Start the notify thread if it is not running (notify_lock held).
+ * @return 0, -ENOMEM (no thread: pthread_create's EAGAIN is a lack of
+ *         resources, not vipl_return()'s "not done")
+ */
 static int
 notifier_start(struct vipl_nic *nic)
 {
-	int rc;
-
 	if (nic->notifier_started)
 		return 0;
-	rc = pthread_create(&nic->notifier, NULL, notifier_main, nic);
-	if (rc != 0)
-		return -rc;
+	if (pthread_create(&nic->notifier, NULL, notifier_main, nic) != 0)
+		return -ENOMEM;
 	nic->notifier_started = true;
 	return 0;
 }
 
-/* Register @p r on @p nq (notify_lock held; released on return). */
-static VIP_RETURN
+/* The notify thread can serve a registration: viad is there and it runs. */
+static int
+notifier_ready(struct vipl_nic *nic)
+{
+	return vipl_nic_alive(nic) ? notifier_start(nic) : -ECONNRESET;
+}
+
+/*
+ * Register @p r on @p nq (notify_lock held; released on return).
+ * @return as vipl_notify_vi()
+ */
+static int
 notify_arm(struct vipl_nic *nic, struct vipl_notify_q *nq, struct vipl_notify *r)
 {
 	bool first = nq->head == NULL;
 	struct notify_arg a;
+	int rc = -ECONNRESET;
 
 	if (nic->notify_closed || nic->notify_closing)
 		goto fail;
 	if (first && notify_self == NULL && notify_depth == 0) {
 		/* arm, then look: either viad sees the word or we see the
-		 * completion (via_abi.h, "Notify doorbell") */
+		 * completion (via_abi.h, "Wake-up contract", pair 4) */
 		__atomic_store_n(nq->flag, VIA_NOTIFY_ARMED, __ATOMIC_SEQ_CST);
 		notify_sync(nq);
 		if (notify_take(nq, &a)) {
@@ -373,31 +386,33 @@ notify_arm(struct vipl_nic *nic, struct vipl_notify_q *nq, struct vipl_notify *r
 			notify_run(nic, r, &a);
 			notify_depth--;
 			free(r);
-			return VIP_SUCCESS;
+			return 0;
 		}
-		if (!vipl_nic_alive(nic) || notifier_start(nic) != 0) {
+		rc = notifier_ready(nic);
+		if (rc != 0) {
 			__atomic_store_n(nq->flag, 0, __ATOMIC_RELAXED);
 			goto fail;
 		}
 		nq_push(nic, nq, r);
 		pthread_mutex_unlock(&nic->notify_lock);
-		return VIP_SUCCESS;
+		return 0;
 	}
 	/* behind others, or from a handler: the notify thread looks again */
-	if (!vipl_nic_alive(nic) || notifier_start(nic) != 0)
+	rc = notifier_ready(nic);
+	if (rc != 0)
 		goto fail;
 	__atomic_store_n(nq->flag, VIA_NOTIFY_ARMED, __ATOMIC_SEQ_CST);
 	nq_push(nic, nq, r);
 	pthread_mutex_unlock(&nic->notify_lock);
 	notify_kick(nic);
-	return VIP_SUCCESS;
+	return 0;
 fail:
 	pthread_mutex_unlock(&nic->notify_lock);
 	free(r);
-	return VIP_ERROR_RESOURCE;
+	return rc;
 }
 
-VIP_RETURN
+int
 vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_CALLBACK fn)
 {
 	struct vipl_nic *nic = vi->nic;
@@ -405,7 +420,7 @@ vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_
 	unsigned q;
 
 	if (r == NULL)
-		return VIP_ERROR_RESOURCE;
+		return -ENOMEM;
 	r->context = ctx;
 	r->vi_fn = fn;
 	pthread_mutex_lock(&nic->notify_lock);
@@ -421,14 +436,14 @@ vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_
 	return notify_arm(nic, &vi->nq[kind], r);
 }
 
-VIP_RETURN
+int
 vipl_notify_cq(struct vipl_cq *cq, VIP_PVOID ctx, VIP_CQ_CALLBACK fn)
 {
 	struct vipl_nic *nic = cq->nic;
 	struct vipl_notify *r = calloc(1, sizeof(*r));
 
 	if (r == NULL)
-		return VIP_ERROR_RESOURCE;
+		return -ENOMEM;
 	r->context = ctx;
 	r->cq_fn = fn;
 	pthread_mutex_lock(&nic->notify_lock);
@@ -508,7 +523,8 @@ vipl_provider_start(struct vipl_nic *nic)
 	if (rc != 0) {
 		pthread_cond_destroy(&nic->notify_cond);
 		pthread_mutex_destroy(&nic->notify_lock);
-		return -rc;
+		/* EAGAIN is a lack of resources, not vipl_return()'s "not done" */
+		return -ENOMEM;
 	}
 	nic->provider_started = true;
 	return 0;

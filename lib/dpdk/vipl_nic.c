@@ -221,6 +221,7 @@ vipl_futex_wait(uint32_t *word, uint32_t val, uint32_t ms)
 	syscall(SYS_futex, word, FUTEX_WAIT, val, ms == UINT32_MAX ? NULL : &ts, NULL, 0);
 }
 
+/* A socket connected to viad's control socket. @return the fd, or -errno */
 static int
 connect_viad(void)
 {

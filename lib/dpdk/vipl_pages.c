@@ -234,6 +234,7 @@ classify(uintptr_t base, uintptr_t end, uint32_t *reason)
 
 /* ---- the switch ------------------------------------------------------------ */
 
+/* A userfaultfd of @p flags with write protection. @return the fd, or -errno */
 static int
 uffd_try(int flags)
 {

@@ -5,8 +5,13 @@
  * control calls go to viad over the session socket (via_ctl.h); the data
  * path touches only the rings in the session's shared segment (via_abi.h).
  *
- * Errors are -errno inside the library; only the Vip* entry points convert,
- * once, with vipl_return().
+ * Errors are -errno inside the library (0 or -errno; a function that
+ * returns something else says what in its comment); the Vip* entry points
+ * convert, once, with vipl_return(). VIP_RETURN comes only from the API
+ * boundary: the entry points, the inline data path they are
+ * (vipl_dpdk_dp.h), and the static helpers that are the shared body of
+ * two or more entry points (queue_wait, conn_wait, peer_result, ...),
+ * whose comments name the calls they implement.
  */
 #ifndef VIPL_PRIV_H
 #define VIPL_PRIV_H
@@ -219,12 +224,13 @@ struct vipl_notify_q {
 /**
  * Send/RecvNotify (@p kind VIA_WQ_SEND/RECV) of @p vi: hand the head to
  * @p fn now if it is complete, else at the next completion.
- * @return VIP_SUCCESS, VIP_ERROR_RESOURCE (no memory, no thread, viad gone)
+ * @return 0, -ENOMEM (no memory, no thread), -ECONNRESET (viad gone, or
+ *         the NIC closing)
  */
-VIP_RETURN vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx,
-			  VIP_VI_CALLBACK fn);
+int vipl_notify_vi(struct vipl_vi *vi, enum via_wq_kind kind, VIP_PVOID ctx,
+		   VIP_VI_CALLBACK fn);
 /** CQNotify of @p cq; as vipl_notify_vi. */
-VIP_RETURN vipl_notify_cq(struct vipl_cq *cq, VIP_PVOID ctx, VIP_CQ_CALLBACK fn);
+int vipl_notify_cq(struct vipl_cq *cq, VIP_PVOID ctx, VIP_CQ_CALLBACK fn);
 /**
  * The owner of @p nq is destroyed: its registrations go without running,
  * and a handler of the owner running on the notify thread is waited for
@@ -302,6 +308,7 @@ void vipl_async_error(struct vipl_nic *nic, VIP_ERROR_CODE code, uint32_t vi_coo
 /**
  * Start the provider thread that runs error handlers; stop it and the
  * notify thread, cancelling every pending notification (VipCloseNic).
+ * @return 0, -ENOMEM (no thread)
  */
 int vipl_provider_start(struct vipl_nic *nic);
 void vipl_provider_stop(struct vipl_nic *nic);

@@ -252,7 +252,8 @@ VipSetViAttributes(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *Attributes)
 	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_VI_SET_ATTR, &req, NULL, NULL));
 }
 
-/* VIA §9.6.9-9.6.10; the protocol is in vipl_error.c */
+/* The body of VipSendNotify and VipRecvNotify (VIA §9.6.9-9.6.10; the
+ * protocol is in vipl_error.c): their VIP_RETURN. */
 static VIP_RETURN
 queue_notify(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_CALLBACK fn)
 {
@@ -263,7 +264,7 @@ queue_notify(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_CALLB
 	/* a queue tied to a CQ is notified through it (VipCQNotify) */
 	if (vi->cq[kind] != NULL)
 		return VIP_ERROR_RESOURCE;
-	return vipl_notify_vi(vi, kind, ctx, fn);
+	return vipl_return(vipl_notify_vi(vi, kind, ctx, fn));
 }
 
 VIPL_EXPORT VIP_RETURN

@@ -102,6 +102,8 @@ fill_ops(struct vipl_provider_ops *ops, const struct vipl_provider_ops *from)
 	return missing;
 }
 
+/* dlopen libvipl-@p name.so from the provider path. @return its handle, or
+ * NULL after a log line */
 static void *
 open_provider_file(const char *name)
 {
@@ -213,6 +215,9 @@ provider_from_file(const char *nic, char *out, size_t size)
 	return found;
 }
 
+/* The provider of NIC @p nic (docs/design.md section 15, "Choosing a
+ * provider"). @return its name (in @p buf when it came from the providers
+ * file), or NULL: no provider */
 static const char *
 provider_for(const char *nic, char *buf, size_t size)
 {

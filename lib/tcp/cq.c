@@ -120,7 +120,8 @@ tcp_cq_push(struct tcp_nic *nic, struct tcp_cq *cq, uint32_t vi_id, bool recv)
 	pthread_cond_broadcast(tcp_cond_of(nic, cq->obj.id));
 }
 
-/* Take the oldest entry of a VI that still exists (VIA §9.6.7). */
+/* Take the oldest entry of a VI that still exists (VIA §9.6.7). The body
+ * of VipCQDone and VipCQWait's tries: VIP_SUCCESS, VIP_NOT_DONE. */
 static VIP_RETURN
 cq_take(struct tcp_nic *nic, struct tcp_cq *cq, VIP_VI_HANDLE *vi, VIP_BOOLEAN *recv)
 {

@@ -192,7 +192,7 @@ wq_grow(struct tcp_wq *q)
 	return 0;
 }
 
-/* VipPostSend and VipPostRecv (VIA §9.6.1, §9.6.4). */
+/* The body of VipPostSend and VipPostRecv (VIA §9.6.1, §9.6.4): their VIP_RETURN. */
 static VIP_RETURN
 post(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR *desc, VIP_MEM_HANDLE mh, bool recv)
 {
@@ -271,7 +271,8 @@ tcp_post_recv(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR *DescriptorPtr, VIP_MEM_HAN
 	return post(ViHandle, DescriptorPtr, MemoryHandle, true);
 }
 
-/* Dequeue the head of @p q if it is complete (VIA §9.6.2, §9.6.5). */
+/* Dequeue the head of @p q if it is complete (VIA §9.6.2, §9.6.5): the
+ * VipSendDone/VipRecvDone answer, VIP_SUCCESS or VIP_NOT_DONE. */
 static VIP_RETURN
 wq_done(struct tcp_wq *q, VIP_DESCRIPTOR **out)
 {
@@ -289,6 +290,7 @@ wq_done(struct tcp_wq *q, VIP_DESCRIPTOR **out)
 	return VIP_SUCCESS;
 }
 
+/* The body of VipSendDone and VipRecvDone: their VIP_RETURN. */
 static VIP_RETURN
 dequeue(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR **DescriptorPtr, bool recv)
 {
@@ -318,7 +320,8 @@ tcp_recv_done(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR **DescriptorPtr)
 	return dequeue(ViHandle, DescriptorPtr, true);
 }
 
-/* VipSendWait and VipRecvWait (VIA §9.6.3, §9.6.6): sleep, no polling. */
+/* The body of VipSendWait and VipRecvWait (VIA §9.6.3, §9.6.6): sleep, no
+ * polling; their VIP_RETURN. */
 static VIP_RETURN
 wait_dequeue(VIP_VI_HANDLE ViHandle, VIP_ULONG Timeout, VIP_DESCRIPTOR **DescriptorPtr, bool recv)
 {

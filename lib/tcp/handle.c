@@ -182,11 +182,11 @@ tcp_cond_wait(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t deadline)
 	struct timespec ts;
 
 	if (deadline == UINT64_MAX)
-		return pthread_cond_wait(cond, lock);
+		return -pthread_cond_wait(cond, lock);
 	/* the conditions run on CLOCK_MONOTONIC (nic.c) */
 	ts.tv_sec = (time_t)(deadline / 1000);
 	ts.tv_nsec = (long)(deadline % 1000) * 1000000;
-	return pthread_cond_timedwait(cond, lock, &ts);
+	return -pthread_cond_timedwait(cond, lock, &ts);
 }
 
 pthread_cond_t *

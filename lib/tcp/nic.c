@@ -417,7 +417,9 @@ tcp_ns_shutdown(VIP_NIC_HANDLE NicHandle)
 	return was_open ? VIP_SUCCESS : VIP_ERROR_NAMESERVICE;
 }
 
-/* Resolve @p nic's handle for a name service call: VipNSInit must have run. */
+/* Resolve @p nic's handle for a name service call: VipNSInit must have run.
+ * The first step of VipNSGetHostByName and VipNSGetHostByAddr: their
+ * VIP_RETURN if it fails. */
 static VIP_RETURN
 ns_enter(VIP_NIC_HANDLE NicHandle, uint8_t port[2])
 {

@@ -14,8 +14,13 @@
  * what may take long: VipConnectRequest's connect and handshake (on a
  * socket of its own) and calls of the consumer's error handler.
  *
- * Errors are -errno inside the provider; tcp_return() turns them into a
- * VIP_RETURN at the VIPL boundary.
+ * Errors are -errno inside the provider (0 or -errno; a function that
+ * returns something else says what in its comment); tcp_return() turns
+ * them into a VIP_RETURN at the VIPL boundary. VIP_RETURN comes only from
+ * that boundary: the tcp_* calls of the provider's ops table, and the
+ * static helpers that are the shared body of two or more of them (post,
+ * dequeue, wait_dequeue, cq_take, ns_enter, ...), whose comments name the
+ * calls they implement.
  */
 #ifndef VIPL_TCP_PROV_H
 #define VIPL_TCP_PROV_H
@@ -312,7 +317,7 @@ VIP_RETURN tcp_return(int err);
 uint64_t tcp_now_ms(void);
 /** The CLOCK_MONOTONIC ms at which @p timeout ends; UINT64_MAX for VIP_INFINITE. */
 uint64_t tcp_deadline(VIP_ULONG timeout);
-/** Sleep on @p cond until signalled or @p deadline. @return 0, ETIMEDOUT */
+/** Sleep on @p cond until signalled or @p deadline. @return 0, -ETIMEDOUT */
 int tcp_cond_wait(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t deadline);
 pthread_cond_t *tcp_cond_of(struct tcp_nic *nic, uint32_t id);
 
@@ -355,7 +360,10 @@ void tcp_mr_fini(struct tcp_nic *nic);
 
 /* ---- vi.c --------------------------------------------------------------- */
 
-/** The VI is Connected over stream @p fd: its sides start afresh. */
+/**
+ * The VI is Connected over stream @p fd: its sides start afresh.
+ * @return 0, -errno (epoll_ctl: the stream cannot be watched)
+ */
 int tcp_vi_connected(struct tcp_vi *vi, int fd);
 /**
  * The connection is broken (VIA §2.5.2, §5.4): the VI goes to the Error

@@ -637,6 +637,24 @@ h_counters(VIP_NIC_HANDLE nic, VIP_DPDK_COUNTERS *c)
 	return r;
 }
 
+bool
+h_wait_sessions(VIP_NIC_HANDLE nic, uint64_t want, VIP_DPDK_COUNTERS *c)
+{
+	uint64_t end = h_now_ms() + H_TIMEOUT_MS;
+	VIP_DPDK_COUNTERS own;
+
+	if (c == NULL)
+		c = &own;
+	do {
+		if (h_counters(nic, c) == VIP_SUCCESS && c->Sessions == want)
+			return true;
+		h_sleep_ms(10);
+	} while (h_now_ms() < end);
+	h_note("Sessions is %llu, want %llu", (unsigned long long)c->Sessions,
+	       (unsigned long long)want);
+	return false;
+}
+
 void
 h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag)
 {

@@ -120,6 +120,12 @@ double h_thread_cpu(pid_t pid, pid_t tid);
 
 /** VIP_DPDK_SMI_COUNTERS of @p nic; zeroed on failure. */
 VIP_RETURN h_counters(VIP_NIC_HANDLE nic, VIP_DPDK_COUNTERS *c);
+/**
+ * Wait (H_TIMEOUT_MS at most) until viad counts @p want open sessions,
+ * asked through @p nic; *@p c (NULL: not wanted) gets the last counters.
+ * @return whether it did; if not, a note says what viad counted
+ */
+bool h_wait_sessions(VIP_NIC_HANDLE nic, uint64_t want, VIP_DPDK_COUNTERS *c);
 
 /** Default VI attributes: unreliable, 32 KiB, QoS 0, @p ptag. */
 void h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag);

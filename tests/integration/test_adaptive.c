@@ -2,7 +2,7 @@
 /*
  * Adaptive polling (viad.poll_mode = adaptive, issue 6): an idle viad uses
  * no CPU, and a client that posts while the poller sleeps wakes it
- * (NEED_WAKEUP, via_abi.h) - never a lost wake-up. The sleep is bounded by
+ * (via_abi.h, "Wake-up contract", pair 1) - never a lost wake-up. The sleep is bounded by
  * adaptive_timeout_us; set to 2 s here, a lost wake-up shows as a round
  * trip of about 2 s, which the test refuses. Seeded random pauses between
  * round trips make the poller fall asleep at every point of the protocol.

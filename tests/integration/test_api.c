@@ -118,23 +118,6 @@ vm_locked_kb(void)
 	return kb;
 }
 
-/* Wait (bounded) until viad counts @p want open sessions. */
-static bool
-wait_sessions(VIP_NIC_HANDLE nic, uint64_t want)
-{
-	uint64_t end = h_now_ms() + H_TIMEOUT_MS;
-	VIP_DPDK_COUNTERS c;
-
-	do {
-		if (h_counters(nic, &c) == VIP_SUCCESS && c.Sessions == want)
-			return true;
-		h_sleep_ms(10);
-	} while (h_now_ms() < end);
-	h_note("Sessions is %llu, want %llu", (unsigned long long)c.Sessions,
-	       (unsigned long long)want);
-	return false;
-}
-
 /* ---------------------------------------------------------------------- */
 
 static void
@@ -150,7 +133,7 @@ test_open_close(void)
 	CHECK(a != NULL, "open via0 returns a handle");
 	CHECK_RET(VipOpenNic(VIPL_DPDK_NIC_LOOPBACK, &b), VIP_SUCCESS, "open /dev/via_lo");
 	CHECK(b != NULL && b != a, "the second open returns another handle");
-	CHECK(wait_sessions(a, 2), "viad counts 2 sessions");
+	CHECK(h_wait_sessions(a, 2, NULL), "viad counts 2 sessions");
 	h_counters(a, &c0);
 
 	CHECK_RET(VipOpenNic("nosuch0", &h), VIP_INVALID_PARAMETER, "open of an unknown NIC");
@@ -164,7 +147,7 @@ test_open_close(void)
 	CHECK_RET(VipOpenNic(NULL, &h), VIP_INVALID_PARAMETER, "open with a NULL name");
 	CHECK_RET(VipOpenNic("via0", NULL), VIP_INVALID_PARAMETER, "open with a NULL handle pointer");
 	CHECK(h == (VIP_NIC_HANDLE)0x1234, "failed opens leave *NicHandle alone");
-	CHECK(wait_sessions(a, 2), "failed opens leave no session behind in viad");
+	CHECK(h_wait_sessions(a, 2, NULL), "failed opens leave no session behind in viad");
 	h_counters(a, &c1);
 	CHECK(c1.ControlErrors >= c0.ControlErrors + 3,
 	      "viad counted the refused OPENs as control errors (%llu -> %llu)",
@@ -1019,7 +1002,7 @@ test_session_limit(const struct viad_proc *v)
 	viad_use(v);
 	ok = VipOpenNic("via0", &n[0]) == VIP_SUCCESS;
 	/* the sessions closed before are gone once viad counts only this one */
-	ok = ok && wait_sessions(n[0], 1);
+	ok = ok && h_wait_sessions(n[0], 1, NULL);
 	for (i = 1; i < SMALL_MAX_SESSIONS; i++)
 		ok &= VipOpenNic("via0", &n[i]) == VIP_SUCCESS;
 	CHECK(ok, "open %d sessions", SMALL_MAX_SESSIONS);

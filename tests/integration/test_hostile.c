@@ -36,21 +36,6 @@ static uint64_t base_sessions;
 
 /* ---- the well-behaved client ------------------------------------------ */
 
-static bool
-wait_sessions(uint64_t want, VIP_DPDK_COUNTERS *c)
-{
-	uint64_t end = h_now_ms() + H_TIMEOUT_MS;
-
-	do {
-		if (h_counters(good, c) == VIP_SUCCESS && c->Sessions == want)
-			return true;
-		h_sleep_ms(10);
-	} while (h_now_ms() < end);
-	h_note("Sessions is %llu, want %llu", (unsigned long long)c->Sessions,
-	       (unsigned long long)want);
-	return false;
-}
-
 /*
  * After an attack: the attacker's connections are gone, the violation
  * counter moved by @p violations (-1: not checked), and the good client can
@@ -65,7 +50,8 @@ after_attack(const char *attack, const VIP_DPDK_COUNTERS *before, int violations
 	VIP_RETURN r1, r2;
 
 	CHECK(viad_alive(&vd), "%s: viad is alive", attack);
-	CHECK(wait_sessions(base_sessions, &c), "%s: the attacker's sessions are closed", attack);
+	CHECK(h_wait_sessions(good, base_sessions, &c), "%s: the attacker's sessions are closed",
+	      attack);
 	if (violations >= 0)
 		CHECK(c.ClientsDisconnectedForViolation - before->ClientsDisconnectedForViolation ==
 		      (uint64_t)violations,
@@ -999,7 +985,7 @@ main(int argc, char **argv)
 		viad_stop(&vd);
 		return h_finish();
 	}
-	CHECK(wait_sessions(1, &c), "the good client is the only session");
+	CHECK(h_wait_sessions(good, 1, &c), "the good client is the only session");
 	base_sessions = c.Sessions;
 
 	attack_scribble(seed);

@@ -96,22 +96,6 @@ client_populate(VIP_NIC_HANDLE nic, struct held *h)
 	return 0;
 }
 
-/* Wait until viad counts @p sessions open sessions; *c gets the counters. */
-static bool
-wait_sessions(VIP_NIC_HANDLE mon, uint64_t sessions, VIP_DPDK_COUNTERS *c)
-{
-	uint64_t end = h_now_ms() + H_TIMEOUT_MS;
-
-	do {
-		if (h_counters(mon, c) == VIP_SUCCESS && c->Sessions == sessions)
-			return true;
-		h_sleep_ms(10);
-	} while (h_now_ms() < end);
-	h_note("Sessions stayed at %llu, want %llu", (unsigned long long)c->Sessions,
-	       (unsigned long long)sessions);
-	return false;
-}
-
 /* Read one byte from @p fd within H_TIMEOUT_MS. */
 static int
 read_byte(int fd, char *b)
@@ -245,7 +229,7 @@ test_sigkill(VIP_NIC_HANDLE mon)
 	char b;
 
 	h_note("a client killed with SIGKILL while holding objects");
-	wait_sessions(mon, 1, &base);
+	h_wait_sessions(mon, 1, &base);
 	fd0 = viad_fd_count(&vd);
 	pid = spawn_holder(&rfd, 1);
 	CHECK(pid > 0 && read_byte(rfd, &b) == 0 && b == 'R', "the child populated its NIC");
@@ -261,7 +245,7 @@ test_sigkill(VIP_NIC_HANDLE mon)
 	CHECK(viad_fd_count(&vd) > fd0, "viad holds descriptors for the child (%d -> %d)", fd0,
 	      viad_fd_count(&vd));
 	kill_child(pid, "the child");
-	CHECK(wait_sessions(mon, base.Sessions, &after), "the child's session is closed");
+	CHECK(h_wait_sessions(mon, base.Sessions, &after), "the child's session is closed");
 	check_reclaimed(&base, &after, &h, 1, true, "SIGKILL");
 	CHECK(after.BytesRegistered == base.BytesRegistered, "BytesRegistered is back (%llu)",
 	      (unsigned long long)after.BytesRegistered);
@@ -282,7 +266,7 @@ test_close_with_objects(VIP_NIC_HANDLE mon)
 	FILE *f;
 
 	h_note("VipCloseNic with everything still open");
-	wait_sessions(mon, 1, &base);
+	h_wait_sessions(mon, 1, &base);
 	fd0 = viad_fd_count(&vd);
 	f = fopen("/proc/self/status", "re");
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
@@ -294,7 +278,7 @@ test_close_with_objects(VIP_NIC_HANDLE mon)
 	CHECK_RET(VipCloseNic(nic), VIP_SUCCESS, "close it with everything open");
 	free(h.heap[0]);
 	free(h.heap[1]);
-	CHECK(wait_sessions(mon, base.Sessions, &after), "the session is closed in viad");
+	CHECK(h_wait_sessions(mon, base.Sessions, &after), "the session is closed in viad");
 	check_reclaimed(&base, &after, &h, 1, true, "VipCloseNic");
 	CHECK(after.BytesRegistered == base.BytesRegistered, "BytesRegistered is back");
 	CHECK(viad_fd_count(&vd) == fd0, "viad's descriptors are back to %d (%d)", fd0,
@@ -328,7 +312,7 @@ test_neighbours(VIP_NIC_HANDLE mon)
 	char b;
 
 	h_note("two clients: killing one does not disturb the other");
-	wait_sessions(mon, 1, &base);
+	h_wait_sessions(mon, 1, &base);
 	/* this process is a client too */
 	CHECK_RET(VipCreatePtag(mon, &pt), VIP_SUCCESS, "monitor: create a tag");
 	ma.Ptag = pt;
@@ -376,7 +360,7 @@ test_neighbours(VIP_NIC_HANDLE mon)
 	CHECK(victim > 0 && read_byte(rfd, &b) == 0, "the victim populated two NICs");
 	close(rfd);
 	kill_child(victim, "the victim");
-	CHECK(wait_sessions(mon, base.Sessions + 1, &after),
+	CHECK(h_wait_sessions(mon, base.Sessions + 1, &after),
 	      "the victim's sessions are closed, the live child's is not");
 
 	CHECK_RET(VipQueryVi(vi, &st, &got, &se, &re), VIP_SUCCESS, "monitor: its VI still queries");
@@ -393,7 +377,7 @@ test_neighbours(VIP_NIC_HANDLE mon)
 	CHECK_RET(VipDeregisterMem(mon, buf, mh), VIP_SUCCESS, "monitor: deregister");
 	CHECK_RET(VipDpdkFreeMem(mon, a), VIP_SUCCESS, "monitor: free");
 	CHECK_RET(VipDestroyPtag(mon, pt), VIP_SUCCESS, "monitor: destroy its tag");
-	CHECK(wait_sessions(mon, base.Sessions, &after), "only the monitor's session is left");
+	CHECK(h_wait_sessions(mon, base.Sessions, &after), "only the monitor's session is left");
 	CHECK(after.ReclaimedVis - base.ReclaimedVis == 6,
 	      "the victim's 6 VIs (2 NICs) were reclaimed, nobody else's (%llu)",
 	      (unsigned long long)(after.ReclaimedVis - base.ReclaimedVis));
@@ -411,7 +395,7 @@ test_kill_busy(VIP_NIC_HANDLE mon)
 
 	h_note("clients killed in the middle of their calls");
 	for (round = 0; round < 5; round++) {
-		wait_sessions(mon, 1, &base);
+		h_wait_sessions(mon, 1, &base);
 		if (pipe(p) != 0)
 			return;
 		pid = fork();
@@ -452,7 +436,7 @@ test_kill_busy(VIP_NIC_HANDLE mon)
 		/* let it run a little longer, a different time each round */
 		h_sleep_ms((unsigned)(round * 7));
 		kill_child(pid, "the busy child");
-		CHECK(wait_sessions(mon, base.Sessions, &after), "round %d: its session is closed",
+		CHECK(h_wait_sessions(mon, base.Sessions, &after), "round %d: its session is closed",
 		      round);
 		CHECK(after.ReclaimedVis - base.ReclaimedVis <= 1 &&
 		      after.ReclaimedCqs - base.ReclaimedCqs <= 1 &&
@@ -480,13 +464,13 @@ test_many_sessions(VIP_NIC_HANDLE mon)
 	char b;
 
 	h_note("a killed client with many sessions; open/close churn");
-	wait_sessions(mon, 1, &base);
+	h_wait_sessions(mon, 1, &base);
 	fd0 = viad_fd_count(&vd);
 	pid = spawn_holder(&rfd, 8);
 	CHECK(pid > 0 && read_byte(rfd, &b) == 0, "the child populated 8 NICs");
 	close(rfd);
 	kill_child(pid, "the child with 8 sessions");
-	CHECK(wait_sessions(mon, base.Sessions, &after), "its 8 sessions are closed");
+	CHECK(h_wait_sessions(mon, base.Sessions, &after), "its 8 sessions are closed");
 	h = (struct held){ .ptags = 24, .regions = 32, .allocs = 16, .cqs = 16, .vis = 24 };
 	check_reclaimed(&base, &after, &h, 8, false, "8 sessions");
 	for (i = 0; i < 100; i++) {
@@ -494,7 +478,7 @@ test_many_sessions(VIP_NIC_HANDLE mon)
 		ok &= VipCloseNic(nic) == VIP_SUCCESS;
 	}
 	CHECK(ok, "100 open/close cycles");
-	CHECK(wait_sessions(mon, base.Sessions, &after), "all of them are closed in viad");
+	CHECK(h_wait_sessions(mon, base.Sessions, &after), "all of them are closed in viad");
 	CHECK(viad_fd_count(&vd) == fd0, "viad's descriptors are back to %d (%d)", fd0,
 	      viad_fd_count(&vd));
 }
@@ -514,7 +498,7 @@ test_socket_outlives_process(VIP_NIC_HANDLE mon)
 	int p[2];
 
 	h_note("a client killed while a child it forked keeps its socket open");
-	wait_sessions(mon, 1, &base);
+	h_wait_sessions(mon, 1, &base);
 	if (!CHECK(pipe(p) == 0, "pipe"))
 		return;
 	pid = fork();
@@ -542,7 +526,7 @@ test_socket_outlives_process(VIP_NIC_HANDLE mon)
 	      "the client populated its NIC and forked an heir (pid %d)", (int)heir);
 	close(p[0]);
 	kill_child(pid, "the client");
-	CHECK(wait_sessions(mon, base.Sessions, &after),
+	CHECK(h_wait_sessions(mon, base.Sessions, &after),
 	      "the client's session is closed although its heir holds the socket");
 	check_reclaimed(&base, &after, &h, 1, true, "client gone, socket alive");
 	CHECK(viad_log_contains(&vd, "the process exited"), "viad logs why it ended the session");

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "test_rand.h"
 
 /* how long a dead peer may go unnoticed: link watch 100 ms, go-back-N
  * gives up after ~0.5 s, keepalive probes after 1 s of silence (~1.5 s) */
@@ -179,15 +180,6 @@ check_msg(const uint8_t *p, uint32_t len, uint64_t seq)
 				return (int64_t)(8 * nw + i);
 	}
 	return -1;
-}
-
-static uint64_t
-mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 /* ---- NICs and VIs ---------------------------------------------------------------- */

@@ -44,6 +44,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "test_rand.h"
 
 #define NB_PAIRS     4
 #define MAX_SENDERS  8
@@ -164,17 +165,6 @@ ctl_stopping(void)
 }
 
 /* ---- messages ----------------------------------------------------------------- */
-
-static uint64_t
-mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
 
 static uint64_t
 msg_key(unsigned tid, unsigned seq)

@@ -22,38 +22,10 @@
 
 #include "conf.h"
 #include "hosts.h"
+#include "test_common.h"
 
-static int failures;
 static char tmpdir[] = "/tmp/test_conf.XXXXXX";
 static unsigned int nb_files;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: CHECK(%s) failed\n",		\
-			__FILE__, __LINE__, #cond);			\
-		failures++;						\
-	}								\
-} while (0)
-
-#define CHECK_INT(expr, want) do {					\
-	long long got_ = (long long)(expr);				\
-	long long want_ = (long long)(want);				\
-	if (got_ != want_) {						\
-		fprintf(stderr, "%s:%d: %s = %lld, expected %lld\n",	\
-			__FILE__, __LINE__, #expr, got_, want_);	\
-		failures++;						\
-	}								\
-} while (0)
-
-#define CHECK_STR(expr, want) do {					\
-	const char *got_ = (expr);					\
-	if (got_ == NULL || strcmp(got_, (want)) != 0) {		\
-		fprintf(stderr, "%s:%d: %s = \"%s\", expected \"%s\"\n", \
-			__FILE__, __LINE__, #expr,			\
-			got_ ? got_ : "(null)", (want));		\
-		failures++;						\
-	}								\
-} while (0)
 
 /* Write @text to a fresh file in the temporary directory. */
 static const char *
@@ -160,24 +132,24 @@ test_defaults(void)
 	CHECK(c.glue_dir[0] == '/' && strlen(c.glue_dir) > strlen("/viad/glue") &&
 	      strcmp(c.glue_dir + strlen(c.glue_dir) - strlen("/viad/glue"), "/viad/glue") == 0);
 	CHECK_STR(c.log_level, "info");
-	CHECK_INT(c.poll_mode, VIA_POLL_BACKOFF);
-	CHECK_INT(c.idle_spin_us, 200);
-	CHECK_INT(c.idle_sleep_us, 100);
-	CHECK_INT(c.max_sessions, 256);
-	CHECK_INT(c.max_vi, 16384);
-	CHECK_INT(c.max_cq, 4096);
-	CHECK_INT(c.max_cq_entries, 65536);
-	CHECK_INT(c.max_desc_per_queue, 1024);
-	CHECK_INT(c.max_segments_per_desc, 252);
-	CHECK_INT(c.max_transfer_size, 65536);
-	CHECK_INT(c.max_ptags, 65536);
-	CHECK_INT(c.max_regions, 262144);
+	CHECK_EQ(c.poll_mode, VIA_POLL_BACKOFF);
+	CHECK_EQ(c.idle_spin_us, 200);
+	CHECK_EQ(c.idle_sleep_us, 100);
+	CHECK_EQ(c.max_sessions, 256);
+	CHECK_EQ(c.max_vi, 16384);
+	CHECK_EQ(c.max_cq, 4096);
+	CHECK_EQ(c.max_cq_entries, 65536);
+	CHECK_EQ(c.max_desc_per_queue, 1024);
+	CHECK_EQ(c.max_segments_per_desc, 252);
+	CHECK_EQ(c.max_transfer_size, 65536);
+	CHECK_EQ(c.max_ptags, 65536);
+	CHECK_EQ(c.max_regions, 262144);
 	CHECK(c.max_register_bytes == 64ULL << 30);
 	CHECK(c.session_shm_bytes == 32ULL << 20);
 	CHECK(c.max_alloc_bytes == 1ULL << 30);
-	CHECK_INT(c.max_discriminator_len, 64);
-	CHECK_INT(c.nb_ports, 0);
-	CHECK_INT(via_conf_check(&c, NULL, 0), 0);
+	CHECK_EQ(c.max_discriminator_len, 64);
+	CHECK_EQ(c.nb_ports, 0);
+	CHECK_EQ(via_conf_check(&c, NULL, 0), 0);
 }
 
 static void
@@ -225,7 +197,7 @@ test_full_file(void)
 	char err[256] = "";
 
 	via_conf_defaults(&c);
-	CHECK_INT(via_conf_load(&c, write_file(text), err, sizeof(err)), 0);
+	CHECK_EQ(via_conf_load(&c, write_file(text), err, sizeof(err)), 0);
 	if (err[0] != '\0')
 		fprintf(stderr, "  (%s)\n", err);
 	CHECK_STR(c.instance, "viad-test_2");
@@ -233,59 +205,59 @@ test_full_file(void)
 	CHECK_STR(c.hosts_path, "/etc/viad/hosts");
 	CHECK_STR(c.glue_dir, "/opt/via glue");
 	CHECK_STR(c.log_level, "debug");
-	CHECK_INT(c.poll_mode, VIA_POLL_BUSY);
-	CHECK_INT(c.idle_spin_us, 0);
-	CHECK_INT(c.idle_sleep_us, 1000000);
-	CHECK_INT(c.max_sessions, 65536);
-	CHECK_INT(c.max_vi, 1);
-	CHECK_INT(c.max_cq, 77);
-	CHECK_INT(c.max_cq_entries, 1024);
-	CHECK_INT(c.max_desc_per_queue, 65536);
-	CHECK_INT(c.max_segments_per_desc, 1024);
-	CHECK_INT(c.max_transfer_size, 16 << 20);
-	CHECK_INT(c.max_ptags, 100);
-	CHECK_INT(c.max_regions, 1 << 20);
+	CHECK_EQ(c.poll_mode, VIA_POLL_BUSY);
+	CHECK_EQ(c.idle_spin_us, 0);
+	CHECK_EQ(c.idle_sleep_us, 1000000);
+	CHECK_EQ(c.max_sessions, 65536);
+	CHECK_EQ(c.max_vi, 1);
+	CHECK_EQ(c.max_cq, 77);
+	CHECK_EQ(c.max_cq_entries, 1024);
+	CHECK_EQ(c.max_desc_per_queue, 65536);
+	CHECK_EQ(c.max_segments_per_desc, 1024);
+	CHECK_EQ(c.max_transfer_size, 16 << 20);
+	CHECK_EQ(c.max_ptags, 100);
+	CHECK_EQ(c.max_regions, 1 << 20);
 	CHECK(c.max_register_bytes == 2ULL << 30);
 	CHECK(c.session_shm_bytes == 2ULL << 20);
 	CHECK(c.max_alloc_bytes == 4096);
-	CHECK_INT(c.max_discriminator_len, 256);
+	CHECK_EQ(c.max_discriminator_len, 256);
 
-	CHECK_INT(c.nb_ports, 2);
+	CHECK_EQ(c.nb_ports, 2);
 	CHECK_STR(c.ports[0].name, "via0");
 	CHECK_STR(c.ports[0].glue, "loopback");
 	CHECK_STR(c.ports[0].devargs, "");
-	CHECK_INT(c.ports[0].mtu, 9000);
-	CHECK_INT(c.ports[0].rx_queues, 1);
-	CHECK_INT(c.ports[0].tx_queues, 1);
-	CHECK_INT(c.ports[0].rx_desc, 1024);
-	CHECK_INT(c.ports[0].tx_desc, 1024);
+	CHECK_EQ(c.ports[0].mtu, 9000);
+	CHECK_EQ(c.ports[0].rx_queues, 1);
+	CHECK_EQ(c.ports[0].tx_queues, 1);
+	CHECK_EQ(c.ports[0].rx_desc, 1024);
+	CHECK_EQ(c.ports[0].tx_desc, 1024);
 	CHECK_STR(c.ports[0].mac, "02:00:00:00:00:0a");
 
 	CHECK_STR(c.ports[1].name, "via7");
 	CHECK_STR(c.ports[1].glue, "ethdev");
 	CHECK_STR(c.ports[1].devargs,
 		  "net_memif0,role=server,socket=/run/viad/memif.sock");
-	CHECK_INT(c.ports[1].mtu, 0);
-	CHECK_INT(c.ports[1].rx_queues, 4);
-	CHECK_INT(c.ports[1].tx_queues, 2);
-	CHECK_INT(c.ports[1].rx_desc, 512);
-	CHECK_INT(c.ports[1].tx_desc, 32768);
+	CHECK_EQ(c.ports[1].mtu, 0);
+	CHECK_EQ(c.ports[1].rx_queues, 4);
+	CHECK_EQ(c.ports[1].tx_queues, 2);
+	CHECK_EQ(c.ports[1].rx_desc, 512);
+	CHECK_EQ(c.ports[1].tx_desc, 32768);
 	CHECK_STR(c.ports[1].mac, "");
-	CHECK_INT(via_conf_check(&c, NULL, 0), 0);
+	CHECK_EQ(via_conf_check(&c, NULL, 0), 0);
 
 	/* A second file applies on top and appends its ports. */
-	CHECK_INT(via_conf_load(&c, write_file("[viad]\nlog_level = error\n"
+	CHECK_EQ(via_conf_load(&c, write_file("[viad]\nlog_level = error\n"
 					       "[port]\n"),
 				err, sizeof(err)), 0);
 	CHECK_STR(c.log_level, "error");
 	CHECK_STR(c.instance, "viad-test_2");
-	CHECK_INT(c.nb_ports, 3);
+	CHECK_EQ(c.nb_ports, 3);
 	CHECK_STR(c.ports[2].name, "via2");
 
 	/* Empty file: nothing changes. */
 	via_conf_defaults(&c);
-	CHECK_INT(via_conf_load(&c, write_file(""), err, sizeof(err)), 0);
-	CHECK_INT(c.nb_ports, 0);
+	CHECK_EQ(via_conf_load(&c, write_file(""), err, sizeof(err)), 0);
+	CHECK_EQ(c.nb_ports, 0);
 }
 
 /*
@@ -311,7 +283,7 @@ expect_error_at(int caller_line, const char *text, unsigned int line,
 		fprintf(stderr,
 			"%s:%d: load returned %d, message \"%s\"; expected -EINVAL, \"%s...%s...\", unchanged conf\n",
 			__FILE__, caller_line, rc, err, prefix, needle);
-		failures++;
+		test_failures++;
 	}
 }
 
@@ -460,31 +432,31 @@ test_faulty_keys(void)
 
 	/* defaults of a new port */
 	via_conf_defaults(&c);
-	CHECK_INT(via_conf_set(&c, "port.via3", "glue", "faulty", err,
+	CHECK_EQ(via_conf_set(&c, "port.via3", "glue", "faulty", err,
 			       sizeof(err)), 0);
 	p = &c.ports[0];
 	CHECK_STR(p->inner, "loopback");
-	CHECK_INT(p->rx_drop + p->rx_dup + p->rx_reorder + p->rx_corrupt +
+	CHECK_EQ(p->rx_drop + p->rx_dup + p->rx_reorder + p->rx_corrupt +
 		  p->rx_delay + p->tx_drop + p->tx_dup + p->tx_reorder +
 		  p->tx_corrupt + p->tx_delay, 0);
-	CHECK_INT(p->delay_us, 100);
-	CHECK_INT(p->corrupt_bits, 1);
-	CHECK_INT(p->corrupt_where, VIA_CORRUPT_ANY);
+	CHECK_EQ(p->delay_us, 100);
+	CHECK_EQ(p->corrupt_bits, 1);
+	CHECK_EQ(p->corrupt_where, VIA_CORRUPT_ANY);
 	CHECK(p->seed == 1);
-	CHECK_INT(via_conf_check(&c, err, sizeof(err)), 0);
+	CHECK_EQ(via_conf_check(&c, err, sizeof(err)), 0);
 
 	/* every accepted spelling, through the single setter */
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		CHECK_INT(via_conf_set(&c, "port.via3", "tx_dup", ok[i].text,
+		CHECK_EQ(via_conf_set(&c, "port.via3", "tx_dup", ok[i].text,
 				       err, sizeof(err)), 0);
 		if (c.ports[0].tx_dup != ok[i].ppm)
 			fprintf(stderr, "  tx_dup = '%s'\n", ok[i].text);
-		CHECK_INT(c.ports[0].tx_dup, ok[i].ppm);
+		CHECK_EQ(c.ports[0].tx_dup, ok[i].ppm);
 	}
 	memcpy(&before, &c, sizeof(c));
 	for (i = 0; i < sizeof(bad_syntax) / sizeof(bad_syntax[0]); i++) {
 		err[0] = '\0';
-		CHECK_INT(via_conf_set(&c, "port.via3", "rx_drop",
+		CHECK_EQ(via_conf_set(&c, "port.via3", "rx_drop",
 				       bad_syntax[i], err, sizeof(err)),
 			  -EINVAL);
 		if (strstr(err, "not a probability") == NULL)
@@ -493,7 +465,7 @@ test_faulty_keys(void)
 	}
 	for (i = 0; i < sizeof(bad_range) / sizeof(bad_range[0]); i++) {
 		err[0] = '\0';
-		CHECK_INT(via_conf_set(&c, "port.via3", "rx_delay",
+		CHECK_EQ(via_conf_set(&c, "port.via3", "rx_delay",
 				       bad_range[i], err, sizeof(err)),
 			  -EINVAL);
 		if (strstr(err, "out of range [0, 1]") == NULL)
@@ -502,7 +474,7 @@ test_faulty_keys(void)
 	}
 	for (i = 0; i < sizeof(bad_precision) / sizeof(bad_precision[0]); i++) {
 		err[0] = '\0';
-		CHECK_INT(via_conf_set(&c, "port.via3", "tx_corrupt",
+		CHECK_EQ(via_conf_set(&c, "port.via3", "tx_corrupt",
 				       bad_precision[i], err, sizeof(err)),
 			  -EINVAL);
 		if (strstr(err, "finer than 1 ppm") == NULL)
@@ -514,49 +486,49 @@ test_faulty_keys(void)
 	/* a whole section from a file */
 	via_conf_defaults(&c);
 	err[0] = '\0';
-	CHECK_INT(via_conf_load(&c, write_file(text), err, sizeof(err)), 0);
+	CHECK_EQ(via_conf_load(&c, write_file(text), err, sizeof(err)), 0);
 	if (err[0] != '\0')
 		fprintf(stderr, "  (%s)\n", err);
-	CHECK_INT(c.nb_ports, 2);
+	CHECK_EQ(c.nb_ports, 2);
 	p = &c.ports[0];
 	CHECK_STR(p->name, "via4");
 	CHECK_STR(p->glue, "faulty");
 	CHECK_STR(p->inner, "ethdev");
 	CHECK_STR(p->devargs, "net_ring0");
-	CHECK_INT(p->rx_drop, 50000);
-	CHECK_INT(p->rx_dup, 50000);
-	CHECK_INT(p->rx_reorder, 1000000);
-	CHECK_INT(p->rx_corrupt, 1000000);
-	CHECK_INT(p->rx_delay, 0);
-	CHECK_INT(p->tx_drop, 1);
-	CHECK_INT(p->tx_dup, 1);
-	CHECK_INT(p->tx_reorder, 25000);
-	CHECK_INT(p->tx_corrupt, 123456);
-	CHECK_INT(p->tx_delay, 1000000);
-	CHECK_INT(p->delay_us, 0);
-	CHECK_INT(p->corrupt_bits, 64);
-	CHECK_INT(p->corrupt_where, VIA_CORRUPT_PAYLOAD);
+	CHECK_EQ(p->rx_drop, 50000);
+	CHECK_EQ(p->rx_dup, 50000);
+	CHECK_EQ(p->rx_reorder, 1000000);
+	CHECK_EQ(p->rx_corrupt, 1000000);
+	CHECK_EQ(p->rx_delay, 0);
+	CHECK_EQ(p->tx_drop, 1);
+	CHECK_EQ(p->tx_dup, 1);
+	CHECK_EQ(p->tx_reorder, 25000);
+	CHECK_EQ(p->tx_corrupt, 123456);
+	CHECK_EQ(p->tx_delay, 1000000);
+	CHECK_EQ(p->delay_us, 0);
+	CHECK_EQ(p->corrupt_bits, 64);
+	CHECK_EQ(p->corrupt_where, VIA_CORRUPT_PAYLOAD);
 	CHECK(p->seed == UINT64_MAX);
 	p = &c.ports[1];
 	CHECK_STR(p->name, "via1");
 	CHECK_STR(p->glue, "faulty");
 	CHECK_STR(p->inner, "loopback");
-	CHECK_INT(p->delay_us, 100);
+	CHECK_EQ(p->delay_us, 100);
 	CHECK(p->seed == 1);
-	CHECK_INT(via_conf_check(&c, NULL, 0), 0);
-	CHECK_INT(via_conf_set(&c, "port.via4", "corrupt_where", "header",
+	CHECK_EQ(via_conf_check(&c, NULL, 0), 0);
+	CHECK_EQ(via_conf_set(&c, "port.via4", "corrupt_where", "header",
 			       NULL, 0), 0);
-	CHECK_INT(c.ports[0].corrupt_where, VIA_CORRUPT_HEADER);
-	CHECK_INT(via_conf_set(&c, "port.via4", "corrupt_where", "any",
+	CHECK_EQ(c.ports[0].corrupt_where, VIA_CORRUPT_HEADER);
+	CHECK_EQ(via_conf_set(&c, "port.via4", "corrupt_where", "any",
 			       NULL, 0), 0);
-	CHECK_INT(c.ports[0].corrupt_where, VIA_CORRUPT_ANY);
-	CHECK_INT(via_conf_set(&c, "port.via4", "seed", "0", NULL, 0), 0);
+	CHECK_EQ(c.ports[0].corrupt_where, VIA_CORRUPT_ANY);
+	CHECK_EQ(via_conf_set(&c, "port.via4", "seed", "0", NULL, 0), 0);
 	CHECK(c.ports[0].seed == 0);
 
 	/* faults on a glue that ignores them: caught by the check */
-	CHECK_INT(via_conf_set(&c, "port.via4", "glue", "loopback", NULL, 0),
+	CHECK_EQ(via_conf_set(&c, "port.via4", "glue", "loopback", NULL, 0),
 		  0);
-	CHECK_INT(via_conf_check(&c, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(via_conf_check(&c, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "port via4: rx_drop needs glue 'faulty'") != NULL);
 
 	/* out of range and malformed values in a file, line numbers */
@@ -605,10 +577,10 @@ test_load_errno(void)
 
 	via_conf_defaults(&c);
 	snprintf(path, sizeof(path), "%s/does-not-exist.conf", tmpdir);
-	CHECK_INT(via_conf_load(&c, path, err, sizeof(err)), -ENOENT);
+	CHECK_EQ(via_conf_load(&c, path, err, sizeof(err)), -ENOENT);
 	CHECK(strstr(err, path) != NULL);
-	CHECK_INT(via_conf_load(&c, NULL, NULL, 0), -EINVAL);
-	CHECK_INT(via_conf_load(NULL, path, NULL, 0), -EINVAL);
+	CHECK_EQ(via_conf_load(&c, NULL, NULL, 0), -EINVAL);
+	CHECK_EQ(via_conf_load(NULL, path, NULL, 0), -EINVAL);
 	/* A directory cannot be read as a file. */
 	CHECK(via_conf_load(&c, tmpdir, err, sizeof(err)) < 0);
 }
@@ -620,73 +592,73 @@ test_set(void)
 	char err[512];
 
 	via_conf_defaults(&c);
-	CHECK_INT(via_conf_set(&c, "viad", "socket", "/x", err, sizeof(err)), 0);
+	CHECK_EQ(via_conf_set(&c, "viad", "socket", "/x", err, sizeof(err)), 0);
 	CHECK_STR(c.socket_path, "/x");
-	CHECK_INT(via_conf_set(&c, "viad", "glue_dir", "/tmp/glue", NULL, 0), 0);
+	CHECK_EQ(via_conf_set(&c, "viad", "glue_dir", "/tmp/glue", NULL, 0), 0);
 	CHECK_STR(c.glue_dir, "/tmp/glue");
-	CHECK_INT(via_conf_set(&c, "viad", "glue_dir", "", err, sizeof(err)), -EINVAL);
+	CHECK_EQ(via_conf_set(&c, "viad", "glue_dir", "", err, sizeof(err)), -EINVAL);
 	CHECK_STR(c.glue_dir, "/tmp/glue");
-	CHECK_INT(via_conf_set(&c, "viad", "poll_mode", "busy", NULL, 0), 0);
-	CHECK_INT(c.poll_mode, VIA_POLL_BUSY);
-	CHECK_INT(via_conf_set(&c, "viad", "poll_mode", "adaptive", NULL, 0), 0);
-	CHECK_INT(c.poll_mode, VIA_POLL_ADAPTIVE);
-	CHECK_INT(via_conf_set(&c, "viad", "poll_mode", "busy", NULL, 0), 0);
-	CHECK_INT(via_conf_set(&c, "limits", "max_register_bytes", "3G",
+	CHECK_EQ(via_conf_set(&c, "viad", "poll_mode", "busy", NULL, 0), 0);
+	CHECK_EQ(c.poll_mode, VIA_POLL_BUSY);
+	CHECK_EQ(via_conf_set(&c, "viad", "poll_mode", "adaptive", NULL, 0), 0);
+	CHECK_EQ(c.poll_mode, VIA_POLL_ADAPTIVE);
+	CHECK_EQ(via_conf_set(&c, "viad", "poll_mode", "busy", NULL, 0), 0);
+	CHECK_EQ(via_conf_set(&c, "limits", "max_register_bytes", "3G",
 			       NULL, 0), 0);
 	CHECK(c.max_register_bytes == 3ULL << 30);
 
 	/* A port can be created and completed from the command line. */
-	CHECK_INT(via_conf_set(&c, "port.via2", "glue", "ethdev", err,
+	CHECK_EQ(via_conf_set(&c, "port.via2", "glue", "ethdev", err,
 			       sizeof(err)), 0);
-	CHECK_INT(c.nb_ports, 1);
+	CHECK_EQ(c.nb_ports, 1);
 	CHECK_STR(c.ports[0].name, "via2");
-	CHECK_INT(c.ports[0].rx_desc, 1024);
-	CHECK_INT(via_conf_check(&c, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(c.ports[0].rx_desc, 1024);
+	CHECK_EQ(via_conf_check(&c, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "requires devargs") != NULL);
-	CHECK_INT(via_conf_set(&c, "port via2", "devargs",
+	CHECK_EQ(via_conf_set(&c, "port via2", "devargs",
 			       "net_af_xdp0,iface=veth0", NULL, 0), 0);
-	CHECK_INT(c.nb_ports, 1);
-	CHECK_INT(via_conf_check(&c, err, sizeof(err)), 0);
-	CHECK_INT(via_conf_set(&c, "port.via2", "mac", "02:00:00:00:00:01",
+	CHECK_EQ(c.nb_ports, 1);
+	CHECK_EQ(via_conf_check(&c, err, sizeof(err)), 0);
+	CHECK_EQ(via_conf_set(&c, "port.via2", "mac", "02:00:00:00:00:01",
 			       NULL, 0), 0);
 	CHECK_STR(c.ports[0].mac, "02:00:00:00:00:01");
-	CHECK_INT(via_conf_set(&c, "port.via2", "mac", "", NULL, 0), 0);
+	CHECK_EQ(via_conf_set(&c, "port.via2", "mac", "", NULL, 0), 0);
 	CHECK_STR(c.ports[0].mac, "");
 
 	/* Errors leave the configuration untouched. */
 	memcpy(&before, &c, sizeof(c));
-	CHECK_INT(via_conf_set(&c, "viad", "nope", "1", err, sizeof(err)),
+	CHECK_EQ(via_conf_set(&c, "viad", "nope", "1", err, sizeof(err)),
 		  -EINVAL);
 	CHECK(strstr(err, "unknown key 'nope' in section [viad]") != NULL);
-	CHECK_INT(via_conf_set(&c, "limits", "max_vi", "0", err, sizeof(err)),
+	CHECK_EQ(via_conf_set(&c, "limits", "max_vi", "0", err, sizeof(err)),
 		  -EINVAL);
 	CHECK(strstr(err, "limits.max_vi = '0' is out of range") != NULL);
-	CHECK_INT(via_conf_set(&c, "port.via5", "mtu", "1", err, sizeof(err)),
+	CHECK_EQ(via_conf_set(&c, "port.via5", "mtu", "1", err, sizeof(err)),
 		  -EINVAL);
-	CHECK_INT(via_conf_set(&c, "port.via5", "bogus", "1", NULL, 0),
+	CHECK_EQ(via_conf_set(&c, "port.via5", "bogus", "1", NULL, 0),
 		  -EINVAL);
-	CHECK_INT(via_conf_set(&c, "port", "mtu", "1500", err, sizeof(err)),
+	CHECK_EQ(via_conf_set(&c, "port", "mtu", "1500", err, sizeof(err)),
 		  -EINVAL);
 	CHECK(strstr(err, "needs a port name") != NULL);
-	CHECK_INT(via_conf_set(&c, "port.eth0", "mtu", "1500", err,
+	CHECK_EQ(via_conf_set(&c, "port.eth0", "mtu", "1500", err,
 			       sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "invalid port name") != NULL);
-	CHECK_INT(via_conf_set(&c, "nosuch", "a", "b", err, sizeof(err)),
+	CHECK_EQ(via_conf_set(&c, "nosuch", "a", "b", err, sizeof(err)),
 		  -EINVAL);
 	CHECK(strstr(err, "unknown section") != NULL);
-	CHECK_INT(via_conf_set(&c, "viad.x", "socket", "/y", NULL, 0), -EINVAL);
-	CHECK_INT(via_conf_set(&c, "viad", "socket", NULL, NULL, 0), -EINVAL);
-	CHECK_INT(via_conf_set(NULL, "viad", "socket", "/y", NULL, 0), -EINVAL);
+	CHECK_EQ(via_conf_set(&c, "viad.x", "socket", "/y", NULL, 0), -EINVAL);
+	CHECK_EQ(via_conf_set(&c, "viad", "socket", NULL, NULL, 0), -EINVAL);
+	CHECK_EQ(via_conf_set(NULL, "viad", "socket", "/y", NULL, 0), -EINVAL);
 	CHECK(memcmp(&before, &c, sizeof(c)) == 0);
 
 	/* An override applies on top of a loaded file's port. */
 	via_conf_defaults(&c);
-	CHECK_INT(via_conf_load(&c, write_file("[port]\n[port]\n"), err,
+	CHECK_EQ(via_conf_load(&c, write_file("[port]\n[port]\n"), err,
 				sizeof(err)), 0);
-	CHECK_INT(via_conf_set(&c, "port.via1", "mtu", "1500", NULL, 0), 0);
-	CHECK_INT(c.nb_ports, 2);
-	CHECK_INT(c.ports[1].mtu, 1500);
-	CHECK_INT(c.ports[0].mtu, 0);
+	CHECK_EQ(via_conf_set(&c, "port.via1", "mtu", "1500", NULL, 0), 0);
+	CHECK_EQ(c.nb_ports, 2);
+	CHECK_EQ(c.ports[1].mtu, 1500);
+	CHECK_EQ(c.ports[0].mtu, 0);
 }
 
 static void
@@ -712,24 +684,24 @@ test_size_suffixes(void)
 
 	via_conf_defaults(&c);
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		CHECK_INT(via_conf_set(&c, "limits", "session_shm_bytes",
+		CHECK_EQ(via_conf_set(&c, "limits", "session_shm_bytes",
 				       ok[i].text, NULL, 0), 0);
 		CHECK(c.session_shm_bytes == ok[i].value);
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		CHECK_INT(via_conf_set(&c, "limits", "session_shm_bytes",
+		CHECK_EQ(via_conf_set(&c, "limits", "session_shm_bytes",
 				       bad[i], NULL, 0), -EINVAL);
 	/* Above the 4 GiB cap, and overflowing 64 bits once multiplied. */
-	CHECK_INT(via_conf_set(&c, "limits", "session_shm_bytes", "5G",
+	CHECK_EQ(via_conf_set(&c, "limits", "session_shm_bytes", "5G",
 			       NULL, 0), -EINVAL);
-	CHECK_INT(via_conf_set(&c, "limits", "max_register_bytes",
+	CHECK_EQ(via_conf_set(&c, "limits", "max_register_bytes",
 			       "18446744073709551615G", NULL, 0), -EINVAL);
-	CHECK_INT(via_conf_set(&c, "limits", "max_register_bytes", "1024K",
+	CHECK_EQ(via_conf_set(&c, "limits", "max_register_bytes", "1024K",
 			       NULL, 0), 0);
 	CHECK(c.max_register_bytes == 1ULL << 20);
-	CHECK_INT(via_conf_set(&c, "limits", "max_transfer_size", "32K",
+	CHECK_EQ(via_conf_set(&c, "limits", "max_transfer_size", "32K",
 			       NULL, 0), 0);
-	CHECK_INT(c.max_transfer_size, 32768);
+	CHECK_EQ(c.max_transfer_size, 32768);
 }
 
 static void
@@ -743,14 +715,14 @@ test_parse_mac(void)
 	uint8_t mac[6] = { 0 }, want[6] = { 0x02, 0xab, 0xcd, 0xef, 0x00, 0x9f };
 	unsigned int i;
 
-	CHECK_INT(via_parse_mac("02:AB:cd:Ef:00:9f", mac), 0);
+	CHECK_EQ(via_parse_mac("02:AB:cd:Ef:00:9f", mac), 0);
 	CHECK(memcmp(mac, want, 6) == 0);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(mac, 0x55, sizeof(mac));
-		CHECK_INT(via_parse_mac(bad[i], mac), -EINVAL);
+		CHECK_EQ(via_parse_mac(bad[i], mac), -EINVAL);
 		CHECK(mac[0] == 0x55 && mac[5] == 0x55);
 	}
-	CHECK_INT(via_parse_mac(NULL, mac), -EINVAL);
+	CHECK_EQ(via_parse_mac(NULL, mac), -EINVAL);
 	CHECK(via_mac_is_unicast(want));
 	CHECK(!via_mac_is_unicast((const uint8_t[6]){ 0x01, 0, 0x5e, 0, 0, 1 }));
 	CHECK(!via_mac_is_unicast((const uint8_t[6]){ 0xff, 0xff, 0xff,
@@ -778,46 +750,46 @@ test_hosts_lookup(void)
 	char err[512] = "";
 	uint8_t mac[6];
 
-	CHECK_INT(via_hosts_load(&h, write_file(text), err, sizeof(err)), 0);
+	CHECK_EQ(via_hosts_load(&h, write_file(text), err, sizeof(err)), 0);
 	if (err[0] != '\0')
 		fprintf(stderr, "  (%s)\n", err);
 	CHECK(h != NULL);
 
-	CHECK_INT(via_hosts_by_name(h, "alpha", 0, mac), 0);
+	CHECK_EQ(via_hosts_by_name(h, "alpha", 0, mac), 0);
 	CHECK(memcmp(mac, m1, 6) == 0);
-	CHECK_INT(via_hosts_by_name(h, "alpha", 1, mac), 0);
+	CHECK_EQ(via_hosts_by_name(h, "alpha", 1, mac), 0);
 	CHECK(memcmp(mac, m2, 6) == 0);
-	CHECK_INT(via_hosts_by_name(h, "alpha", 2, mac), -ENOENT);
-	CHECK_INT(via_hosts_by_name(h, "beta", 0, mac), 0);
+	CHECK_EQ(via_hosts_by_name(h, "alpha", 2, mac), -ENOENT);
+	CHECK_EQ(via_hosts_by_name(h, "beta", 0, mac), 0);
 	CHECK(memcmp(mac, m1, 6) == 0);
-	CHECK_INT(via_hosts_by_name(h, "beta", 1, mac), -ENOENT);
-	CHECK_INT(via_hosts_by_name(h, "gamma", 0, mac), 0);
+	CHECK_EQ(via_hosts_by_name(h, "beta", 1, mac), -ENOENT);
+	CHECK_EQ(via_hosts_by_name(h, "gamma", 0, mac), 0);
 	CHECK(memcmp(mac, m3, 6) == 0);
-	CHECK_INT(via_hosts_by_name(h, "delta", 0, mac), -ENOENT);
-	CHECK_INT(via_hosts_by_name(h, "alph", 0, mac), -ENOENT);
-	CHECK_INT(via_hosts_by_name(h, NULL, 0, mac), -EINVAL);
+	CHECK_EQ(via_hosts_by_name(h, "delta", 0, mac), -ENOENT);
+	CHECK_EQ(via_hosts_by_name(h, "alph", 0, mac), -ENOENT);
+	CHECK_EQ(via_hosts_by_name(h, NULL, 0, mac), -EINVAL);
 
 	/* Several names share m1: the first in file order wins. */
-	CHECK_INT(via_hosts_by_addr(h, m1, &name), 0);
+	CHECK_EQ(via_hosts_by_addr(h, m1, &name), 0);
 	CHECK_STR(name, "alpha");
-	CHECK_INT(via_hosts_by_addr(h, m2, &name), 0);
+	CHECK_EQ(via_hosts_by_addr(h, m2, &name), 0);
 	CHECK_STR(name, "alpha");
-	CHECK_INT(via_hosts_by_addr(h, m3, &name), 0);
+	CHECK_EQ(via_hosts_by_addr(h, m3, &name), 0);
 	CHECK_STR(name, "gamma");
-	CHECK_INT(via_hosts_by_addr(h, m9, &name), -ENOENT);
-	CHECK_INT(via_hosts_by_addr(h, NULL, &name), -EINVAL);
+	CHECK_EQ(via_hosts_by_addr(h, m9, &name), -ENOENT);
+	CHECK_EQ(via_hosts_by_addr(h, NULL, &name), -EINVAL);
 	via_hosts_free(h);
 
 	/* No hosts file configured: everything is unknown. */
-	CHECK_INT(via_hosts_by_name(NULL, "alpha", 0, mac), -ENOENT);
-	CHECK_INT(via_hosts_by_addr(NULL, m1, &name), -ENOENT);
+	CHECK_EQ(via_hosts_by_name(NULL, "alpha", 0, mac), -ENOENT);
+	CHECK_EQ(via_hosts_by_addr(NULL, m1, &name), -ENOENT);
 	via_hosts_free(NULL);
 
 	/* An empty file is a valid, empty table. */
 	h = NULL;
-	CHECK_INT(via_hosts_load(&h, write_file("# nothing\n"), NULL, 0), 0);
+	CHECK_EQ(via_hosts_load(&h, write_file("# nothing\n"), NULL, 0), 0);
 	CHECK(h != NULL);
-	CHECK_INT(via_hosts_by_name(h, "alpha", 0, mac), -ENOENT);
+	CHECK_EQ(via_hosts_by_name(h, "alpha", 0, mac), -ENOENT);
 	via_hosts_free(h);
 }
 
@@ -825,7 +797,7 @@ static void
 expect_hosts_error_at(int caller_line, const char *text, unsigned int line,
 		      const char *needle)
 {
-	struct via_hosts *h = (struct via_hosts *)&failures; /* sentinel */
+	struct via_hosts *h = (struct via_hosts *)&test_failures; /* sentinel */
 	char err[512] = "", prefix[4200];
 	const char *path = write_file(text);
 	int rc;
@@ -834,11 +806,11 @@ expect_hosts_error_at(int caller_line, const char *text, unsigned int line,
 	snprintf(prefix, sizeof(prefix), "%s:%u: ", path, line);
 	if (rc != -EINVAL || strncmp(err, prefix, strlen(prefix)) != 0 ||
 	    strstr(err, needle) == NULL ||
-	    h != (struct via_hosts *)&failures) {
+	    h != (struct via_hosts *)&test_failures) {
 		fprintf(stderr,
 			"%s:%d: hosts load returned %d, message \"%s\"; expected -EINVAL, \"%s...%s...\", *out untouched\n",
 			__FILE__, caller_line, rc, err, prefix, needle);
-		failures++;
+		test_failures++;
 	}
 }
 
@@ -868,9 +840,9 @@ test_hosts_errors(void)
 	memset(text, 'n', VIA_HOSTS_NAME_MAX);
 	snprintf(text + VIA_HOSTS_NAME_MAX, sizeof(text) - VIA_HOSTS_NAME_MAX,
 		 " 02:00:00:00:00:01\n");
-	CHECK_INT(via_hosts_load(&h, write_file(text), err, sizeof(err)), 0);
+	CHECK_EQ(via_hosts_load(&h, write_file(text), err, sizeof(err)), 0);
 	text[VIA_HOSTS_NAME_MAX] = '\0';
-	CHECK_INT(via_hosts_by_name(h, text, 0, mac), 0);
+	CHECK_EQ(via_hosts_by_name(h, text, 0, mac), 0);
 	via_hosts_free(h);
 	memset(text, 'n', VIA_HOSTS_NAME_MAX + 1);
 	snprintf(text + VIA_HOSTS_NAME_MAX + 1,
@@ -879,10 +851,10 @@ test_hosts_errors(void)
 
 	snprintf(path, sizeof(path), "%s/no-hosts", tmpdir);
 	h = NULL;
-	CHECK_INT(via_hosts_load(&h, path, err, sizeof(err)), -ENOENT);
+	CHECK_EQ(via_hosts_load(&h, path, err, sizeof(err)), -ENOENT);
 	CHECK(h == NULL);
 	CHECK(strstr(err, path) != NULL);
-	CHECK_INT(via_hosts_load(NULL, path, NULL, 0), -EINVAL);
+	CHECK_EQ(via_hosts_load(NULL, path, NULL, 0), -EINVAL);
 }
 
 /* The shipped files must load, and viad.conf must restate the defaults. */
@@ -904,14 +876,14 @@ test_shipped(const char *dir, int required)
 	via_conf_defaults(&c);
 	via_conf_defaults(&def);
 	rc = via_conf_load(&c, path, err, sizeof(err));
-	CHECK_INT(rc, 0);
+	CHECK_EQ(rc, 0);
 	if (rc < 0)
 		fprintf(stderr, "  (%s)\n", err);
 	CHECK(conf_equal(&c, &def));
 
 	snprintf(path, sizeof(path), "%s/hosts.example", dir);
 	rc = via_hosts_load(&h, path, err, sizeof(err));
-	CHECK_INT(rc, 0);
+	CHECK_EQ(rc, 0);
 	if (rc < 0)
 		fprintf(stderr, "  (%s)\n", err);
 	via_hosts_free(h);
@@ -937,10 +909,5 @@ main(int argc, char **argv)
 	test_shipped(argc > 1 ? argv[1] : "config", argc > 1);
 	cleanup();
 
-	if (failures) {
-		fprintf(stderr, "test_conf: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("test_conf: all checks passed\n");
-	return 0;
+	return test_summary("test_conf");
 }

@@ -19,29 +19,8 @@
 #include <rte_mempool.h>
 
 #include "via_glue.h"
-
-static int failures;
-static int checks;
-
-#define CHECK(cond) do {						\
-	checks++;							\
-	if (!(cond)) {							\
-		failures++;						\
-		fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__,	\
-			#cond);						\
-	}								\
-} while (0)
-
-#define CHECK_RC(expr, want) do {					\
-	int rc_ = (expr);						\
-	checks++;							\
-	if (rc_ != (want)) {						\
-		failures++;						\
-		fprintf(stderr, "FAIL %s:%d: %s = %d (%s), want %d\n",	\
-			__FILE__, __LINE__, #expr, rc_,			\
-			rc_ < 0 ? strerror(-rc_) : "ok", (want));	\
-	}								\
-} while (0)
+#include "test_common.h"
+#include "test_eal.h"
 
 #define NB_MBUF 2047
 #define BURST 32
@@ -809,38 +788,13 @@ test_ethdev(void)
 int
 main(int argc, char **argv)
 {
-	char *eal_argv[32];
-	int eal_argc = 0, i;
+	/* the ring port test_ethdev drives */
+	static const char *const vdev[] = { "--vdev=net_ring1", NULL };
 	unsigned int avail0;
 
-	eal_argv[eal_argc++] = argv[0];
-	eal_argv[eal_argc++] = (char *)"-l";
-	eal_argv[eal_argc++] = (char *)"0";
-	eal_argv[eal_argc++] = (char *)"--no-huge";
-	eal_argv[eal_argc++] = (char *)"-m";
-	eal_argv[eal_argc++] = (char *)"256";
-	eal_argv[eal_argc++] = (char *)"--no-pci";
-	eal_argv[eal_argc++] = (char *)"--no-shconf";
-	eal_argv[eal_argc++] = (char *)"--no-telemetry"; /* no socket: runs
-							   * concurrently */
-	eal_argv[eal_argc++] = (char *)"--log-level=*:warning";
-	eal_argv[eal_argc++] = (char *)"--vdev=net_ring1";
-	for (i = 1; i < argc && eal_argc < (int)RTE_DIM(eal_argv) - 1; i++)
-		eal_argv[eal_argc++] = argv[i];
-	eal_argv[eal_argc] = NULL;
-
-	if (rte_eal_init(eal_argc, eal_argv) < 0) {
-		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
+	mp = test_eal_start(argc, argv, vdev, "test_glue_mp", NB_MBUF);
+	if (mp == NULL)
 		return 2;
-	}
-	mp = rte_pktmbuf_pool_create("test_glue_mp", NB_MBUF, 0, 0,
-				     RTE_MBUF_DEFAULT_BUF_SIZE,
-				     SOCKET_ID_ANY);
-	if (mp == NULL) {
-		fprintf(stderr, "mbuf pool: %s\n", rte_strerror(rte_errno));
-		rte_eal_cleanup();
-		return 2;
-	}
 	avail0 = rte_mempool_avail_count(mp);
 
 	test_registry();
@@ -851,8 +805,6 @@ main(int argc, char **argv)
 
 	CHECK(rte_mempool_avail_count(mp) == avail0); /* no mbuf leaked */
 
-	printf("%d checks, %d failures\n", checks, failures);
-	rte_mempool_free(mp);
-	rte_eal_cleanup();
-	return failures == 0 ? 0 : 1;
+	test_eal_stop(mp);
+	return test_summary("test_glue");
 }

@@ -5,13 +5,11 @@
  * Usage: test_ring [SEED]   (or VIA_TEST_SEED=SEED test_ring)
  * Output is TAP; exit status 0 iff every test passed. The randomized tests
  * print their seed so a failure can be replayed; none of them depends on
- * timing for correctness (waits are sched_yield loops or futex waits whose
- * wake-up is guaranteed by the protocol under test).
+ * timing for correctness (waits are sched_yield loops).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -19,20 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "test_common.h"
+#include "test_rand.h"
 #include "via_ring.h"
-
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "# %s:%d: check failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                  \
-			return -1;                                           \
-		}                                                            \
-	} while (0)
 
 /* Same, from a worker thread: record the failure and stop the thread. */
 #define TCHECK(ctx, cond)                                                    \
@@ -47,16 +37,6 @@
 	} while (0)
 
 static uint64_t g_seed = 0x5eed0f0cafef00dULL;
-
-/* splitmix64: seeds and derives per-element payloads deterministically. */
-static uint64_t
-mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
 
 /* xorshift64*: per-thread stream for burst sizes and pauses. */
 static uint64_t
@@ -95,37 +75,37 @@ test_attach_errors(void)
 	uint8_t *slots = buf + 2 * VIA_CACHE_LINE;
 	struct via_ring_shared *mis_sh = (void *)(buf + 8);
 
-	CHECK(via_ring_mem_size(8, 16) == 128);
-	CHECK(via_ring_mem_size(1, 8) == 8);
-	CHECK(via_ring_mem_size(VIA_RING_MAX_CAPACITY, 8) ==
+	REQUIRE(via_ring_mem_size(8, 16) == 128);
+	REQUIRE(via_ring_mem_size(1, 8) == 8);
+	REQUIRE(via_ring_mem_size(VIA_RING_MAX_CAPACITY, 8) ==
 	      (size_t)VIA_RING_MAX_CAPACITY * 8);
-	CHECK(via_ring_mem_size(0, 8) == 0);
-	CHECK(via_ring_mem_size(3, 8) == 0);
-	CHECK(via_ring_mem_size(VIA_RING_MAX_CAPACITY * 2, 8) == 0);
-	CHECK(via_ring_mem_size(UINT32_C(1) << 31, 8) == 0);
-	CHECK(via_ring_mem_size(8, 0) == 0);
-	CHECK(via_ring_mem_size(8, 12) == 0);
+	REQUIRE(via_ring_mem_size(0, 8) == 0);
+	REQUIRE(via_ring_mem_size(3, 8) == 0);
+	REQUIRE(via_ring_mem_size(VIA_RING_MAX_CAPACITY * 2, 8) == 0);
+	REQUIRE(via_ring_mem_size(UINT32_C(1) << 31, 8) == 0);
+	REQUIRE(via_ring_mem_size(8, 0) == 0);
+	REQUIRE(via_ring_mem_size(8, 12) == 0);
 
-	CHECK(via_ring_init_shared(NULL) == -EINVAL);
-	CHECK(via_ring_init_shared(mis_sh) == -EINVAL);
-	CHECK(via_ring_init_shared(&sh) == 0);
+	REQUIRE(via_ring_init_shared(NULL) == -EINVAL);
+	REQUIRE(via_ring_init_shared(mis_sh) == -EINVAL);
+	REQUIRE(via_ring_init_shared(&sh) == 0);
 
-	CHECK(via_ring_attach(NULL, &sh, slots, 8, 8, true) == -EINVAL);
-	CHECK(via_ring_attach(&r, NULL, slots, 8, 8, true) == -EINVAL);
-	CHECK(via_ring_attach(&r, &sh, NULL, 8, 8, true) == -EINVAL);
-	CHECK(via_ring_attach(&r, mis_sh, slots, 8, 8, true) == -EINVAL);
-	CHECK(via_ring_attach(&r, &sh, slots + 4, 8, 8, false) == -EINVAL);
-	CHECK(via_ring_attach(&r, &sh, slots, 0, 8, true) == -EINVAL);
-	CHECK(via_ring_attach(&r, &sh, slots, 6, 8, false) == -EINVAL);
-	CHECK(via_ring_attach(&r, &sh, slots, UINT32_MAX, 8, true) == -EINVAL);
-	CHECK(via_ring_attach(&r, &sh, slots, VIA_RING_MAX_CAPACITY * 2, 8,
+	REQUIRE(via_ring_attach(NULL, &sh, slots, 8, 8, true) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, NULL, slots, 8, 8, true) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, &sh, NULL, 8, 8, true) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, mis_sh, slots, 8, 8, true) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, &sh, slots + 4, 8, 8, false) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, &sh, slots, 0, 8, true) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, &sh, slots, 6, 8, false) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, &sh, slots, UINT32_MAX, 8, true) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, &sh, slots, VIA_RING_MAX_CAPACITY * 2, 8,
 			      true) == -EINVAL);
-	CHECK(via_ring_attach(&r, &sh, slots, 8, 0, false) == -EINVAL);
-	CHECK(via_ring_attach(&r, &sh, slots, 8, 4, true) == -EINVAL);
-	CHECK(via_ring_attach(&r, &sh, slots, 8, 20, false) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, &sh, slots, 8, 0, false) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, &sh, slots, 8, 4, true) == -EINVAL);
+	REQUIRE(via_ring_attach(&r, &sh, slots, 8, 20, false) == -EINVAL);
 
-	CHECK(via_ring_attach(&r, &sh, slots, 8, 8, true) == 0);
-	CHECK(via_ring_attach(&r, &sh, slots, 1, 4096, false) == 0);
+	REQUIRE(via_ring_attach(&r, &sh, slots, 8, 8, true) == 0);
+	REQUIRE(via_ring_attach(&r, &sh, slots, 1, 4096, false) == 0);
 	return 0;
 }
 
@@ -140,59 +120,59 @@ fill_drain(uint32_t cap)
 	struct via_ring p, c;
 	uint64_t e[2];
 
-	CHECK(via_ring_init_shared(sh) == 0);
-	CHECK(via_ring_attach(&p, sh, slots, cap, 16, true) == 0);
-	CHECK(via_ring_attach(&c, sh, slots, cap, 16, false) == 0);
+	REQUIRE(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_attach(&p, sh, slots, cap, 16, true) == 0);
+	REQUIRE(via_ring_attach(&c, sh, slots, cap, 16, false) == 0);
 
-	CHECK(via_ring_avail(&c) == 0);
-	CHECK(via_ring_dequeue(&c, e) == -EAGAIN);
-	CHECK(via_ring_free_count(&p) == cap);
+	REQUIRE(via_ring_avail(&c) == 0);
+	REQUIRE(via_ring_dequeue(&c, e) == -EAGAIN);
+	REQUIRE(via_ring_free_count(&p) == cap);
 
 	for (uint32_t i = 0; i < cap; i++) {
 		e[0] = i;
 		e[1] = ~(uint64_t)i;
-		CHECK(via_ring_enqueue(&p, e) == 0);
+		REQUIRE(via_ring_enqueue(&p, e) == 0);
 	}
-	CHECK(via_ring_free_count(&p) == 0);
-	CHECK(via_ring_enqueue(&p, e) == -ENOBUFS);
-	CHECK(!p.corrupt);
-	CHECK(sh->prod == cap);
+	REQUIRE(via_ring_free_count(&p) == 0);
+	REQUIRE(via_ring_enqueue(&p, e) == -ENOBUFS);
+	REQUIRE(!p.corrupt);
+	REQUIRE(sh->prod == cap);
 
-	CHECK(via_ring_avail(&c) == cap);
+	REQUIRE(via_ring_avail(&c) == cap);
 	for (uint32_t i = 0; i < cap; i++) {
-		CHECK(via_ring_dequeue(&c, e) == 0);
-		CHECK(e[0] == i && e[1] == ~(uint64_t)i);
+		REQUIRE(via_ring_dequeue(&c, e) == 0);
+		REQUIRE(e[0] == i && e[1] == ~(uint64_t)i);
 	}
-	CHECK(via_ring_dequeue(&c, e) == -EAGAIN);
-	CHECK(!c.corrupt);
-	CHECK(sh->cons == cap);
+	REQUIRE(via_ring_dequeue(&c, e) == -EAGAIN);
+	REQUIRE(!c.corrupt);
+	REQUIRE(sh->cons == cap);
 
 	/* Burst API: fill half, peek in place, consume partially. */
 	uint32_t half = cap > 1 ? cap / 2 : 1;
-	CHECK(via_ring_free_count(&p) == cap);
+	REQUIRE(via_ring_free_count(&p) == cap);
 	for (uint32_t i = 0; i < half; i++)
 		*(uint64_t *)via_ring_slot(&p, i) = 1000 + i;
-	CHECK(via_ring_avail(&c) == 0); /* not yet published */
+	REQUIRE(via_ring_avail(&c) == 0); /* not yet published */
 	via_ring_produce(&p, half);
-	CHECK(via_ring_avail(&c) == half);
+	REQUIRE(via_ring_avail(&c) == half);
 	for (uint32_t i = 0; i < half; i++)
-		CHECK(*(const uint64_t *)via_ring_peek(&c, i) == 1000 + i);
+		REQUIRE(*(const uint64_t *)via_ring_peek(&c, i) == 1000 + i);
 	via_ring_consume(&c, half);
-	CHECK(via_ring_avail(&c) == 0);
+	REQUIRE(via_ring_avail(&c) == 0);
 	/* The producer's cached view of cons is stale (never too high)
 	 * until the ring looks full; then it re-reads (at once if cap 1). */
-	CHECK(via_ring_free_count(&p) == (half < cap ? cap - half : cap));
+	REQUIRE(via_ring_free_count(&p) == (half < cap ? cap - half : cap));
 	via_ring_produce(&p, cap - half);
-	CHECK(via_ring_free_count(&p) == half);
-	CHECK(via_ring_avail(&c) == cap - half);
+	REQUIRE(via_ring_free_count(&p) == half);
+	REQUIRE(via_ring_avail(&c) == cap - half);
 	via_ring_consume(&c, cap - half);
 
 	/* Re-attach both sides to the live ring: state is picked up. */
-	CHECK(via_ring_enqueue(&p, e) == 0);
-	CHECK(via_ring_attach(&p, sh, slots, cap, 16, true) == 0);
-	CHECK(via_ring_attach(&c, sh, slots, cap, 16, false) == 0);
-	CHECK(via_ring_free_count(&p) == cap - 1);
-	CHECK(via_ring_avail(&c) == 1);
+	REQUIRE(via_ring_enqueue(&p, e) == 0);
+	REQUIRE(via_ring_attach(&p, sh, slots, cap, 16, true) == 0);
+	REQUIRE(via_ring_attach(&c, sh, slots, cap, 16, false) == 0);
+	REQUIRE(via_ring_free_count(&p) == cap - 1);
+	REQUIRE(via_ring_avail(&c) == 1);
 
 	free(slots);
 	free(sh);
@@ -202,9 +182,9 @@ fill_drain(uint32_t cap)
 static int
 test_fill_drain(void)
 {
-	CHECK(fill_drain(1) == 0);
-	CHECK(fill_drain(8) == 0);
-	CHECK(fill_drain(1024) == 0);
+	REQUIRE(fill_drain(1) == 0);
+	REQUIRE(fill_drain(8) == 0);
+	REQUIRE(fill_drain(1024) == 0);
 	return 0;
 }
 
@@ -220,13 +200,13 @@ test_wraparound(void)
 	struct via_ring p, c;
 	uint64_t rs = mix64(g_seed ^ 3), next_in = 0, next_out = 0, v = 0;
 
-	CHECK(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_init_shared(sh) == 0);
 	sh->prod = start;
 	sh->cons = start;
-	CHECK(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
-	CHECK(via_ring_attach(&c, sh, slots, cap, 8, false) == 0);
-	CHECK(via_ring_free_count(&p) == cap);
-	CHECK(via_ring_avail(&c) == 0);
+	REQUIRE(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
+	REQUIRE(via_ring_attach(&c, sh, slots, cap, 8, false) == 0);
+	REQUIRE(via_ring_free_count(&p) == cap);
+	REQUIRE(via_ring_avail(&c) == 0);
 
 	while (next_out < total) {
 		uint32_t k = (uint32_t)(rng_next(&rs) % (cap + 1));
@@ -246,7 +226,7 @@ test_wraparound(void)
 				*(uint64_t *)via_ring_slot(&p, i) = next_in++;
 			via_ring_produce(&p, n);
 		}
-		CHECK(p.local - sh->cons <= cap);
+		REQUIRE(p.local - sh->cons <= cap);
 
 		/* Pop a random amount and check order. */
 		k = (uint32_t)(rng_next(&rs) % (cap + 1));
@@ -255,26 +235,26 @@ test_wraparound(void)
 
 			if (rc == -EAGAIN)
 				break;
-			CHECK(rc == 0);
-			CHECK(v == next_out);
+			REQUIRE(rc == 0);
+			REQUIRE(v == next_out);
 			next_out++;
 		}
 		/* Guarantee progress whatever the random draws. */
 		if (next_in == next_out && next_in < total) {
-			CHECK(via_ring_enqueue(&p, &next_in) == 0);
+			REQUIRE(via_ring_enqueue(&p, &next_in) == 0);
 			next_in++;
 		}
 	}
-	CHECK(via_ring_dequeue(&c, &v) == -EAGAIN);
-	CHECK(!p.corrupt && !c.corrupt);
+	REQUIRE(via_ring_dequeue(&c, &v) == -EAGAIN);
+	REQUIRE(!p.corrupt && !c.corrupt);
 	/* Both indices really crossed 2^32. */
-	CHECK(p.local == start + total && p.local < start);
-	CHECK(c.local == p.local);
-	CHECK(sh->prod == p.local && sh->cons == c.local);
+	REQUIRE(p.local == start + total && p.local < start);
+	REQUIRE(c.local == p.local);
+	REQUIRE(sh->prod == p.local && sh->cons == c.local);
 	/* Exactly cap slots are free after the wrap. */
 	for (uint32_t i = 0; i < cap; i++)
-		CHECK(via_ring_enqueue(&p, &v) == 0);
-	CHECK(via_ring_enqueue(&p, &v) == -ENOBUFS);
+		REQUIRE(via_ring_enqueue(&p, &v) == 0);
+	REQUIRE(via_ring_enqueue(&p, &v) == -ENOBUFS);
 
 	free(slots);
 	free(sh);
@@ -429,15 +409,15 @@ test_stress(void)
 	struct timespec t0, t1;
 
 	s.slots = xaligned_alloc(via_ring_mem_size(s.cap, sizeof(struct elem)));
-	CHECK(via_ring_init_shared(s.sh) == 0);
+	REQUIRE(via_ring_init_shared(s.sh) == 0);
 	/* Start near the wrap so the threaded run crosses 2^32 too. */
 	s.sh->prod = s.sh->cons = 0xFFFFF000u;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CHECK(pthread_create(&tc, NULL, stress_consumer, &s) == 0);
-	CHECK(pthread_create(&tp, NULL, stress_producer, &s) == 0);
-	CHECK(pthread_join(tp, NULL) == 0);
-	CHECK(pthread_join(tc, NULL) == 0);
+	REQUIRE(pthread_create(&tc, NULL, stress_consumer, &s) == 0);
+	REQUIRE(pthread_create(&tp, NULL, stress_producer, &s) == 0);
+	REQUIRE(pthread_join(tp, NULL) == 0);
+	REQUIRE(pthread_join(tc, NULL) == 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	printf("# stress: %" PRIu64 " elems in %.3f s, full waits %" PRIu64
@@ -446,9 +426,9 @@ test_stress(void)
 	       (double)(t1.tv_sec - t0.tv_sec) +
 		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       s.full_waits, s.empty_waits);
-	CHECK(!s.failed);
-	CHECK(s.sh->prod == (uint32_t)(0xFFFFF000u + s.total));
-	CHECK(s.sh->cons == s.sh->prod);
+	REQUIRE(!s.failed);
+	REQUIRE(s.sh->prod == (uint32_t)(0xFFFFF000u + s.total));
+	REQUIRE(s.sh->cons == s.sh->prod);
 
 	free(s.slots);
 	free(s.sh);
@@ -469,266 +449,73 @@ test_hostile(void)
 
 	/* Consumer index ahead of prod: caught on first use after attach,
 	 * the producer never trusts the value it finds at attach time. */
-	CHECK(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_init_shared(sh) == 0);
 	sh->cons = 1000;
-	CHECK(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
-	CHECK(via_ring_free_count(&p) == 0);
-	CHECK(p.corrupt);
-	CHECK(via_ring_enqueue(&p, &v) == -EPIPE);
+	REQUIRE(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
+	REQUIRE(via_ring_free_count(&p) == 0);
+	REQUIRE(p.corrupt);
+	REQUIRE(via_ring_enqueue(&p, &v) == -EPIPE);
 
 	/* Mid-stream: fill, then the consumer jumps far ahead. */
-	CHECK(via_ring_init_shared(sh) == 0);
-	CHECK(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
+	REQUIRE(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
 	for (uint32_t i = 0; i < cap; i++)
-		CHECK(via_ring_enqueue(&p, &v) == 0);
-	CHECK(via_ring_enqueue(&p, &v) == -ENOBUFS);
+		REQUIRE(via_ring_enqueue(&p, &v) == 0);
+	REQUIRE(via_ring_enqueue(&p, &v) == -ENOBUFS);
 	sh->cons = p.local + 0x10000000u;
-	CHECK(via_ring_free_count(&p) == 0);
-	CHECK(p.corrupt);
-	CHECK(via_ring_enqueue(&p, &v) == -EPIPE);
+	REQUIRE(via_ring_free_count(&p) == 0);
+	REQUIRE(p.corrupt);
+	REQUIRE(via_ring_enqueue(&p, &v) == -EPIPE);
 	/* Sticky: a sane value afterwards does not rehabilitate the peer. */
 	sh->cons = p.local;
-	CHECK(via_ring_free_count(&p) == 0);
-	CHECK(via_ring_enqueue(&p, &v) == -EPIPE);
+	REQUIRE(via_ring_free_count(&p) == 0);
+	REQUIRE(via_ring_enqueue(&p, &v) == -EPIPE);
 
 	/* Consumer index more than capacity behind prod. */
-	CHECK(via_ring_init_shared(sh) == 0);
-	CHECK(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
+	REQUIRE(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
 	for (uint32_t i = 0; i < cap; i++)
-		CHECK(via_ring_enqueue(&p, &v) == 0);
+		REQUIRE(via_ring_enqueue(&p, &v) == 0);
 	sh->cons = p.local - cap - 1;
-	CHECK(via_ring_enqueue(&p, &v) == -EPIPE && p.corrupt);
+	REQUIRE(via_ring_enqueue(&p, &v) == -EPIPE && p.corrupt);
 
 	/* A consumer scribbling on prod cannot steer the producer, which
 	 * never re-reads its own index; the next publish overwrites it. */
-	CHECK(via_ring_init_shared(sh) == 0);
-	CHECK(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
-	CHECK(via_ring_enqueue(&p, &v) == 0);
+	REQUIRE(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
+	REQUIRE(via_ring_enqueue(&p, &v) == 0);
 	sh->prod = 0xdeadbeef;
-	CHECK(via_ring_enqueue(&p, &v) == 0);
-	CHECK(sh->prod == 2 && p.local == 2 && !p.corrupt);
-	CHECK(via_ring_free_count(&p) == cap - 2);
+	REQUIRE(via_ring_enqueue(&p, &v) == 0);
+	REQUIRE(sh->prod == 2 && p.local == 2 && !p.corrupt);
+	REQUIRE(via_ring_free_count(&p) == cap - 2);
 
 	/* Producer index more than capacity ahead of cons. */
-	CHECK(via_ring_init_shared(sh) == 0);
-	CHECK(via_ring_attach(&c, sh, slots, cap, 8, false) == 0);
+	REQUIRE(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_attach(&c, sh, slots, cap, 8, false) == 0);
 	sh->prod = cap + 1;
-	CHECK(via_ring_avail(&c) == 0);
-	CHECK(c.corrupt);
-	CHECK(via_ring_dequeue(&c, &v) == -EPIPE);
-	CHECK(!via_ring_consumer_prepare_sleep(&c)); /* must not sleep */
+	REQUIRE(via_ring_avail(&c) == 0);
+	REQUIRE(c.corrupt);
+	REQUIRE(via_ring_dequeue(&c, &v) == -EPIPE);
 	sh->prod = 1;
-	CHECK(via_ring_avail(&c) == 0 && via_ring_dequeue(&c, &v) == -EPIPE);
+	REQUIRE(via_ring_avail(&c) == 0 && via_ring_dequeue(&c, &v) == -EPIPE);
 
 	/* Producer index moved backwards after a legitimate consume. */
-	CHECK(via_ring_init_shared(sh) == 0);
-	CHECK(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
-	CHECK(via_ring_attach(&c, sh, slots, cap, 8, false) == 0);
-	CHECK(via_ring_enqueue(&p, &v) == 0);
-	CHECK(via_ring_dequeue(&c, &v) == 0);
+	REQUIRE(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_attach(&p, sh, slots, cap, 8, true) == 0);
+	REQUIRE(via_ring_attach(&c, sh, slots, cap, 8, false) == 0);
+	REQUIRE(via_ring_enqueue(&p, &v) == 0);
+	REQUIRE(via_ring_dequeue(&c, &v) == 0);
 	sh->prod = 0;
-	CHECK(via_ring_dequeue(&c, &v) == -EPIPE && c.corrupt);
+	REQUIRE(via_ring_dequeue(&c, &v) == -EPIPE && c.corrupt);
 
 	/* Exactly full (prod - cons == capacity) is legitimate. */
-	CHECK(via_ring_init_shared(sh) == 0);
-	CHECK(via_ring_attach(&c, sh, slots, cap, 8, false) == 0);
+	REQUIRE(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_attach(&c, sh, slots, cap, 8, false) == 0);
 	sh->prod = cap;
-	CHECK(via_ring_avail(&c) == cap && !c.corrupt);
+	REQUIRE(via_ring_avail(&c) == cap && !c.corrupt);
 
 	free(slots);
 	free(sh);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* 6. sleep / wake-up protocol with a futex                           */
-
-static long
-futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
-}
-
-struct sleepwake {
-	struct via_ring_shared *sh;
-	void *slots;
-	uint32_t cap;
-	uint64_t total;
-	uint32_t futex_word; /* bumped by the producer before each wake */
-	bool failed;
-	uint64_t sleeps, wakes, timeouts, lost;
-};
-
-static void
-random_pause(uint64_t *rs)
-{
-	uint64_t x = rng_next(rs);
-
-	switch (x % 16) {
-	case 0: {
-		struct timespec ts = { 0, (long)((x >> 8) % 20000) };
-
-		nanosleep(&ts, NULL);
-		break;
-	}
-	case 1:
-		sched_yield();
-		break;
-	case 2:
-		for (volatile uint32_t i = (uint32_t)((x >> 8) % 2000); i; i--)
-			;
-		break;
-	default:
-		break;
-	}
-}
-
-static void *
-sw_producer(void *arg)
-{
-	struct sleepwake *s = arg;
-	struct via_ring r;
-	uint64_t rs = mix64(g_seed ^ 61), seq = 0;
-
-	TCHECK(s, via_ring_attach(&r, s->sh, s->slots, s->cap, 8, true) == 0);
-	while (seq < s->total) {
-		if (__atomic_load_n(&s->failed, __ATOMIC_RELAXED))
-			return NULL;
-		uint32_t burst = 1 + (uint32_t)(rng_next(&rs) % 16);
-		uint32_t n = via_ring_free_count(&r);
-
-		TCHECK(s, !r.corrupt);
-		if (n == 0) {
-			sched_yield();
-			continue;
-		}
-		n = n < burst ? n : burst;
-		if (n > s->total - seq)
-			n = (uint32_t)(s->total - seq);
-		for (uint32_t i = 0; i < n; i++)
-			*(uint64_t *)via_ring_slot(&r, i) = seq + i;
-		via_ring_produce(&r, n);
-		seq += n;
-		if (via_ring_producer_needs_wakeup(&r)) {
-			__atomic_fetch_add(&s->futex_word, 1, __ATOMIC_SEQ_CST);
-			futex(&s->futex_word, FUTEX_WAKE_PRIVATE, 1, NULL);
-			s->wakes++;
-		}
-		if (rng_next(&rs) % 4 == 0) {
-			/* Wait until the consumer has drained everything: this
-			 * publish is then the only one that can wake it, so a
-			 * lost wake-up stalls it for the whole futex timeout
-			 * and is counted, instead of being papered over by
-			 * the wake-up of the next burst. */
-			while (__atomic_load_n(&s->sh->cons, __ATOMIC_ACQUIRE) !=
-			       r.local) {
-				if (__atomic_load_n(&s->failed,
-						    __ATOMIC_RELAXED))
-					return NULL;
-				sched_yield();
-			}
-		}
-		random_pause(&rs);
-	}
-	return NULL;
-}
-
-static void *
-sw_consumer(void *arg)
-{
-	struct sleepwake *s = arg;
-	struct via_ring r;
-	uint64_t rs = mix64(g_seed ^ 62), seq = 0, v;
-
-	TCHECK(s, via_ring_attach(&r, s->sh, s->slots, s->cap, 8, false) == 0);
-	while (seq < s->total) {
-		if (__atomic_load_n(&s->failed, __ATOMIC_RELAXED))
-			return NULL;
-		uint32_t n = via_ring_avail(&r);
-
-		if (n != 0) {
-			for (uint32_t i = 0; i < n; i++) {
-				memcpy(&v, via_ring_peek(&r, i), sizeof(v));
-				TCHECK(s, v == seq + i);
-			}
-			via_ring_consume(&r, n);
-			seq += n;
-			random_pause(&rs);
-			continue;
-		}
-		TCHECK(s, !r.corrupt);
-
-		/* Read the futex word BEFORE announcing sleep: a wake issued
-		 * after this point changes it and FUTEX_WAIT returns at once. */
-		uint32_t w = __atomic_load_n(&s->futex_word, __ATOMIC_ACQUIRE);
-
-		if (via_ring_consumer_prepare_sleep(&r)) {
-			struct timespec ts = { 1, 0 };
-
-			s->sleeps++;
-			if (futex(&s->futex_word, FUTEX_WAIT_PRIVATE, w, &ts) ==
-				    -1 &&
-			    errno == ETIMEDOUT) {
-				s->timeouts++;
-				/* Slept a full second with items waiting:
-				 * the producer missed our flag. */
-				if (via_ring_avail(&r) != 0)
-					s->lost++;
-			}
-		}
-		via_ring_consumer_cancel_sleep(&r);
-	}
-	return NULL;
-}
-
-static int
-test_sleep_wake(void)
-{
-	struct sleepwake s = {
-		.sh = xaligned_alloc(sizeof(struct via_ring_shared)),
-		.cap = 64,
-		.total = 200000,
-	};
-	pthread_t tp, tc;
-
-	s.slots = xaligned_alloc(via_ring_mem_size(s.cap, 8));
-	CHECK(via_ring_init_shared(s.sh) == 0);
-
-	/* Single-threaded sanity of the flag handshake. */
-	{
-		struct via_ring p, c;
-		uint64_t v = 1;
-
-		CHECK(via_ring_attach(&p, s.sh, s.slots, s.cap, 8, true) == 0);
-		CHECK(via_ring_attach(&c, s.sh, s.slots, s.cap, 8, false) == 0);
-		CHECK(!via_ring_producer_needs_wakeup(&p));
-		CHECK(via_ring_consumer_prepare_sleep(&c));
-		CHECK(via_ring_producer_needs_wakeup(&p));
-		via_ring_consumer_cancel_sleep(&c);
-		CHECK(!via_ring_producer_needs_wakeup(&p));
-		CHECK(via_ring_enqueue(&p, &v) == 0);
-		CHECK(!via_ring_consumer_prepare_sleep(&c)); /* not empty */
-		CHECK(!via_ring_producer_needs_wakeup(&p));  /* flag cleared */
-		CHECK(via_ring_dequeue(&c, &v) == 0 && v == 1);
-		CHECK(via_ring_init_shared(s.sh) == 0);
-	}
-
-	CHECK(pthread_create(&tc, NULL, sw_consumer, &s) == 0);
-	CHECK(pthread_create(&tp, NULL, sw_producer, &s) == 0);
-	CHECK(pthread_join(tp, NULL) == 0);
-	CHECK(pthread_join(tc, NULL) == 0);
-
-	printf("# sleep/wake: %" PRIu64 " elems, %" PRIu64 " sleeps, %" PRIu64
-	       " wakes, %" PRIu64 " timeouts, %" PRIu64 " lost wake-ups\n",
-	       s.total, s.sleeps, s.wakes, s.timeouts, s.lost);
-	CHECK(!s.failed);
-	CHECK(s.lost == 0);
-	/* The protocol must actually have been exercised. */
-	CHECK(s.sleeps > 0 && s.wakes > 0);
-	CHECK(s.sh->cons == (uint32_t)s.total);
-
-	free(s.slots);
-	free(s.sh);
 	return 0;
 }
 
@@ -743,7 +530,6 @@ static const struct {
 	{ "index wrap-around at 2^32", test_wraparound },
 	{ "randomized two-thread stress", test_stress },
 	{ "hostile peer indices", test_hostile },
-	{ "sleep/wake-up protocol", test_sleep_wake },
 };
 
 int
