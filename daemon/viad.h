@@ -438,6 +438,7 @@ struct via_pmem {
 	bool view;            /**< viad's mapping of client memory, not an allocation */
 	bool object_view;     /**< a view of another object (via_procmem_object), one region's */
 	struct via_shm shm;
+	uint64_t asked;       /**< the length asked for: what its user is charged */
 	uint64_t client_va;   /**< reported by ALLOC_MAPPED (0 until then); a view's first address */
 };
 

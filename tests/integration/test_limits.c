@@ -9,7 +9,7 @@
  * max_regions 24 and the default user_share 4: each user may hold 2
  * sessions, 4 VIs, 2 CQs, 2 tags and 6 regions; and with
  * user_max_register_bytes 32K, user_max_alloc_bytes 6M (max_alloc_bytes,
- * per session, 4M; an allocation takes whole 2 MiB hugepages) and
+ * per session, 4M) and
  * user_max_requests 2.
  *
  *  - User A (uid 5101) takes each of them and gets VIP_ERROR_RESOURCE for
