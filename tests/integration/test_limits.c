@@ -8,13 +8,14 @@
  * viad runs with max_sessions 8, max_vi 16, max_cq 8, max_ptags 8,
  * max_regions 24 and the default user_share 4: each user may hold 2
  * sessions, 4 VIs, 2 CQs, 2 tags and 6 regions; and with
- * user_max_register_bytes 32K, user_max_alloc_bytes 6M (max_alloc_bytes,
- * per session, 4M) and
+ * user_max_register_bytes 32K, user_max_in_place_bytes 8K,
+ * user_max_alloc_bytes 6M (max_alloc_bytes, per session, 4M) and
  * user_max_requests 2.
  *
  *  - User A (uid 5101) takes each of them and gets VIP_ERROR_RESOURCE for
  *    one more of each (a 3rd VipOpenNic, a 5th VI, a 3rd CQ, a 3rd tag, a
- *    7th region, registered bytes past 32K, an allocation past 6M over its
+ *    7th region, registered bytes past 32K, heap memory mapped in place past
+ *    8K, an allocation past 6M over its
  *    two sessions, a 3rd VipConnectWait while two wait); viad logs each
  *    refusal once, with the limit and the uid.
  *  - Meanwhile user B (uid 5102) opens the NIC, creates VIs, connects them
@@ -54,7 +55,7 @@ static const char *const limit_sets[] = {
 	"limits.max_sessions=8", "limits.max_vi=16", "limits.max_cq=8", "limits.max_ptags=8",
 	"limits.max_regions=24", "limits.max_alloc_bytes=4M",
 	"limits.user_max_register_bytes=32K", "limits.user_max_alloc_bytes=6M",
-	"limits.user_max_requests=2", NULL,
+	"limits.user_max_requests=2", "limits.user_max_in_place_bytes=8K", NULL,
 };
 
 /* Become @p uid, in group VIPL_GID (which may use the socket). */
@@ -128,7 +129,8 @@ user_a(int hold_fd, int go_fd)
 	struct waiter w[2];
 	VIP_VI_ATTRIBUTES va;
 	VIP_PVOID a0 = NULL, a1 = NULL, a2 = NULL;
-	uint8_t *m;
+	uint8_t *m, *h;
+	VIP_MEM_HANDLE hh;
 	uint64_t end;
 	VIP_RETURN r;
 	unsigned i;
@@ -174,9 +176,18 @@ user_a(int hold_fd, int go_fd)
 		  "and 2M in its other session");
 	CHECK_RET(VipDpdkAllocMem(nic[1], 2 * MiB, &a2), VIP_ERROR_RESOURCE,
 		  "2M more: user_max_alloc_bytes (6M), though that session holds half its cap");
+	ma.Ptag = pt[0];
+	/* ordinary memory viad maps in place (the share file): 8K, then no more */
+	h = aligned_alloc(4096, 4 * 4096);
+	CHECK(h != NULL && VipRegisterMem(nic[0], h, 8192, &ma, &hh) == VIP_SUCCESS,
+	      "A registers 8K of its heap (in place)");
+	if (h != NULL) {
+		CHECK_RET(VipRegisterMem(nic[0], h + 8192, 4096, &ma, &mh[0]), VIP_ERROR_RESOURCE,
+			  "4K more in place: user_max_in_place_bytes (8K)");
+		CHECK_RET(VipDeregisterMem(nic[0], h, hh), VIP_SUCCESS, "the 8K deregistered");
+	}
 	/* regions in the allocation: 6 of 4K, then the count; 16K then bytes */
 	m = a0;
-	ma.Ptag = pt[0];
 	ok = m != NULL;
 	for (i = 0; ok && i < USER_REGIONS; i++)
 		ok = VipRegisterMem(nic[0], m + i * 4096, 4096, &ma, &mh[i]) == VIP_SUCCESS;
@@ -233,6 +244,7 @@ user_a(int hold_fd, int go_fd)
 	/* the rest goes with the sessions */
 	VipCloseNic(nic[1]);
 	VipCloseNic(nic[0]);
+	free(h);
 	return (int)h_failures();
 }
 
@@ -303,7 +315,7 @@ test_users(void)
 	static const char *const logged[] = {
 		"user_max_sessions", "user_max_ptags", "user_max_cq", "user_max_vi",
 		"user_max_alloc_bytes", "user_max_regions", "user_max_register_bytes",
-		"user_max_requests",
+		"user_max_requests", "user_max_in_place_bytes",
 	};
 	VIP_NIC_HANDLE nic[USER_SESSIONS + 1] = { NULL };
 	struct viad_proc v;
