@@ -21,7 +21,9 @@
  *  - Meanwhile user B (uid 5102) opens the NIC, creates VIs, connects them
  *    (VipConnectWait included) and moves data.
  *  - A releases (destroys, deregisters, frees, closes a NIC with two
- *    VipConnectWait blocked in it) and takes each again.
+ *    VipConnectWait blocked in it) and takes each again; then, twice, a
+ *    new process of A takes every limit and exits holding them: viad's
+ *    reclaim of its sessions gives all back.
  *  - root is limited like anyone (its 3rd session is refused), unless
  *    limits.root_exempt = yes.
  *
@@ -249,6 +251,56 @@ user_a(int hold_fd, int go_fd)
 }
 
 /*
+ * User A in a new process, after the last one exited: its sessions were
+ * reclaimed, and with them everything they held was uncharged, so each
+ * limit can be reached again. Exits holding it all (reclaimed again).
+ * @return the failed checks
+ */
+static int
+user_a_again(void)
+{
+	VIP_NIC_HANDLE nic[USER_SESSIONS];
+	VIP_PROTECTION_HANDLE pt;
+	VIP_CQ_HANDLE cq;
+	VIP_VI_HANDLE vi;
+	VIP_MEM_HANDLE mh;
+	VIP_MEM_ATTRIBUTES ma = { 0 };
+	VIP_VI_ATTRIBUTES va;
+	VIP_PVOID a0 = NULL, a1 = NULL;
+	unsigned i, n = 0;
+
+	h_set_child("A again");
+	if (!CHECK(become(USER_A), "become uid %u", USER_A))
+		return 1;
+	/* viad ends the last process's sessions when it sees it exit */
+	for (i = 0; i < USER_SESSIONS; i++)
+		n += open_retry(&nic[i]) == VIP_SUCCESS;
+	if (!CHECK(n == USER_SESSIONS, "A opens %d sessions again", USER_SESSIONS))
+		return 1;
+	n = 0;
+	for (i = 0; i < USER_PTAGS; i++)
+		n += VipCreatePtag(nic[0], &pt) == VIP_SUCCESS;
+	CHECK(n == USER_PTAGS, "%d tags again", USER_PTAGS);
+	n = 0;
+	for (i = 0; i < USER_CQ; i++)
+		n += VipCreateCQ(nic[0], 64, &cq) == VIP_SUCCESS;
+	CHECK(n == USER_CQ, "%d CQs again", USER_CQ);
+	h_vi_attrs(&va, pt);
+	n = 0;
+	for (i = 0; i < USER_VI; i++)
+		n += VipCreateVi(nic[0], &va, NULL, NULL, &vi) == VIP_SUCCESS;
+	CHECK(n == USER_VI, "%d VIs again", USER_VI);
+	CHECK(VipDpdkAllocMem(nic[0], 4 * MiB, &a0) == VIP_SUCCESS &&
+	      VipDpdkAllocMem(nic[1], 2 * MiB, &a1) == VIP_SUCCESS, "6M allocated again");
+	ma.Ptag = pt;
+	n = 0;
+	for (i = 0; a0 != NULL && i < USER_REGIONS; i++)
+		n += VipRegisterMem(nic[0], (uint8_t *)a0 + i * 4096, 4096, &ma, &mh) == VIP_SUCCESS;
+	CHECK(n == USER_REGIONS, "%d regions again", USER_REGIONS);
+	return (int)h_failures();
+}
+
+/*
  * User B, while A holds all it may: open the NIC, create VIs, connect them
  * (a VipConnectWait included) and move a message. @return the failed checks
  */
@@ -344,8 +396,13 @@ test_users(void)
 	}
 	CHECK(run_child(user_b) == 0, "user B opened the NIC, connected VIs and moved data");
 	CHECK(write(go[1], "R", 1) == 1, "A may release");
-	CHECK(a > 0 && waitpid(a, &st, 0) == a && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	      "A released, then took each again (status %#x)", st);
+	if (a <= 0 || waitpid(a, &st, 0) != a)
+		st = -1;
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "A released, then took each again "
+	      "(status %#x)", st);
+	CHECK(run_child(user_a_again) == 0 && run_child(user_a_again) == 0,
+	      "twice, a new process of A exits holding every limit: the reclaim of its "
+	      "sessions gives each back");
 	close(hold[0]);
 	close(go[1]);
 
