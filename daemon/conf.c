@@ -72,6 +72,8 @@ static const char *const poll_modes[] = {
 	NULL
 };
 
+static const char *const no_yes[] = { "no", "yes", NULL };
+
 static const char *const corrupt_wheres[] = {
 	[VIA_CORRUPT_ANY] = "any",
 	[VIA_CORRUPT_HEADER] = "header",
@@ -151,6 +153,26 @@ static const struct conf_key conf_keys[] = {
 	  G(max_in_place_bytes), 4 * KiB, 1024 * TiB, NULL },
 	{ SECT_LIMITS, "max_discriminator_len", CT_UINT, 0,
 	  G(max_discriminator_len), 16, 256, NULL },
+	/* Per user (issue 14): one uid cannot take what every other user
+	 * needs. 0 = the global limit divided by user_share. */
+	{ SECT_LIMITS, "user_share", CT_UINT, 0, G(user_share), 1, 65536, NULL },
+	{ SECT_LIMITS, "user_max_sessions", CT_UINT, CF_ZERO_OK, G(user_max_sessions),
+	  1, 65536, NULL },
+	{ SECT_LIMITS, "user_max_vi", CT_UINT, CF_ZERO_OK, G(user_max_vi), 1, 262144, NULL },
+	{ SECT_LIMITS, "user_max_cq", CT_UINT, CF_ZERO_OK, G(user_max_cq), 1, 262144, NULL },
+	{ SECT_LIMITS, "user_max_ptags", CT_UINT, CF_ZERO_OK, G(user_max_ptags),
+	  1, 1u << 20, NULL },
+	{ SECT_LIMITS, "user_max_regions", CT_UINT, CF_ZERO_OK, G(user_max_regions),
+	  1, 1u << 20, NULL },
+	{ SECT_LIMITS, "user_max_register_bytes", CT_UINT, CF_SIZE | CF_ZERO_OK,
+	  G(user_max_register_bytes), 4 * KiB, 1024 * TiB, NULL },
+	{ SECT_LIMITS, "user_max_in_place_bytes", CT_UINT, CF_SIZE | CF_ZERO_OK,
+	  G(user_max_in_place_bytes), 4 * KiB, 1024 * TiB, NULL },
+	{ SECT_LIMITS, "user_max_alloc_bytes", CT_UINT, CF_SIZE | CF_ZERO_OK,
+	  G(user_max_alloc_bytes), 4 * KiB, 1024 * TiB, NULL },
+	{ SECT_LIMITS, "user_max_requests", CT_UINT, CF_ZERO_OK, G(user_max_requests),
+	  1, 1u << 20, NULL },
+	{ SECT_LIMITS, "root_exempt", CT_ENUM, 0, G(root_exempt), 0, 0, no_yes },
 
 	{ SECT_PORT, "glue", CT_STR, CF_NAME, P(glue), 0, 0, NULL },
 	{ SECT_PORT, "devargs", CT_STR, CF_EMPTY_OK, P(devargs), 0, 0, NULL },
@@ -221,6 +243,7 @@ static const struct via_conf conf_defaults = {
 	.max_alloc_bytes = 1 * GiB,
 	.max_in_place_bytes = 16 * GiB,
 	.max_discriminator_len = 64,
+	.user_share = 4,
 	.nb_ports = 0,
 };
 

@@ -122,6 +122,19 @@ struct via_conf {
 	uint64_t max_alloc_bytes;	/**< per-session VipDpdkAllocMem cap */
 	uint64_t max_in_place_bytes;	/**< per-session cap on ordinary memory mapped in place */
 	uint32_t max_discriminator_len;
+	/* per user (uid): a limit left 0 is the fair share of the global one,
+	 * the global one divided by user_share (daemon/user.c) */
+	uint32_t user_share;
+	uint32_t user_max_sessions;
+	uint32_t user_max_vi;
+	uint32_t user_max_cq;
+	uint32_t user_max_ptags;
+	uint32_t user_max_regions;
+	uint64_t user_max_register_bytes;
+	uint64_t user_max_in_place_bytes;	/**< client memory viad maps (in place) */
+	uint64_t user_max_alloc_bytes;		/**< provider memory (VipDpdkAllocMem) */
+	uint32_t user_max_requests;	/**< control requests awaiting a deferred reply */
+	uint8_t root_exempt;		/**< 1: the per-user limits spare root */
 
 	/* [port] sections, in file order */
 	unsigned int nb_ports;

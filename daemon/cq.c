@@ -43,7 +43,9 @@ via_cq_create(struct viad *d, struct via_session *s, uint32_t entries, struct vi
 	rc = via_ring_attach(&cq->ring, &cq->sh->ring, cq->sh + 1, cq->capacity,
 			     sizeof(struct via_cqe), true);
 	if (rc == 0)
-		rc = via_idtab_alloc(&d->cqs, cq, &cq->id);
+		rc = via_user_charge(d, s, VIA_USER_CQS, 1);
+	if (rc == 0 && (rc = via_idtab_alloc(&d->cqs, cq, &cq->id)) != 0)
+		via_user_uncharge(d, s, VIA_USER_CQS, 1);
 	if (rc != 0) {
 		via_arena_free(&s->arena, cq->shm_off, cq->shm_len);
 		free(cq);
@@ -86,6 +88,7 @@ via_cq_destroy(struct viad *d, struct via_session *s, uint32_t id)
 		return -EBUSY;
 	TAILQ_REMOVE(&s->cqs, cq, link);
 	via_idtab_free(&d->cqs, id);
+	via_user_uncharge(d, s, VIA_USER_CQS, 1);
 	if (slots_apart(cq))
 		via_arena_free(&s->arena, (uint64_t)(cq->ring.slots - s->seg.va),
 			       via_shm_cq_slots_size(cq->capacity));

@@ -564,6 +564,14 @@ static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
 
 _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one handler per op");
 
+/* The requests whose handler may answer later (VIA_CTL_DEFERRED): each
+ * waiting one counts against its user's limits.user_max_requests. */
+static const bool may_defer[VIA_CTL_OP_COUNT] = {
+	[VIA_CTL_CONN_WAIT] = true,
+	[VIA_CTL_CONN_REQUEST] = true,
+	[VIA_CTL_PEER_WAIT] = true,
+};
+
 /* End a session: its connections first (peers are told), then its objects. */
 static void
 session_end(struct viad *d, struct via_session *s)
@@ -598,6 +606,11 @@ via_ctl_reply(struct viad *d, struct via_session *s, unsigned op, uint32_t seq, 
 		d->counters.control_errors++;
 		body = NULL;
 	}
+	/* a deferred request is answered: no longer waiting (dispatch) */
+	if (s->deferred > 0) {
+		s->deferred--;
+		via_user_uncharge(d, s, VIA_USER_REQUESTS, 1);
+	}
 	via_ctl_hdr_init(&rh, op, 1, seq, status);
 	/* never block, never close here (a deferred reply may come from deep
 	 * in the connection manager); a client that does not read its replies
@@ -617,10 +630,21 @@ dispatch(struct viad *d, struct via_session *s)
 	int rc;
 
 	memset(rep, 0, sizeof(rep));
-	if (!s->opened && q->op != VIA_CTL_OPEN)
+	if (!s->opened && q->op != VIA_CTL_OPEN) {
 		rc = -ENOTCONN;
-	else
+	} else if (may_defer[q->op]) {
+		/* charged while it may wait; uncharged at its reply */
+		rc = via_user_charge(d, s, VIA_USER_REQUESTS, 1);
+		if (rc == 0) {
+			rc = handlers[q->op](d, s, s->in.body, rep, &fd);
+			if (rc == VIA_CTL_DEFERRED)
+				s->deferred++;
+			else
+				via_user_uncharge(d, s, VIA_USER_REQUESTS, 1);
+		}
+	} else {
 		rc = handlers[q->op](d, s, s->in.body, rep, &fd);
+	}
 	if (rc == VIA_CTL_DEFERRED)
 		return;      /* answered later with via_ctl_reply() */
 	if (rc != 0) {
@@ -918,6 +942,12 @@ session_accept(struct viad *d, int lfd, int ep)
 	s->pid = cred.pid;
 	s->uid = cred.uid;
 	s->gid = cred.gid;
+	/* the user's sessions (limits.user_max_sessions): refused as above,
+	 * the client's VipOpenNic fails with VIP_ERROR_RESOURCE */
+	if (via_user_attach(d, s) != 0) {
+		session_end(d, s);
+		return;
+	}
 	/*
 	 * The session is the process, not the socket: a child may inherit the
 	 * socket and outlive it, and its pid may then be reused by another

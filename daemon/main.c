@@ -272,6 +272,7 @@ tables_init(struct viad *d)
 	rc |= via_idtab_init(&d->vis, c->max_vi);
 	rc |= via_idtab_init(&d->pmems, c->max_sessions * 64);
 	TAILQ_INIT(&d->session_list);
+	TAILQ_INIT(&d->users);
 	return rc != 0 ? -ENOMEM : 0;
 }
 

@@ -66,10 +66,19 @@ place(struct viad *d, struct via_session *s, struct via_mr *mr,
 			  mr->page_len, d->conf.max_in_place_bytes);
 		return -ENOSPC;
 	}
-	if (q->placement == VIA_CTL_MEM_IN_PLACE) {
-		rc = via_pmem_view_get(s, mr->page_base, mr->page_len, &mr->pmem);
+	/* the user's share of client memory viad maps, uncharged by unplace()
+	 * or when neither mapping below is made */
+	if (q->placement != VIA_CTL_MEM_COPIED) {
+		rc = via_user_charge(d, s, VIA_USER_IN_PLACE_BYTES, mr->page_len);
 		if (rc != 0)
 			return rc;
+	}
+	if (q->placement == VIA_CTL_MEM_IN_PLACE) {
+		rc = via_pmem_view_get(s, mr->page_base, mr->page_len, &mr->pmem);
+		if (rc != 0) {
+			via_user_uncharge(d, s, VIA_USER_IN_PLACE_BYTES, mr->page_len);
+			return rc;
+		}
 		/* the library moves only writable pages in place; a client that
 		 * says otherwise writes to its own file, nothing else */
 		mr->writable = true;
@@ -85,6 +94,7 @@ place(struct viad *d, struct via_session *s, struct via_mr *mr,
 			d->counters.regions_in_place++;
 			return 0;
 		}
+		via_user_uncharge(d, s, VIA_USER_IN_PLACE_BYTES, mr->page_len);
 		why = rc == -EPERM ? "a shared object that may shrink (neither SysV shared memory "
 				     "nor a memfd sealed against shrinking)"
 				   : "a shared mapping viad could not map";
@@ -101,14 +111,33 @@ place(struct viad *d, struct via_session *s, struct via_mr *mr,
 	return 0;
 }
 
+/* A region's share of its user's limits: one region, its pages. @return 0, -ENOSPC */
+static int
+user_charge(struct viad *d, struct via_session *s, const struct via_mr *mr)
+{
+	int rc = via_user_charge(d, s, VIA_USER_REGIONS, 1);
+
+	if (rc == 0 && (rc = via_user_charge(d, s, VIA_USER_REGISTER_BYTES, mr->page_len)) != 0)
+		via_user_uncharge(d, s, VIA_USER_REGIONS, 1);
+	return rc;
+}
+
+static void
+user_uncharge(struct viad *d, struct via_session *s, const struct via_mr *mr)
+{
+	via_user_uncharge(d, s, VIA_USER_REGISTER_BYTES, mr->page_len);
+	via_user_uncharge(d, s, VIA_USER_REGIONS, 1);
+}
+
 /* The reverse of place(). */
 static void
-unplace(struct via_session *s, struct via_mr *mr)
+unplace(struct viad *d, struct via_session *s, struct via_mr *mr)
 {
 	if (mr->pmem == NULL)
 		return;
 	if (mr->pmem->view) {
 		s->in_place_bytes -= mr->page_len;
+		via_user_uncharge(d, s, VIA_USER_IN_PLACE_BYTES, mr->page_len);
 		via_pmem_view_put(s, mr->pmem);
 	} else {
 		mr->pmem->refs--;
@@ -146,10 +175,11 @@ via_mr_register(struct viad *d, struct via_session *s, const struct via_ctl_mem_
 		if (mr->page_len > d->conf.max_register_bytes ||
 		    d->counters.bytes_registered + mr->page_len > d->conf.max_register_bytes)
 			rc = -ENOSPC;
-		else
-			rc = via_idtab_alloc(&d->mrs, mr, &mr->handle);
+		else if ((rc = user_charge(d, s, mr)) == 0 &&
+			 (rc = via_idtab_alloc(&d->mrs, mr, &mr->handle)) != 0)
+			user_uncharge(d, s, mr);
 		if (rc != 0)
-			unplace(s, mr);
+			unplace(d, s, mr);
 	}
 	if (rc != 0) {
 		free(mr);
@@ -182,7 +212,8 @@ via_mr_deregister(struct viad *d, struct via_session *s, uint64_t addr, uint32_t
 	TAILQ_REMOVE(&s->mrs, mr, link);
 	via_idtab_free(&d->mrs, handle);
 	via_ptag_get(d, s, mr->ptag)->refs--;
-	unplace(s, mr);
+	unplace(d, s, mr);
+	user_uncharge(d, s, mr);
 	d->counters.bytes_registered -= mr->page_len;
 	free(mr);
 	return 0;

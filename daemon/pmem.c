@@ -51,7 +51,11 @@ via_pmem_alloc(struct viad *d, struct via_session *s, uint64_t len, struct via_p
 		free(p);
 		return rc == -EINVAL ? rc : -ENOMEM;
 	}
-	rc = via_idtab_alloc(&d->pmems, p, &p->id);
+	/* the length asked for, as max_alloc_bytes counts it */
+	p->asked = len;
+	rc = via_user_charge(d, s, VIA_USER_ALLOC_BYTES, len);
+	if (rc == 0 && (rc = via_idtab_alloc(&d->pmems, p, &p->id)) != 0)
+		via_user_uncharge(d, s, VIA_USER_ALLOC_BYTES, len);
 	if (rc != 0) {
 		via_shm_destroy(&p->shm);
 		free(p);
@@ -117,6 +121,7 @@ via_pmem_free(struct viad *d, struct via_session *s, uint32_t id)
 		return -EBUSY;
 	TAILQ_REMOVE(&s->pmems, p, link);
 	via_idtab_free(&d->pmems, id);
+	via_user_uncharge(d, s, VIA_USER_ALLOC_BYTES, p->asked);
 	/* frames in flight still read it (zero copy): unmapped by the last
 	 * of them; the client's own mapping is its business */
 	if (__atomic_load_n(&p->pins, __ATOMIC_ACQUIRE) != 0) {

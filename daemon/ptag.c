@@ -17,7 +17,9 @@ via_ptag_create(struct viad *d, struct via_session *s, uint32_t *id)
 
 	if (p == NULL)
 		return -ENOMEM;
-	rc = via_idtab_alloc(&d->ptags, p, &p->id);
+	rc = via_user_charge(d, s, VIA_USER_PTAGS, 1);
+	if (rc == 0 && (rc = via_idtab_alloc(&d->ptags, p, &p->id)) != 0)
+		via_user_uncharge(d, s, VIA_USER_PTAGS, 1);
 	if (rc != 0) {
 		free(p);
 		return rc;
@@ -48,6 +50,7 @@ via_ptag_destroy(struct viad *d, struct via_session *s, uint32_t id)
 		return -EBUSY;
 	TAILQ_REMOVE(&s->ptags, p, link);
 	via_idtab_free(&d->ptags, id);
+	via_user_uncharge(d, s, VIA_USER_PTAGS, 1);
 	free(p);
 	return 0;
 }

@@ -211,6 +211,11 @@ via_session_close(struct viad *d, struct via_session *s)
 		c->sessions--;
 		c->sessions_closed++;
 	}
+	/* deferred requests never answered (the connection manager dropped
+	 * them with the session), then the session: its user holds nothing
+	 * of it any more */
+	via_user_uncharge(d, s, VIA_USER_REQUESTS, s->deferred);
+	via_user_detach(d, s);
 	TAILQ_REMOVE(&d->session_list, s, link);
 	via_idtab_free(&d->sessions, s->id);
 	if (s->sock >= 0)

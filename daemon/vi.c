@@ -119,7 +119,9 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 			break;
 	}
 	if (rc == 0)
-		rc = via_idtab_alloc(&d->vis, vi, &vi->id);
+		rc = via_user_charge(d, s, VIA_USER_VIS, 1);
+	if (rc == 0 && (rc = via_idtab_alloc(&d->vis, vi, &vi->id)) != 0)
+		via_user_uncharge(d, s, VIA_USER_VIS, 1);
 	if (rc != 0) {
 		via_arena_free(&s->arena, vi->shm_off, vi->shm_len);
 		free(vi);
@@ -183,6 +185,7 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 	while (s->bell_words_live > 0 && s->bell_taken[s->bell_words_live - 1] == 0)
 		s->bell_words_live--;
 	via_idtab_free(&d->vis, vi->id);
+	via_user_uncharge(d, s, VIA_USER_VIS, 1);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		if (vi->cq[q] != NULL)
 			vi->cq[q]->refs--;

@@ -180,6 +180,47 @@ void *via_mem_direct(const struct via_mr *mr, uint64_t va);
 
 TAILQ_HEAD(via_session_list, via_session);
 
+/* ---- user.c: limits per user (issue 14) --------------------------------- */
+
+/** What a user's sessions hold together, each with its [limits] user_max_* key. */
+enum via_user_res {
+	VIA_USER_SESSIONS,
+	VIA_USER_VIS,
+	VIA_USER_CQS,
+	VIA_USER_PTAGS,
+	VIA_USER_REGIONS,
+	VIA_USER_REGISTER_BYTES,  /**< pages of its regions (max_register_bytes) */
+	VIA_USER_IN_PLACE_BYTES,  /**< its memory viad maps (max_in_place_bytes) */
+	VIA_USER_ALLOC_BYTES,     /**< provider memory (max_alloc_bytes) */
+	VIA_USER_REQUESTS,        /**< control requests awaiting a deferred reply */
+	VIA_USER_RES_COUNT,
+};
+
+/** One uid with a session: what its sessions hold. */
+struct via_user {
+	TAILQ_ENTRY(via_user) link;
+	uid_t uid;
+	uint64_t used[VIA_USER_RES_COUNT];
+	uint32_t refused;         /**< a bit per resource: its refusal was logged */
+};
+TAILQ_HEAD(via_user_list, via_user);
+
+struct viad;
+struct via_session;
+/** The limit of @p res per user: its user_max_* key, or the global limit / user_share. */
+uint64_t via_user_limit(const struct via_conf *c, enum via_user_res res);
+/**
+ * Charge @p n of @p res to @p s's user; nothing for a session with no user.
+ * @return 0, -ENOSPC (the user's limit, logged once until it drops below)
+ */
+int via_user_charge(struct viad *d, struct via_session *s, enum via_user_res res, uint64_t n);
+/** The reverse of via_user_charge(). */
+void via_user_uncharge(struct viad *d, struct via_session *s, enum via_user_res res, uint64_t n);
+/** Attach @p s to the user of s->uid, charged one session. @return 0, -ENOSPC, -ENOMEM */
+int via_user_attach(struct viad *d, struct via_session *s);
+/** Uncharge the session (everything else it held is freed by then). */
+void via_user_detach(struct viad *d, struct via_session *s);
+
 /** One VI NIC: a port and the attributes VipQueryNic reports for it. */
 struct rte_ring;
 
@@ -245,6 +286,7 @@ struct viad {
 	struct via_idtab pmems;
 
 	struct via_session_list session_list;
+	struct via_user_list users;         /**< users with a session (user.c) */
 	struct via_ctl_counters counters;   /**< control-thread counters */
 	struct via_shard shards[VIA_MAX_SHARDS];
 	unsigned nb_shards;                 /**< one per poll lcore */
@@ -306,6 +348,8 @@ struct via_session {
 	int pidfd;           /**< that process: the session ends when it exits */
 	uid_t uid;
 	gid_t gid;
+	struct via_user *user;      /**< charged with what it holds; NULL: none */
+	uint32_t deferred;          /**< requests awaiting a deferred reply */
 	bool opened;         /**< OPEN done: nic and seg are valid */
 	struct via_nic *nic;
 	struct via_shm seg;
@@ -393,6 +437,7 @@ struct via_pmem {
 	bool view;            /**< viad's mapping of client memory, not an allocation */
 	bool object_view;     /**< a view of another object (via_procmem_object), one region's */
 	struct via_shm shm;
+	uint64_t asked;       /**< the length asked for: what its user is charged */
 	uint64_t client_va;   /**< reported by ALLOC_MAPPED (0 until then); a view's first address */
 };
 

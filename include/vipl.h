@@ -1201,7 +1201,11 @@ VIP_RETURN VipQuerySystemManagementInfo(IN VIP_NIC_HANDLE NicHandle,
  * restores the default handler, which logs the error (§9.9.1).  An
  * Unreliable VI reports only the errors of its descriptors' own memory
  * (POST_DESC, COMP_PROT), VI_OVERRUN and CONN_LOST (§7.1); the errors of
- * an Idle VI are reported when it is connected (§5.1).
+ * an Idle VI are reported when it is connected (§5.1). When viad goes
+ * (killed, or stopped), every VI of the NIC, whatever its state, is
+ * reported once with VIP_ERROR_CONN_LOST within about 200 ms (§7: the VI
+ * NIC failed): a consumer that only polls learns it so. The NIC's calls
+ * return VIP_ERROR_RESOURCE from then on; close it and open it again.
  *
  * @param NicHandle The NIC.
  * @param Context   Passed to Handler unchanged.

@@ -120,11 +120,46 @@ local_error(struct vipl_nic *nic, struct via_async_error *e)
 	return got;
 }
 
+/*
+ * viad is gone (killed, or stopping): every VI of the NIC went with it, in
+ * the Error state for good (VIA §7: a VI NIC error; §9.9.1 Connection
+ * Lost). Each is reported once, so that a consumer that only polls (its
+ * VipRecvDone answers VIP_NOT_DONE for ever: §9.6.5 has no other answer)
+ * learns it within a tick; its calls answer VIP_ERROR_RESOURCE, and it
+ * may open the NIC again once a viad serves it.
+ */
+static void
+report_viad_lost(struct vipl_nic *nic)
+{
+	struct via_async_error e = { .code = VIP_ERROR_CONN_LOST, .resource = VIP_RESOURCE_VI };
+	struct vipl_vi *vi;
+	uint32_t *ids, n = 0, i;
+
+	pthread_mutex_lock(&nic->lock);
+	LIST_FOREACH(vi, &nic->vis, link)
+		n++;
+	ids = calloc(n != 0 ? n : 1, sizeof(*ids));
+	if (ids != NULL) {
+		n = 0;
+		LIST_FOREACH(vi, &nic->vis, link)
+			ids[n++] = vi->dp.obj.id;
+	}
+	pthread_mutex_unlock(&nic->lock);
+	vipl_log("viad is gone: %u VI(s) lost (VIP_ERROR_CONN_LOST); open the NIC again",
+		 ids != NULL ? n : 0);
+	for (i = 0; ids != NULL && i < n; i++) {
+		e.vi_cookie = ids[i];
+		deliver(nic, &e);
+	}
+	free(ids);
+}
+
 static void *
 provider_main(void *arg)
 {
 	struct vipl_nic *nic = arg;
 	struct via_shm_wait *w = &nic->errq_sh->wait;
+	bool lost = false;
 
 	while (!__atomic_load_n(&nic->closing, __ATOMIC_ACQUIRE)) {
 		struct via_async_error e;
@@ -136,6 +171,12 @@ provider_main(void *arg)
 		}
 		if (nic->errq.corrupt)
 			break;
+		/* checked at each tick at the latest: a SIGKILLed viad wakes nobody */
+		if (!lost && !vipl_nic_alive(nic)) {
+			lost = true;
+			report_viad_lost(nic);
+			continue;
+		}
 		__atomic_fetch_add(&w->sleepers, 1, __ATOMIC_SEQ_CST);
 		if (via_ring_avail(&nic->errq) == 0)
 			vipl_futex_wait(&w->seq, seq, PROVIDER_TICK_MS);

@@ -489,6 +489,41 @@ viad_wait_ready(struct viad_proc *v, unsigned timeout_ms)
 	return -1;
 }
 
+bool
+viad_start_memif(struct viad_proc *v, const char *name, bool server)
+{
+	char devargs[512], sock[256], msock[256];
+	const char *sets[] = { "port.via0.glue=ethdev", devargs, NULL };
+	unsigned attempt;
+
+	snprintf(msock, sizeof(msock), "%s/memif.sock", h_tmpdir());
+	snprintf(devargs, sizeof(devargs),
+		 "port.via0.devargs=net_memif0,role=%s,socket=%s,socket-abstract=no,mac=%s",
+		 server ? "server" : "client", msock,
+		 server ? H_MEMIF_MAC_SERVER : H_MEMIF_MAC_CLIENT);
+	snprintf(sock, sizeof(sock), "%s/%s.sock", h_tmpdir(), name);
+	/* on a shared machine EAL may lose a race for memory: try again */
+	for (attempt = 0; attempt < 3; attempt++) {
+		if (viad_spawn(v, name, sock, sets) == 0 && viad_wait_ready(v, H_TIMEOUT_MS) == 0)
+			return true;
+		h_note("viad '%s' did not start (attempt %u):", name, attempt + 1);
+		viad_log_tail(v, 5);
+		if (v->pid > 0)
+			viad_kill(v);
+		if (server && viad_log_contains(v, "Address already in use")) {
+			/* config/viad.conf: "socket-abstract=no lets a restarted
+			 * viad reopen the socket" - not after a SIGKILL, when the
+			 * socket file stays behind */
+			CHECK(0, "a memif server viad restarts after a SIGKILL on the same socket "
+			      "(config/viad.conf: socket-abstract=no lets a restarted viad reopen "
+			      "the socket): the stale socket file is in the way; removed");
+			unlink(msock);
+		}
+		h_sleep_ms(500);
+	}
+	return CHECK(0, "viad '%s' starts", name);
+}
+
 void
 viad_use(const struct viad_proc *v)
 {

@@ -96,6 +96,17 @@ int viad_spawn(struct viad_proc *v, const char *name, const char *sock,
 	       const char *const *sets);
 /** Wait until the socket accepts (or viad exits). @return 0 or -1 */
 int viad_wait_ready(struct viad_proc *v, unsigned timeout_ms);
+
+/** The MACs of the two ends of viad_start_memif's link. */
+#define H_MEMIF_MAC_SERVER "02:00:00:00:0a:01"
+#define H_MEMIF_MAC_CLIENT "02:00:00:00:0b:01"
+/**
+ * Start viad @p name (socket TMPDIR/NAME.sock) with one port via0: the
+ * @p server or client end of a net_memif link on TMPDIR/memif.sock
+ * (tests/topo/memif.sh), up to three tries (EAL may lose a race for memory
+ * on a shared machine). A failure is a failed check. @return whether it runs
+ */
+bool viad_start_memif(struct viad_proc *v, const char *name, bool server);
 /** Wait for exit. @return 0 and v->status set, or -1 on timeout */
 int viad_wait_exit(struct viad_proc *v, unsigned timeout_ms);
 /** SIGTERM, wait H_TIMEOUT_MS (SIGKILL on timeout), check exit status 0.

@@ -1618,7 +1618,10 @@ main(int argc, char **argv)
 	const char *main_sets[16];
 	const char *small_sets[] = {
 		"limits.max_vi=4", "limits.max_ptags=4", "limits.max_regions=4", "limits.max_cq=3",
-		"limits.max_sessions=3", "limits.max_alloc_bytes=64K", NULL,
+		"limits.max_sessions=3", "limits.max_alloc_bytes=64K",
+		/* the viad-wide limits, all for this one user (it_limits tests the
+		 * per-user ones) */
+		"limits.user_share=1", NULL,
 	};
 	const char *seg_sets[] = {
 		"limits.session_shm_bytes=2M", "limits.max_desc_per_queue=16384",
@@ -1651,6 +1654,7 @@ main(int argc, char **argv)
 	main_sets[n++] = "limits.max_ptags=128";
 	main_sets[n++] = "limits.max_regions=256";
 	main_sets[n++] = "limits.max_register_bytes=64M";
+	main_sets[n++] = "limits.user_share=1";
 	main_sets[n++] = hosts_set;
 	main_sets[n] = NULL;
 

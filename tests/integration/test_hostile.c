@@ -978,7 +978,9 @@ main(int argc, char **argv)
 	h_init(argc, argv, 115);
 	seed = h_seed();
 	rng = seed;
-	if (viad_start(&vd, "hostile", NULL) != 0)
+	/* one user's attacks on viad's own limits: the per-user ones
+	 * (it_limits) all the way up to them */
+	if (viad_start(&vd, "hostile", (const char *const[]){ "limits.user_share=1", NULL }) != 0)
 		return h_finish();
 	if (VipOpenNic("via0", &good) != VIP_SUCCESS || VipCreatePtag(good, &good_pt) != VIP_SUCCESS) {
 		CHECK(0, "the good client opens a NIC");

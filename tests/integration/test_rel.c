@@ -1259,43 +1259,6 @@ test_async(void)
 
 /* ---- kill: two viads over memif, the peer dies ------------------------------------ */
 
-#define MAC_A "02:00:00:00:0a:01"
-#define MAC_B "02:00:00:00:0b:01"
-
-static bool
-memif_start(struct viad_proc *v, const char *name, bool server)
-{
-	char devargs[512], sock[256], msock[256];
-	const char *sets[] = { "port.via0.glue=ethdev", devargs, NULL };
-	unsigned attempt;
-
-	snprintf(msock, sizeof(msock), "%s/memif.sock", h_tmpdir());
-	snprintf(devargs, sizeof(devargs),
-		 "port.via0.devargs=net_memif0,role=%s,socket=%s,socket-abstract=no,mac=%s",
-		 server ? "server" : "client", msock, server ? MAC_A : MAC_B);
-	snprintf(sock, sizeof(sock), "%s/%s.sock", h_tmpdir(), name);
-	/* on a shared machine EAL may lose a race for memory: try again */
-	for (attempt = 0; attempt < 3; attempt++) {
-		if (viad_spawn(v, name, sock, sets) == 0 && viad_wait_ready(v, H_TIMEOUT_MS) == 0)
-			return true;
-		h_note("viad '%s' did not start (attempt %u):", name, attempt + 1);
-		viad_log_tail(v, 5);
-		if (v->pid > 0)
-			viad_kill(v);
-		if (server && viad_log_contains(v, "Address already in use")) {
-			/* config/viad.conf: "socket-abstract=no lets a restarted
-			 * viad reopen the socket" - not after a SIGKILL, when the
-			 * socket file stays behind */
-			CHECK(0, "a memif server viad restarts after a SIGKILL on the same socket "
-			      "(config/viad.conf: socket-abstract=no lets a restarted viad reopen "
-			      "the socket): the stale socket file is in the way; removed");
-			unlink(msock);
-		}
-		h_sleep_ms(500);
-	}
-	return CHECK(0, "viad '%s' starts", name);
-}
-
 /* Lines of @p v's log that contain @p needle. */
 static unsigned
 log_count(const struct viad_proc *v, const char *needle)
@@ -1491,9 +1454,9 @@ test_kill(void)
 	unsigned i;
 
 	h_note("==== kill: two viads joined by net_memif, the peer viad dies");
-	if (!memif_start(&va, "A", true))
+	if (!viad_start_memif(&va, "A", true))
 		return;
-	if (!memif_start(&vb, "B", false)) {
+	if (!viad_start_memif(&vb, "B", false)) {
 		viad_stop(&va);
 		return;
 	}
@@ -1502,9 +1465,9 @@ test_kill(void)
 		struct viad_proc *lv = ka ? &vb : &va, *pv = ka ? &va : &vb;
 		struct nicx *lx = ka ? &xb : &xa, *px = ka ? &xa : &xb;
 
-		if (va.pid <= 0 && !memif_start(&va, "A", true))
+		if (va.pid <= 0 && !viad_start_memif(&va, "A", true))
 			break;
-		if (vb.pid <= 0 && !memif_start(&vb, "B", false))
+		if (vb.pid <= 0 && !viad_start_memif(&vb, "B", false))
 			break;
 		if (!nic_open(&xa, "A", &va, 8u << 20))
 			break;

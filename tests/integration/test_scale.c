@@ -1276,6 +1276,8 @@ main(int argc, char **argv)
 	static const char *const sets[] = {
 		"limits.max_desc_per_queue=64",
 		"limits.session_shm_bytes=64M",
+		/* MaxVI and 100000 regions for one user, root like any other */
+		"limits.user_share=1",
 		NULL,
 	};
 	static const struct {

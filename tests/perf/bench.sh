@@ -559,7 +559,7 @@ bench_vipl_lo() {
 # vipl_bw --loopback --credits on a viad with one poll lcore and on one with
 # two (vipl_rate_1lc, vipl_rate_2lc)
 sc_limits=(--set limits.max_vi=16400 --set limits.max_desc_per_queue=64
-	--set limits.session_shm_bytes=64M)
+	--set limits.session_shm_bytes=64M --set limits.user_share=1)
 sc_limits_txt="limits.max_vi=16400, max_desc_per_queue=64, session_shm_bytes=64M"
 if [ "$quick" = 1 ]; then
 	sc_idle=(0 1024)

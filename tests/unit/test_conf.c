@@ -148,6 +148,11 @@ test_defaults(void)
 	CHECK(c.session_shm_bytes == 32ULL << 20);
 	CHECK(c.max_alloc_bytes == 1ULL << 30);
 	CHECK_EQ(c.max_discriminator_len, 64);
+	/* the limits per user: the global ones / 4, root included */
+	CHECK_EQ(c.user_share, 4);
+	CHECK_EQ(c.user_max_vi, 0);
+	CHECK(c.user_max_alloc_bytes == 0);
+	CHECK_EQ(c.root_exempt, 0);
 	CHECK_EQ(c.nb_ports, 0);
 	CHECK_EQ(via_conf_check(&c, NULL, 0), 0);
 }
@@ -182,6 +187,11 @@ test_full_file(void)
 		"session_shm_bytes = 2048k\n"
 		"max_alloc_bytes = 4096\n"
 		"max_discriminator_len = 256\n"
+		"user_share = 16\n"
+		"user_max_sessions = 3\n"
+		"user_max_alloc_bytes = 6M\n"
+		"user_max_requests = 1\n"
+		"root_exempt = yes\n"
 		"[port]\n"
 		"mtu = 9000\n"
 		"mac = 02:00:00:00:00:0A\n"
@@ -210,6 +220,11 @@ test_full_file(void)
 	CHECK_EQ(c.idle_sleep_us, 1000000);
 	CHECK_EQ(c.max_sessions, 65536);
 	CHECK_EQ(c.max_vi, 1);
+	CHECK_EQ(c.user_share, 16);
+	CHECK_EQ(c.user_max_sessions, 3);
+	CHECK(c.user_max_alloc_bytes == 6ULL << 20);
+	CHECK_EQ(c.user_max_requests, 1);
+	CHECK_EQ(c.root_exempt, 1);
 	CHECK_EQ(c.max_cq, 77);
 	CHECK_EQ(c.max_cq_entries, 1024);
 	CHECK_EQ(c.max_desc_per_queue, 65536);
@@ -310,6 +325,9 @@ test_errors(void)
 
 	/* Numbers. */
 	expect_error("[limits]\nmax_vi = 12x\n", 2, "not a decimal number");
+	expect_error("[limits]\nuser_share = 0\n", 2, "out of range [1, 65536]");
+	expect_error("[limits]\nuser_max_register_bytes = 1K\n", 2, "out of range");
+	expect_error("[limits]\nroot_exempt = maybe\n", 2, "root_exempt");
 	expect_error("[limits]\nmax_vi = -1\n", 2, "not a decimal number");
 	expect_error("[limits]\nmax_vi = \n", 2, "not a decimal number");
 	expect_error("[limits]\nmax_vi = 1K\n", 2, "not a decimal number");
