@@ -23,6 +23,9 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include <rte_ether.h>
+#include <rte_ring.h>
+
 #include <vipl.h>
 
 #include "dp.h"
@@ -73,6 +76,8 @@ struct via_cm {
 	unsigned recent_next;
 };
 
+static void link_down(struct viad *d, struct via_nic *nic);
+
 int
 via_cm_init(struct viad *d)
 {
@@ -92,6 +97,7 @@ via_cm_init(struct viad *d)
 		seed = (uint32_t)via_now_ms();
 	d->conn_nonce = seed | 1;
 	d->cm = cm;
+	d->ev.link_down = link_down;
 	return 0;
 }
 
@@ -572,7 +578,7 @@ via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_
 	conn_transfer(vi);
 	agree_frame_payload(vi, &r->info);
 	via_vi_set_state(vi, VIP_STATE_CONNECT_PENDING, "VipConnectAccept");
-	via_dp_vi_reset(vi);
+	d->ev.conn_reset(vi);
 	send_accept(vi);
 	via_vi_set_state(vi, VIP_STATE_CONNECTED, "connection accepted");
 	req_free(d->cm, r);
@@ -642,7 +648,7 @@ via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi_id)
 	if (vi->state != VIP_STATE_IDLE)
 		via_vi_set_state(vi, VIP_STATE_IDLE, "VipDisconnect");
 	memset(&vi->conn, 0, sizeof(vi->conn));
-	via_dp_flush(d, vi);
+	d->ev.conn_ended(d, vi);
 	return 0;
 }
 
@@ -651,12 +657,13 @@ static void
 connection_lost(struct viad *d, struct via_vi *vi, const char *why)
 {
 	via_vi_set_state(vi, VIP_STATE_ERROR, why);
-	via_dp_flush(d, vi);
+	d->ev.conn_ended(d, vi);
 	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);
 }
 
-void
-via_cm_link_down(struct viad *d, struct via_nic *nic)
+/* The port of @p nic lost its link (via_events::link_down, from nic.c). */
+static void
+link_down(struct viad *d, struct via_nic *nic)
 {
 	struct via_session *s;
 	struct via_vi *vi;
@@ -787,7 +794,7 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 			return;
 		}
 		conn_transfer(vi);
-		via_dp_vi_reset(vi);
+		d->ev.conn_reset(vi);
 		send_accept(vi);
 		request_done(d, vi, 0);
 		return;
@@ -846,9 +853,10 @@ requesting_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 	return vi;
 }
 
-void
-via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
-	     const struct via_wire_hdr *h)
+/* A CM frame from the wire, already validated (dp_net.c). */
+static void
+cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
+	 const struct via_wire_hdr *h)
 {
 	const struct via_wire_conn *w = (const void *)(h + 1);
 	struct via_vi *vi;
@@ -865,7 +873,7 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 		attr_from_wire(w, &vi->conn.remote_attr);
 		conn_transfer(vi);
 		agree_frame_payload(vi, w);
-		via_dp_vi_reset(vi);
+		d->ev.conn_reset(vi);
 		request_done(d, vi, 0);
 		break;
 	case VIA_OP_CONN_REJECT:
@@ -892,6 +900,24 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 		break;
 	default:
 		break;
+	}
+}
+
+void
+via_dp_cm_input(struct viad *d)
+{
+	struct rte_mbuf *pkts[VIA_DP_BURST];
+	unsigned n, k;
+
+	while ((n = rte_ring_dequeue_burst(d->cm_inbox, (void **)pkts, VIA_DP_BURST, NULL)) > 0) {
+		for (k = 0; k < n; k++) {
+			const struct rte_ether_hdr *eth =
+				rte_pktmbuf_mtod(pkts[k], const struct rte_ether_hdr *);
+
+			cm_input(d, &d->nics[pkts[k]->port], eth->src_addr.addr_bytes,
+			 (const struct via_wire_hdr *)(eth + 1));
+		}
+		rte_pktmbuf_free_bulk(pkts, n);
 	}
 }
 

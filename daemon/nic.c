@@ -243,7 +243,7 @@ via_nics_watch(struct viad *d, uint64_t now)
 		nic->link_up = link.up;
 		VLOG_WARN("NIC %s: link %s", nic->info.name, link.up ? "up" : "down");
 		if (!link.up)
-			via_cm_link_down(d, nic);
+			d->ev.link_down(d, nic);
 	}
 	return LINK_WATCH_MS;
 }

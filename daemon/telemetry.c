@@ -544,9 +544,9 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "rto_us", rel->rto_us);
 	rte_tel_data_add_dict_u64(r, "retries", rel->retries);
 	rte_tel_data_add_dict_int(r, "probing", rel->probing);
-	rte_tel_data_add_dict_u64(r, "completions_held", rel->pend_tail - rel->pend_head);
-	rte_tel_data_add_dict_u64(r, "reads_outstanding", rel->reads);
-	rte_tel_data_add_dict_u64(r, "reads_to_answer", rel->resp_tail - rel->resp_head);
+	rte_tel_data_add_dict_u64(r, "completions_held", vi->sq.tail - vi->sq.head);
+	rte_tel_data_add_dict_u64(r, "reads_outstanding", vi->sq.reads);
+	rte_tel_data_add_dict_u64(r, "reads_to_answer", vi->answers.tail - vi->answers.head);
 	tel_leave();
 	return 0;
 }

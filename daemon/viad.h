@@ -3,8 +3,9 @@
  * @file
  * viad internals: the daemon context and its objects (one file each:
  * session.c, ptag.c, mr.c, pmem.c, cq.c, vi.c), the connection manager
- * (cm.c) and the data path (dp.c). The control thread and the poll lcores
- * share them under the shards' data-path locks (struct via_shard).
+ * (cm.c) and the data path (dp.c and the files dp.h lists). The control
+ * thread and the poll lcores share them under the shards' data-path locks
+ * (struct via_shard).
  *
  * Errors are -errno throughout; ctl.c maps them to replies and the library
  * maps replies to VIP_RETURN codes.
@@ -230,6 +231,32 @@ struct via_shard {
 	struct via_zc *zc_free;       /**< spare trackers, under the shard's lock */
 } __attribute__((aligned(64)));
 
+struct via_vi;
+
+/**
+ * Events handed up (rxe style): the transport, the zero-copy trackers, the
+ * connection manager and the link watch tell the files above them through
+ * this table (struct viad::ev) instead of calling them. dp.c fills it at
+ * via_dp_init(), cm.c its link_down at via_cm_init().
+ */
+struct via_events {
+	/** rel.c: the connection of @p vi broke (VIA §2.5.2): Error state,
+	 *  every outstanding send fails (the first with @p status), the peer
+	 *  is told; already logged with @p why */
+	void (*conn_broken)(struct viad *d, struct via_vi *vi, uint32_t status, const char *why);
+	/** rel.c: the peer refused a frame: the message being framed stops
+	 *  and waits, like one framed whole, for the break that follows */
+	void (*tx_cut)(struct via_vi *vi);
+	/** zc.c: the frames a held send completion waited for were freed */
+	void (*sq_released)(struct viad *d, struct via_vi *vi);
+	/** cm.c: the connection ended (VIA §4.2): both queues flushed */
+	void (*conn_ended)(struct viad *d, struct via_vi *vi);
+	/** cm.c: a new connection starts: the data path forgets the old one */
+	void (*conn_reset)(struct via_vi *vi);
+	/** nic.c: the port of @p nic lost its link (cm.c breaks its connections) */
+	void (*link_down)(struct viad *d, struct via_nic *nic);
+};
+
 struct viad {
 	struct via_conf conf;
 	struct via_hosts *hosts;
@@ -254,6 +281,7 @@ struct viad {
 	struct via_dp_lock sleep_lock;      /**< orders changes of poller_asleep */
 	uint32_t poller_asleep;             /**< pollers asleep (adaptive mode) */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
+	struct via_events ev;               /**< events handed up (dp.h, the layers) */
 	uint32_t conn_nonce;                /**< next connection identifier */
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
 };
@@ -642,12 +670,23 @@ struct via_vi_rel {
 	bool probing;              /**< a keepalive probe is unanswered */
 	uint64_t heard_at;         /**< timer cycles: last valid frame from the peer */
 	uint32_t rcv_nxt;          /**< receiver: next frame expected */
-	struct via_sq_pending *pend;   /**< held send completions, FIFO (every level) */
-	uint32_t pend_head, pend_tail; /**< free-running; capacity pend_size */
-	uint32_t pend_size;            /**< power of two; 0 until the first send */
-	uint32_t reads;                /**< RDMA Reads waiting for their answer */
-	struct via_rdma_resp resp[VIA_MAX_READS];  /**< reads to answer, FIFO */
-	uint32_t resp_head, resp_tail;
+};
+
+/**
+ * The send queue's held completions (dp_comp.c), a FIFO on every
+ * reliability level: completions leave in posting order.
+ */
+struct via_vi_sq {
+	struct via_sq_pending *pend;
+	uint32_t head, tail;       /**< free-running; capacity @c size */
+	uint32_t size;             /**< power of two; 0 until the first send */
+	uint32_t reads;            /**< RDMA Reads waiting for their answer */
+};
+
+/** The peer's RDMA Reads this VI answers, oldest first (dp_resp.c). */
+struct via_vi_reads {
+	struct via_rdma_resp q[VIA_MAX_READS];
+	uint32_t head, tail;       /**< free-running */
 };
 
 struct via_vi {
@@ -670,6 +709,8 @@ struct via_vi {
 	struct via_vi_conn conn;
 	struct via_vi_rx rx;
 	struct via_vi_rel rel;
+	struct via_vi_sq sq;
+	struct via_vi_reads answers;
 	struct via_vi_tx tx;
 	uint32_t tx_msg_id;
 	uint32_t tx_seq;

@@ -16,7 +16,7 @@
  * whatever thread frees it (a port's transmit, another shard's receive, an
  * ACK that empties the reliable window), runs zc_released(), which pushes
  * the tracker onto its shard's lock-free stack. The shard reaps the stack
- * under its own lock and lets the held completion go (rel.c's pend FIFO,
+ * under its own lock and lets the held completion go (dp_comp.c's FIFO,
  * so the send queue's order holds). A tracker also pins its allocation:
  * VipDpdkFreeMem while frames are in flight unmaps it at the last unpin.
  *
@@ -62,7 +62,7 @@ zc_released(void *addr __rte_unused, void *opaque)
 	while (!__atomic_compare_exchange_n(&sh->zc_released, &head, zc, true, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED));
 	/* the push before the look at poller_asleep (StoreLoad), against
-	 * via_dp_prepare_sleep()'s count before its look at the stack */
+	 * poll.c's count of sleepers before its look at the stack */
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST) != 0)
 		eventfd_write(d->wake_fd, 1);
@@ -180,7 +180,7 @@ via_zc_reap(struct viad *d, struct via_shard *me)
 		zc_free(zc);
 		if (p != NULL) {
 			p->zc = NULL;
-			via_sq_drain(d, vi);
+			d->ev.sq_released(d, vi);
 		}
 		zc = next;
 	}
