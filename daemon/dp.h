@@ -100,6 +100,8 @@ void via_resp_input(struct viad *d, struct via_nic *nic, const struct rte_mbuf *
 unsigned via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget);
 /** Flush: the receive descriptor being filled completes with DESC_FLUSHED. */
 void via_resp_flush(struct viad *d, struct via_vi *vi);
+/** Name of a receive state, for telemetry. */
+const char *via_rx_state_name(enum via_rx_state state);
 
 /* ---- dp_frame.c: messages into frames ------------------------------------ */
 

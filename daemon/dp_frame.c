@@ -83,7 +83,7 @@ via_frame_send(struct viad *d, struct via_vi *vi, const struct via_frame_spec *f
 	uint32_t framed = 0;
 	uint16_t n = 0;
 
-	if (!in_memory && !nic->tx_zero_copy)
+	if (!in_memory && !(nic->caps & VIA_PORT_CAP_TX_BY_VA))
 		zc = NULL;
 	do {
 		uint16_t len = (uint16_t)RTE_MIN(chunk, total - *off);

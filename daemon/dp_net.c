@@ -144,7 +144,7 @@ backlog_flush(struct via_nic *nic, struct via_poll_stats *st)
 bool
 via_net_to_self(const struct via_nic *nic, const uint8_t mac[6])
 {
-	return !nic->self_via_port &&
+	return !(nic->caps & VIA_PORT_CAP_SELF_VIA_PORT) &&
 	       memcmp(mac, via_port_mac(nic->port)->addr_bytes, RTE_ETHER_ADDR_LEN) == 0;
 }
 
@@ -357,14 +357,21 @@ via_net_rx_burst(struct via_nic *nic, uint16_t q, struct rte_mbuf **pkts,
 unsigned
 via_net_tx_poll(struct via_nic *nic, struct via_poll_stats *st)
 {
+	const bool kick = nic->caps & VIA_PORT_CAP_TX_KICK;
 	unsigned work = 0;
 
+	/* an idle port is not touched: its backlog's count is the producers'
+	 * (under tx_lock) and a frame queued after this look is sent by the
+	 * next iteration */
+	if (!kick && rte_ring_empty(nic->backlog))
+		return 0;
 	via_dp_lock(&nic->tx_lock);
 	if (!rte_ring_empty(nic->backlog))
 		work += backlog_flush(nic, st) + 1;
-	/* a port that holds frames back (the faulty glue's delay
-	 * and reordering) releases them on a burst, even empty */
-	via_port_tx_burst(nic->port, 0, NULL, 0);
+	/* a port that holds frames back (the faulty glue's delay and
+	 * reordering) releases them on a burst, even empty */
+	if (kick)
+		via_port_tx_burst(nic->port, 0, NULL, 0);
 	via_dp_unlock(&nic->tx_lock);
 	return work;
 }

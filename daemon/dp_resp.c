@@ -109,16 +109,16 @@ recv_take(struct viad *d, struct via_vi *vi)
 		uint32_t status;
 
 		via_ring_consume(r, 1);
-		mr = via_desc_fetch(d, vi, VIA_WQ_RECV, &w, &cs, NULL, rx->segs, &rx->nb_segs, &total,
-				&status);
+		mr = via_desc_fetch(d, vi, VIA_WQ_RECV, &w, &cs, NULL, rx->segs, &rx->nb_segs,
+				    &total, &status);
 		if (mr == NULL || status != 0 || total > UINT32_MAX) {
 			via_dp_complete(d, vi, VIA_WQ_RECV, &w, mr, 0, 0,
-				 (status ? status : VIP_STATUS_LENGTH_ERROR) | VIP_STATUS_OP_RECEIVE);
+					(status ? status : VIP_STATUS_LENGTH_ERROR) |
+					VIP_STATUS_OP_RECEIVE);
 			if (via_rel_level(vi))
 				return -1;
 			continue;
 		}
-		rx->have_desc = true;
 		rx->wqe = w;
 		rx->capacity = (uint32_t)total;
 		return 1;
@@ -133,10 +133,9 @@ recv_complete(struct viad *d, struct via_vi *vi, uint32_t len, uint32_t imm, uin
 
 	/* looked up again: the descriptor's region may be gone (COMP_PROT) */
 	via_dp_complete(d, vi, VIA_WQ_RECV, &rx->wqe,
-		 via_desc_region(d, vi, VIA_WQ_RECV, &rx->wqe, VIP_ERROR_COMP_PROT), len, imm,
-		 status | VIP_STATUS_OP_RECEIVE);
-	rx->have_desc = false;
-	rx->in_msg = false;
+			via_desc_region(d, vi, VIA_WQ_RECV, &rx->wqe, VIP_ERROR_COMP_PROT), len,
+			imm, status | VIP_STATUS_OP_RECEIVE);
+	rx->state = VIA_RX_IDLE;
 }
 
 /* Message @p msg counts as delivered: a copy of it takes no descriptor
@@ -162,10 +161,10 @@ rx_cut(struct viad *d, struct via_vi *vi, uint32_t status)
 {
 	struct via_vi_rx *rx = &vi->rx;
 
-	if (rx->have_desc)
+	if (rx->state == VIA_RX_MESSAGE)
 		recv_complete(d, vi, 0, rx->imm, status | rx->status);
 	rx_delivered(rx, rx->msg_id);
-	rx->in_msg = false;
+	rx->state = VIA_RX_IDLE;
 }
 
 /*
@@ -215,17 +214,18 @@ write_refused(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, c
 	st->frames_dropped++;
 	if (off == 0)
 		VLOG_INFO("VI %u: RDMA Write refused: %s", vi->id, why);
-	if (imm && off == 0 && recv_take(d, vi) > 0) {
+	if (rx->state == VIA_RX_IDLE && imm && off == 0 && recv_take(d, vi) > 0) {
 		recv_complete(d, vi, 0, via_wire_imm(h),
 			      VIP_STATUS_PROTECTION_ERROR | VIP_STATUS_OP_REMOTE_RDMA_WRITE |
 			      VIP_STATUS_IMMEDIATE);
 		rx_delivered(rx, msg);
 		in_desc = true;
-	} else if (rx->in_msg && rx->msg_id == msg) {
-		in_desc = rx->have_desc;
+	} else if (rx->state != VIA_RX_IDLE && rx->msg_id == msg) {
+		/* its descriptor (if it took one) carries the error */
+		in_desc = rx->state == VIA_RX_MESSAGE;
 		rx_cut(d, vi, VIP_STATUS_PROTECTION_ERROR);
 	}
-	rx->in_msg = false;
+	rx->state = VIA_RX_IDLE;
 	/* the NAK's IMMEDIATE bit: reported at this end already */
 	if (via_rel_level(vi))
 		via_rel_nak(d, vi, h, VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_WRITE |
@@ -318,16 +318,16 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
 	const bool write = h->opcode == VIA_OP_RDMA_WRITE, imm = via_wire_flags(h) & VIA_WF_IMM;
 	int taken;
 
-	rx->in_msg = true;
 	rx->msg_id = via_wire_msg_id(h);
 	rx->expected_off = 0;
 	rx->imm = imm ? via_wire_imm(h) : 0;
 	rx->status = (imm ? VIP_STATUS_IMMEDIATE : 0) | (write ? VIP_STATUS_OP_REMOTE_RDMA_WRITE : 0);
-	if (!consumes)
+	if (!consumes) {
+		rx->state = VIA_RX_WRITE;
 		return true;
+	}
 	taken = recv_take(d, vi);
 	if (taken < 0) {
-		rx->in_msg = false;
 		via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR, "receive descriptor error");
 		return false;
 	}
@@ -335,7 +335,6 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
 		/* the message is lost (§2.5.1). §2.5.2: on a reliable level
 		 * that is an error, §9.9.1 Receive Queue Empty, and breaks the
 		 * connection; an Unreliable VI raises nothing (§7.1) */
-		rx->in_msg = false;
 		st->frames_dropped++;
 		if (via_rel_level(vi)) {
 			via_session_async_error(vi->owner, VIP_ERROR_RECVQ_EMPTY, vi->cookie,
@@ -344,6 +343,7 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
 		}
 		return false;
 	}
+	rx->state = VIA_RX_MESSAGE;
 	if (!write && via_wire_msg_len(h) > rx->capacity) {
 		/* VIA §6.4.1: too small a descriptor, Length 0; the message
 		 * counts as delivered, so a duplicate of it cannot take another
@@ -358,19 +358,137 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
 	return true;
 }
 
+/*
+ * Frame @p h of the message being placed, at the offset expected (or the
+ * first frame of a message): placed straight into the receive
+ * descriptor's scatter list, or into an RDMA Write's target region (VIA
+ * §2.3.2, §6.3.2); the last one completes the descriptor (§6.4.1).
+ */
 static void
-rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
-	const struct via_wire_hdr *h, const uint8_t *data, struct via_poll_stats *st)
+rx_place(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
+	 struct via_poll_stats *st)
 {
-	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
-	uint32_t msg = via_wire_msg_id(h), off = via_wire_offset(h);
-	uint32_t total = via_wire_msg_len(h), len = via_wire_data_len(h);
+	struct via_vi_rx *rx = &vi->rx;
+	const uint32_t msg = via_wire_msg_id(h), off = via_wire_offset(h);
+	const uint32_t total = via_wire_msg_len(h), len = via_wire_data_len(h);
 	const bool write = h->opcode == VIA_OP_RDMA_WRITE;
 	/* a Send always consumes a receive descriptor, an RDMA Write only
 	 * with immediate data (VIA §10.2 bit 2) */
 	const bool consumes = !write || (via_wire_flags(h) & VIA_WF_IMM);
 	struct via_mr *target = NULL;
 	const char *why;
+
+	if (write && (target = rdma_target(d, vi, h, VIA_MR_REMOTE_WRITE, &why)) == NULL) {
+		write_refused(d, vi, h, why, st);
+		return;
+	}
+	if (off == 0 && !rx_begin(d, vi, h, consumes, st))
+		return;
+	if (write) {
+		if (len > 0 && via_mem_write(vi->owner, target, via_wire_rdma_va(h) + off, data,
+					     len) != 0) {
+			write_refused(d, vi, h, "the RDMA Write target vanished", st);
+			return;
+		}
+	} else if (len > 0 && via_segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)data,
+					    len, true, true) != 0) {
+		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
+		rx_delivered(rx, msg);
+		if (via_rel_level(vi))
+			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
+				    "receive buffer protection error");
+		return;
+	}
+	rx->expected_off += len;
+	if (rx->expected_off == total) {
+		/* a Send's Length counts what was placed in the descriptor's
+		 * buffers; an RDMA Write with immediate data placed none */
+		if (consumes)
+			recv_complete(d, vi, write ? 0 : total, rx->imm, rx->status);
+		rx->state = VIA_RX_IDLE;
+		rx_delivered(rx, msg);
+	}
+}
+
+/*
+ * VIA_RX_IDLE, between messages (VIA §6.4.1): only the first frame of a
+ * message is taken; a later one means its first was lost or overtaken
+ * (only Unreliable Delivery loses frames, §2.5.1) and goes.
+ */
+static void
+rx_idle(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
+	struct via_poll_stats *st)
+{
+	if (via_wire_offset(h) != 0) {
+		st->frames_dropped++;
+		return;
+	}
+	rx_place(d, vi, h, data, st);
+}
+
+/*
+ * VIA_RX_MESSAGE and VIA_RX_WRITE, a message being placed (VIA §6.4.1,
+ * §6.3.2): its next frame is placed and a copy of a placed one dropped; a
+ * gap cuts it short (§2.5.1; §10.2 bit 4, Partial Packet Error), and so
+ * does the first frame of the next message, which then begins.
+ */
+static void
+rx_message(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
+	   struct via_poll_stats *st)
+{
+	struct via_vi_rx *rx = &vi->rx;
+	const uint32_t off = via_wire_offset(h), len = via_wire_data_len(h);
+
+	if (via_wire_msg_id(h) == rx->msg_id) {
+		if (off < rx->expected_off && off + len <= rx->expected_off) {
+			st->frames_dropped++;        /* a copy of a frame placed already */
+			return;
+		}
+		if (off != 0 && off == rx->expected_off) {
+			rx_place(d, vi, h, data, st);
+			return;
+		}
+	}
+	if (off != 0) {
+		/* a frame of this message was lost, or overtaken: it is cut
+		 * short; a later frame of another message goes */
+		if (via_wire_msg_id(h) == rx->msg_id)
+			rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
+		st->frames_dropped++;
+		return;
+	}
+	/* a new message: the one before lost its last frames */
+	rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
+	rx_place(d, vi, h, data, st);
+}
+
+/* One function per receive state (enum via_rx_state). */
+static void (*const rx_state_input[])(struct viad *d, struct via_vi *vi,
+				      const struct via_wire_hdr *h, const uint8_t *data,
+				      struct via_poll_stats *st) = {
+	[VIA_RX_IDLE] = rx_idle,
+	[VIA_RX_MESSAGE] = rx_message,
+	[VIA_RX_WRITE] = rx_message,
+};
+
+static const char *const rx_state_names[] = {
+	[VIA_RX_IDLE] = "idle",
+	[VIA_RX_MESSAGE] = "message",
+	[VIA_RX_WRITE] = "write",
+};
+
+const char *
+via_rx_state_name(enum via_rx_state state)
+{
+	return (unsigned)state < RTE_DIM(rx_state_names) ? rx_state_names[state] : "?";
+}
+
+/* A data frame (Send, RDMA Write, Read answer) for a VI of this shard. */
+static void
+rx_data(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
+	const struct via_wire_hdr *h, const uint8_t *data, struct via_poll_stats *st)
+{
+	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
 	struct via_vi_rx *rx;
 
 	if (vi != NULL && vi->conn.requesting && vi->conn.id == via_wire_conn_id(h)) {
@@ -385,7 +503,7 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		/* VIA §4.2: the sender learns at its next transfer that this
 		 * connection is gone; once per message is enough */
 		st->frames_dropped++;
-		if (off == 0)
+		if (via_wire_offset(h) == 0)
 			via_dp_send_ctrl(nic, eth->src_addr.addr_bytes, VIA_OP_RESET, 0,
 					 via_wire_src_vi(h), via_wire_dst_vi(h),
 					 via_wire_conn_id(h), NULL, 0);
@@ -409,60 +527,14 @@ rx_send(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		return;
 	}
 	if (h->opcode == VIA_OP_RDMA_READ_RESP) {
-		read_answer(d, vi, h, data, len);
+		read_answer(d, vi, h, data, via_wire_data_len(h));
 		return;
 	}
-	if (rx->delivered_any && (int32_t)(msg - rx->last_msg_id) <= 0) {
+	if (rx->delivered_any && (int32_t)(via_wire_msg_id(h) - rx->last_msg_id) <= 0) {
 		st->frames_dropped++;                /* a duplicate: delivered already */
 		return;
 	}
-	if (rx->in_msg && rx->msg_id == msg && off < rx->expected_off &&
-	    off + len <= rx->expected_off) {
-		st->frames_dropped++;                /* a copy of a frame placed already */
-		return;
-	}
-	if (off != 0 && (!rx->in_msg || rx->msg_id != msg || off != rx->expected_off)) {
-		/* a frame of this message was lost, or overtaken: it is cut
-		 * short (only Unreliable Delivery loses frames, §2.5.1) */
-		if (rx->in_msg && rx->msg_id == msg)
-			rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
-		st->frames_dropped++;
-		return;
-	}
-	/* a new message: the one before lost its last frames */
-	if (off == 0 && rx->in_msg)
-		rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
-	if (write && (target = rdma_target(d, vi, h, VIA_MR_REMOTE_WRITE, &why)) == NULL) {
-		write_refused(d, vi, h, why, st);
-		return;
-	}
-	if (off == 0 && !rx_begin(d, vi, h, consumes, st))
-		return;
-	if (write) {
-		/* straight into the target region (VIA §2.3.2, §6.3.2) */
-		if (len > 0 && via_mem_write(vi->owner, target, via_wire_rdma_va(h) + off, data,
-					     len) != 0) {
-			write_refused(d, vi, h, "the RDMA Write target vanished", st);
-			return;
-		}
-	} else if (len > 0 && via_segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)data, len,
-					true, true) != 0) {
-		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
-		rx_delivered(rx, msg);
-		if (via_rel_level(vi))
-			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
-				    "receive buffer protection error");
-		return;
-	}
-	rx->expected_off += len;
-	if (rx->expected_off == total) {
-		/* a Send's Length counts what was placed in the descriptor's
-		 * buffers; an RDMA Write with immediate data placed none */
-		if (consumes)
-			recv_complete(d, vi, write ? 0 : total, rx->imm, rx->status);
-		rx->in_msg = false;
-		rx_delivered(rx, msg);
-	}
+	rx_state_input[rx->state](d, vi, h, data, st);
 }
 
 /* An ACK, NAK or RDMA Read request, for a connection that exists. */
@@ -499,12 +571,12 @@ via_resp_input(struct viad *d, struct via_nic *nic, const struct rte_mbuf *m,
 	if (via_wire_ops[h->opcode].flags & VIA_OPF_XPORT)
 		rx_xport(d, nic, eth, h, st);
 	else
-		rx_send(d, nic, eth, h, frame_data(m, h), st);
+		rx_data(d, nic, eth, h, frame_data(m, h), st);
 }
 
 void
 via_resp_flush(struct viad *d, struct via_vi *vi)
 {
-	if (vi->rx.have_desc)
+	if (vi->rx.state == VIA_RX_MESSAGE)
 		recv_complete(d, vi, 0, 0, VIP_STATUS_DESC_FLUSHED_ERROR);
 }

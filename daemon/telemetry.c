@@ -279,8 +279,9 @@ port_dict(const struct viad *d, const struct via_nic *nic)
 	rte_tel_data_add_dict_u64(p, "tx_errors", pi.tx_errors);
 	/* frames the port did not take yet: a backlog that stays full drops */
 	rte_tel_data_add_dict_u64(p, "tx_backlog", rte_ring_count(nic->backlog));
-	rte_tel_data_add_dict_int(p, "own_address_via_port", nic->self_via_port);
-	rte_tel_data_add_dict_int(p, "tx_zero_copy", nic->tx_zero_copy);
+	rte_tel_data_add_dict_int(p, "own_address_via_port",
+				  (nic->caps & VIA_PORT_CAP_SELF_VIA_PORT) != 0);
+	rte_tel_data_add_dict_int(p, "tx_zero_copy", (nic->caps & VIA_PORT_CAP_TX_BY_VA) != 0);
 	rte_tel_data_add_dict_u64(p, "sessions", sessions);
 	return p;
 }
@@ -524,7 +525,8 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "send_posted", wq_posted(vi, VIA_WQ_SEND));
 	rte_tel_data_add_dict_u64(r, "recv_posted", wq_posted(vi, VIA_WQ_RECV));
 	rte_tel_data_add_dict_int(r, "sending", vi->tx.active);
-	rte_tel_data_add_dict_int(r, "receiving", vi->rx.in_msg);
+	rte_tel_data_add_dict_int(r, "receiving", vi->rx.state != VIA_RX_IDLE);
+	rte_tel_data_add_dict_string(r, "rx_state", via_rx_state_name(vi->rx.state));
 	/* the connection (VIA §4): who is at the other end */
 	rte_tel_data_add_dict_u64(r, "conn_id", vi->conn.id);
 	rte_tel_data_add_dict_int(r, "requesting", vi->conn.requesting);

@@ -189,14 +189,14 @@ struct via_nic {
 	struct viad *d;
 	uint16_t index;          /**< in viad.nics; carried in mbuf->port between shards */
 	struct via_ctl_nic_info info;
-	bool loopback;
+	bool loopback;           /**< VIA_PORT_CAP_LOOPBACK: named /dev/via_lo */
 	struct via_dp_lock tx_lock; /**< the port's transmit queue 0 and @c backlog */
 	struct rte_ring *backlog; /**< frames the port did not take yet, in order */
 	bool link_up;            /**< as last seen by via_nics_watch() */
-	bool self_via_port;      /**< own-address frames take the port, not an inbox */
-	/** the port's transmit copies chained frames by virtual address:
-	 *  frames may point into provider memory (zc.c) */
-	bool tx_zero_copy;
+	/** its port's enum via_port_cap bits (via_glue.h): own-address frames
+	 *  through the port, a transmit kick, frames that may point into
+	 *  provider memory (zc.c), a loopback */
+	uint32_t caps;
 };
 
 TAILQ_HEAD(via_vi_list, via_vi);
@@ -560,10 +560,18 @@ struct via_vi_conn {
 	struct via_ctl_addr local, remote;
 };
 
+/** Receive reassembly of a VI (dp_resp.c, one function per state). */
+enum via_rx_state {
+	VIA_RX_IDLE,     /**< between messages: waits for the first frame of one (§6.4.1) */
+	VIA_RX_MESSAGE,  /**< frames of msg_id land in the receive descriptor it took: a
+			  *   Send, or an RDMA Write with immediate data (§10.2 bit 2) */
+	VIA_RX_WRITE,    /**< frames of msg_id, an RDMA Write without immediate data,
+			  *   land in its target region; no descriptor (§6.3.2) */
+};
+
 /** Receive-side state of a VI: the descriptor a message is landing in. */
 struct via_vi_rx {
-	bool have_desc;            /**< a receive descriptor is taken from the ring */
-	bool in_msg;               /**< frames of msg_id are being placed */
+	enum via_rx_state state;
 	bool delivered_any;
 	uint32_t msg_id;
 	uint32_t expected_off;

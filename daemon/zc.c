@@ -118,7 +118,7 @@ via_zc_attach(struct via_zc *zc, void *va, uint16_t len)
 
 	if (m == NULL)
 		return NULL;
-	/* the port reads it by virtual address (nic->tx_zero_copy): no IOVA */
+	/* the port reads it by virtual address (VIA_PORT_CAP_TX_BY_VA): no IOVA */
 	rte_pktmbuf_attach_extbuf(m, va, RTE_BAD_IOVA, len, &zc->shinfo);
 	rte_mbuf_ext_refcnt_update(&zc->shinfo, 1);
 	m->data_len = len;
