@@ -390,6 +390,8 @@ int via_cm_peer_request(struct viad *d, struct via_session *s,
 int via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi, uint32_t seq,
 		     struct via_ctl_vi_attr *attr);
 int via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi);
+/** Name of a requester state, for telemetry. */
+const char *via_cm_state_name(enum via_cm_state state);
 
 /* ---- nic.c ------------------------------------------------------------- */
 

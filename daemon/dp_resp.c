@@ -491,7 +491,7 @@ rx_data(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
 	struct via_vi_rx *rx;
 
-	if (vi != NULL && vi->conn.requesting && vi->conn.id == via_wire_conn_id(h)) {
+	if (vi != NULL && via_cm_requesting(vi) && vi->conn.id == via_wire_conn_id(h)) {
 		/* the acceptor is connected and sends, but its CONN_ACCEPT is
 		 * still on its way (or lost: the next CONN_REQ brings another):
 		 * not a dead connection, so no RESET; the message is lost */

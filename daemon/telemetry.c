@@ -529,7 +529,8 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_string(r, "rx_state", via_rx_state_name(vi->rx.state));
 	/* the connection (VIA §4): who is at the other end */
 	rte_tel_data_add_dict_u64(r, "conn_id", vi->conn.id);
-	rte_tel_data_add_dict_int(r, "requesting", vi->conn.requesting);
+	rte_tel_data_add_dict_int(r, "requesting", via_cm_requesting(vi));
+	rte_tel_data_add_dict_string(r, "cm_state", via_cm_state_name(vi->conn.cm_state));
 	add_mac(r, "remote_mac", vi->conn.remote_mac);
 	rte_tel_data_add_dict_u64(r, "remote_vi", vi->conn.remote_vi);
 	add_disc(r, "local_disc", &vi->conn.local);
@@ -610,7 +611,7 @@ vi_connected(const void *obj, uint32_t unused)
 	const struct via_vi *vi = obj;
 
 	(void)unused;
-	return vi->state != VIP_STATE_IDLE || vi->conn.requesting;
+	return vi->state != VIP_STATE_IDLE || via_cm_requesting(vi);
 }
 
 static int

@@ -538,6 +538,20 @@ struct via_cq *via_cq_get(struct viad *d, struct via_session *s, uint32_t id);
 
 /* ---- vi.c ------------------------------------------------------------- */
 
+/**
+ * The requester's side of connection establishment of a VI (cm.c, one
+ * function per state; VIA §4.1, §9.4.4 and the peer calls of vipl.h).
+ */
+enum via_cm_state {
+	VIA_CM_IDLE,            /**< no request of its own outstanding */
+	VIA_CM_REQUESTING,      /**< VipConnectRequest: CONN_REQ every cm_retry_ms until
+				 *   an answer, the CONN_NOMATCH grace or the Timeout */
+	VIA_CM_PEER_REQUESTING, /**< VipConnectPeerRequest: the same, and the peer's own
+				 *   request connects it too; no CONN_NOMATCH grace */
+	VIA_CM_PEER_DONE,       /**< the peer request ended: its result waits for
+				 *   VipConnectPeerDone or VipConnectPeerWait */
+};
+
 /** The connection of a VI (VIA §4): who is at the other end. */
 struct via_vi_conn {
 	uint32_t id;              /**< connection identifier; 0 = none */
@@ -549,8 +563,7 @@ struct via_vi_conn {
 	uint32_t max_transfer;
 	struct via_ctl_vi_attr remote_attr;
 	/* requester side while Pending Connect (cm.c) */
-	bool requesting;
-	bool peer;                /**< VipConnectPeerRequest */
+	enum via_cm_state cm_state;
 	int result;               /**< how the last attempt ended: 0 connected, or -errno */
 	uint64_t nomatch_since_ms; /**< the first CONN_NOMATCH answer came (0: none) */
 	uint32_t reply_seq;       /**< deferred CONN_REQUEST / PEER_WAIT to answer */
@@ -736,6 +749,14 @@ struct via_vi {
 	struct via_ring wq[VIA_WQ_COUNT];  /**< viad's consumer views */
 	struct via_shm_vi *sh;
 };
+
+/** Whether @p vi has a connection request out (VIA_CM_REQUESTING or _PEER_REQUESTING). */
+static inline bool
+via_cm_requesting(const struct via_vi *vi)
+{
+	return vi->conn.cm_state == VIA_CM_REQUESTING ||
+	       vi->conn.cm_state == VIA_CM_PEER_REQUESTING;
+}
 
 /**
  * @return 0; -ENOENT (bad CQ id); -EPROTONOSUPPORT (reliability level);
