@@ -146,10 +146,10 @@ via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h)
 		/* a gap: say so at once, not once per iteration, so that the
 		 * sender's duplicate ACKs add up before its timer does */
 		if ((int32_t)(via_wire_seq(h) - r->rcv_nxt) > 0) {
-			via_poll_stats_here()->frames_out_of_order++;
+			via_dp_stats()->frames_out_of_order++;
 			send_xport(vi, VIA_OP_ACK, 0, r->rcv_nxt, 0);
 		} else {
-			via_poll_stats_here()->frames_duplicate++;
+			via_dp_stats()->frames_duplicate++;
 		}
 		return false;
 	}
