@@ -23,7 +23,9 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include <rte_ether.h>
 #include <rte_random.h>
+#include <rte_ring.h>
 
 #include <vipl.h>
 
@@ -70,10 +72,12 @@ struct via_cm {
 	struct via_idtab reqs;
 	TAILQ_HEAD(, via_cm_req) req_list;
 	TAILQ_HEAD(, via_cm_listener) listeners;
-	struct via_vi_list requesting; /**< VIs with conn.requesting: the timers walk these */
+	struct via_vi_list requesting; /**< VIs with a request out: the timers walk these */
 	struct via_cm_rejected recent[CM_RECENT];
 	unsigned recent_next;
 };
+
+static void link_down(struct viad *d, struct via_nic *nic);
 
 int
 via_cm_init(struct viad *d)
@@ -87,6 +91,7 @@ via_cm_init(struct viad *d)
 	TAILQ_INIT(&cm->listeners);
 	TAILQ_INIT(&cm->requesting);
 	d->cm = cm;
+	d->ev.link_down = link_down;
 	return 0;
 }
 
@@ -251,7 +256,8 @@ send_req(struct via_vi *vi)
 
 	attr_to_wire(vi, &vi->conn.local, &vi->conn.remote, &w);
 	send_cm(vi->owner->nic, vi->conn.remote_mac, VIA_OP_CONN_REQ,
-		vi->conn.peer ? VIA_WF_PEER : 0, 0, vi->id, vi->conn.id, &w);
+		vi->conn.cm_state == VIA_CM_PEER_REQUESTING ? VIA_WF_PEER : 0, 0, vi->id,
+		vi->conn.id, &w);
 }
 
 static void
@@ -284,16 +290,29 @@ request_abandon(struct viad *d, struct via_vi *vi)
 		send_cm(nic, vi->conn.remote_mac, VIA_OP_DISC, 0, 0, vi->id, vi->conn.id, NULL);
 }
 
-/* conn.requesting of @p vi, and its place in the list the timers walk. */
-static void
-requesting_set(struct via_cm *cm, struct via_vi *vi, bool on)
+static const char *const cm_state_names[] = {
+	[VIA_CM_IDLE] = "idle",
+	[VIA_CM_REQUESTING] = "requesting",
+	[VIA_CM_PEER_REQUESTING] = "peer requesting",
+	[VIA_CM_PEER_DONE] = "peer done",
+};
+
+const char *
+via_cm_state_name(enum via_cm_state state)
 {
-	if (vi->conn.requesting == on)
-		return;
-	vi->conn.requesting = on;
-	if (on)
+	return (unsigned)state < RTE_DIM(cm_state_names) ? cm_state_names[state] : "?";
+}
+
+/* @p vi's requester state becomes @p to; the timers walk the VIs with a request out. */
+static void
+cm_enter(struct via_cm *cm, struct via_vi *vi, enum via_cm_state to)
+{
+	bool was = via_cm_requesting(vi);
+
+	vi->conn.cm_state = to;
+	if (via_cm_requesting(vi) && !was)
 		TAILQ_INSERT_TAIL(&cm->requesting, vi, req_link);
-	else
+	else if (!via_cm_requesting(vi) && was)
 		TAILQ_REMOVE(&cm->requesting, vi, req_link);
 }
 
@@ -302,10 +321,11 @@ static void
 request_done(struct viad *d, struct via_vi *vi, int err)
 {
 	struct via_vi_conn *c = &vi->conn;
+	const bool peer = c->cm_state == VIA_CM_PEER_REQUESTING;
 
-	requesting_set(d->cm, vi, false);
+	cm_enter(d->cm, vi, peer ? VIA_CM_PEER_DONE : VIA_CM_IDLE);
 	/* VipConnectPeerWait knows only "timed out" (no listener there) */
-	if (c->peer && err == -ENXIO)
+	if (peer && err == -ENXIO)
 		err = -ETIMEDOUT;
 	c->result = err;
 	if (err == 0) {
@@ -326,7 +346,7 @@ request_done(struct viad *d, struct via_vi *vi, int err)
 			      err == 0 ? &c->remote_attr : NULL);
 		/* a failed peer request is answered once */
 		if (c->reply_op == VIA_CTL_PEER_WAIT && err != 0)
-			c->peer = false;
+			cm_enter(d->cm, vi, VIA_CM_IDLE);
 		c->reply_op = 0;
 	}
 }
@@ -350,14 +370,13 @@ request_start(struct viad *d, struct via_session *s, const struct via_ctl_conn_r
 	if (q->timeout_ms == 0)
 		return -ETIMEDOUT;                /* VIA §9.4.4: "an immediate timeout error" */
 	c = &vi->conn;
-	requesting_set(d->cm, vi, false);
+	cm_enter(d->cm, vi, VIA_CM_IDLE);
 	memset(c, 0, sizeof(*c));
 	c->id = new_conn_id();
 	c->local = q->local;
 	c->remote = q->remote;
 	memcpy(c->remote_mac, q->remote.mac, 6);
-	requesting_set(d->cm, vi, true);
-	c->peer = peer;
+	cm_enter(d->cm, vi, peer ? VIA_CM_PEER_REQUESTING : VIA_CM_REQUESTING);
 	c->deadline_ms = q->timeout_ms == VIA_CTL_INFINITE ? UINT64_MAX : now + q->timeout_ms;
 	c->next_retry_ms = now + CM_RETRY_MS;
 	via_vi_set_state(vi, VIP_STATE_CONNECT_PENDING, peer ? "peer connect" : "connect request");
@@ -388,7 +407,7 @@ via_cm_peer_request(struct viad *d, struct via_session *s, const struct via_ctl_
 	return request_start(d, s, q, true, &vi);
 }
 
-/* VipConnectPeerDone (@p seq 0) and VipConnectPeerWait. */
+/* VipConnectPeerDone (@p seq 0) and VipConnectPeerWait, by requester state. */
 int
 via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi_id, uint32_t seq,
 		 struct via_ctl_vi_attr *attr)
@@ -399,23 +418,26 @@ via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi_id, uint32_t
 	if (vi == NULL)
 		return -ENOENT;
 	c = &vi->conn;
-	if (!c->peer)
-		return -EPERM;                 /* no VipConnectPeerRequest outstanding */
-	if (c->requesting) {
+	switch (c->cm_state) {
+	case VIA_CM_PEER_REQUESTING:
+		/* still out: PeerDone polls, PeerWait is answered at its end */
 		if (seq == 0)
 			return -EAGAIN;
 		c->reply_op = VIA_CTL_PEER_WAIT;
 		c->reply_seq = seq;
 		return VIA_CTL_DEFERRED;
+	case VIA_CM_PEER_DONE:
+		if (c->result == 0) {
+			*attr = c->remote_attr;
+			return 0;
+		}
+		/* timed out, refused by the peer, or an attribute conflict
+		 * (vipl.h: VIP_INVALID_RELIABILITY_LEVEL, _MTU, _QOS), reported once */
+		cm_enter(d->cm, vi, VIA_CM_IDLE);
+		return c->result;
+	default:
+		return -EPERM;                 /* no VipConnectPeerRequest outstanding */
 	}
-	if (c->result == 0) {
-		*attr = c->remote_attr;
-		return 0;
-	}
-	/* timed out, refused by the peer, or an attribute conflict (vipl.h:
-	 * VIP_INVALID_RELIABILITY_LEVEL, _MTU, _QOS), reported once */
-	c->peer = false;
-	return c->result;
 }
 
 /*
@@ -437,10 +459,9 @@ nomatch(struct viad *d, struct via_vi *vi)
 
 	if (c->nomatch_since_ms == 0)
 		c->nomatch_since_ms = now;
-	if (!c->peer && now - c->nomatch_since_ms >= d->conf.cm_nomatch_grace_ms)
+	if (now - c->nomatch_since_ms >= d->conf.cm_nomatch_grace_ms)
 		request_done(d, vi, -ENXIO);
 }
-
 /* ---- server side: requests, listeners, accept and reject ---------------- */
 
 static bool
@@ -576,7 +597,7 @@ via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_
 	conn_transfer(vi);
 	agree_frame_payload(vi, &r->info);
 	via_vi_set_state(vi, VIP_STATE_CONNECT_PENDING, "VipConnectAccept");
-	via_dp_vi_reset(vi);
+	d->ev.conn_reset(vi);
 	send_accept(vi);
 	via_vi_set_state(vi, VIP_STATE_CONNECTED, "connection accepted");
 	req_free(d->cm, r);
@@ -632,8 +653,8 @@ via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi_id)
 			vi->conn.id, NULL);
 		break;
 	case VIP_STATE_CONNECT_PENDING:
-		if (vi->conn.requesting) {
-			requesting_set(d->cm, vi, false);
+		if (via_cm_requesting(vi)) {
+			cm_enter(d->cm, vi, VIA_CM_IDLE);
 			request_abandon(d, vi);
 			if (vi->conn.reply_op != 0)
 				via_ctl_reply(d, s, vi->conn.reply_op, vi->conn.reply_seq,
@@ -646,7 +667,7 @@ via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi_id)
 	if (vi->state != VIP_STATE_IDLE)
 		via_vi_set_state(vi, VIP_STATE_IDLE, "VipDisconnect");
 	memset(&vi->conn, 0, sizeof(vi->conn));
-	via_dp_flush(d, vi);
+	d->ev.conn_ended(d, vi);
 	return 0;
 }
 
@@ -655,12 +676,13 @@ static void
 connection_lost(struct viad *d, struct via_vi *vi, const char *why)
 {
 	via_vi_set_state(vi, VIP_STATE_ERROR, why);
-	via_dp_flush(d, vi);
+	d->ev.conn_ended(d, vi);
 	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);
 }
 
-void
-via_cm_link_down(struct viad *d, struct via_nic *nic)
+/* The port of @p nic lost its link (via_events::link_down, from nic.c). */
+static void
+link_down(struct viad *d, struct via_nic *nic)
 {
 	struct via_session *s;
 	struct via_vi *vi;
@@ -721,7 +743,8 @@ peer_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac, const struct vi
 	TAILQ_FOREACH(vi, &d->cm->requesting, req_link) {
 		const struct via_vi_conn *c = &vi->conn;
 
-		if (vi->owner->nic == nic && c->peer && memcmp(c->remote_mac, mac, 6) == 0 &&
+		if (vi->owner->nic == nic && c->cm_state == VIA_CM_PEER_REQUESTING &&
+		    memcmp(c->remote_mac, mac, 6) == 0 &&
 		    disc_eq(c->local.disc_len, c->local.disc, w->dst_disc_len, w->dst_disc) &&
 		    disc_eq(c->remote.disc_len, c->remote.disc, w->src_disc_len, w->src_disc))
 			return vi;
@@ -779,7 +802,7 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 			return;
 		}
 		conn_transfer(vi);
-		via_dp_vi_reset(vi);
+		d->ev.conn_reset(vi);
 		send_accept(vi);
 		request_done(d, vi, 0);
 		return;
@@ -825,22 +848,96 @@ abandon_request(struct viad *d, const uint8_t *mac, uint32_t conn_id, uint32_t r
 	}
 }
 
-/* A reply to a request of a VI in Pending Connect. */
+/* The VI an answer to a connection request names, if it is its current attempt's. */
 static struct via_vi *
-requesting_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac,
-	      const struct via_wire_hdr *h)
+answered_vi(struct viad *d, struct via_nic *nic, const uint8_t *mac,
+	    const struct via_wire_hdr *h)
 {
 	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
 
-	if (vi == NULL || vi->owner->nic != nic || !vi->conn.requesting ||
-	    vi->conn.id != via_wire_conn_id(h) || memcmp(vi->conn.remote_mac, mac, 6) != 0)
+	if (vi == NULL || vi->owner->nic != nic || vi->conn.id != via_wire_conn_id(h) ||
+	    memcmp(vi->conn.remote_mac, mac, 6) != 0)
 		return NULL;
 	return vi;
 }
 
-void
-via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
-	     const struct via_wire_hdr *h)
+/*
+ * VIA_CM_IDLE and VIA_CM_PEER_DONE: no request out, so an answer is a
+ * duplicate, or for an extinct attempt (§4.1: "prevent ... the creation of
+ * stale or duplicate connections by delayed or duplicate packets").
+ */
+static void
+answer_ignored(struct viad *d __rte_unused, struct via_vi *vi __rte_unused,
+	       const struct via_wire_hdr *h __rte_unused,
+	       const struct via_wire_conn *w __rte_unused)
+{
+}
+
+/*
+ * The answers both requesting states take alike (§4.1): CONN_ACCEPT
+ * connects the VI, on the terms the server sent; CONN_REJECT ends the
+ * request with the server's reason. @return whether @p h was one of them
+ */
+static bool
+answer_taken(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
+	     const struct via_wire_conn *w)
+{
+	if (h->opcode == VIA_OP_CONN_ACCEPT) {
+		vi->conn.remote_vi = via_wire_src_vi(h);
+		attr_from_wire(w, &vi->conn.remote_attr);
+		conn_transfer(vi);
+		agree_frame_payload(vi, w);
+		d->ev.conn_reset(vi);
+		request_done(d, vi, 0);
+		return true;
+	}
+	if (h->opcode == VIA_OP_CONN_REJECT) {
+		request_done(d, vi, reject_error(via_wire_imm(h)));
+		return true;
+	}
+	return false;
+}
+
+/*
+ * VIA_CM_REQUESTING (VipConnectRequest, §9.4.4): an accept or a refusal
+ * ends the request; CONN_NOMATCH too, after the grace (§4.1: "If the
+ * specified remote VI does not exist ... return an error"; nomatch()).
+ */
+static void
+answer_requesting(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
+		  const struct via_wire_conn *w)
+{
+	if (!answer_taken(d, vi, h, w) && h->opcode == VIA_OP_CONN_NOMATCH)
+		nomatch(d, vi);
+}
+
+/*
+ * VIA_CM_PEER_REQUESTING (VipConnectPeerRequest): as a request, but its
+ * peer has no VipConnectWait: CONN_NOMATCH only means the peer has not
+ * asked yet, so the request waits for it until its Timeout.
+ */
+static void
+answer_peer_requesting(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
+		       const struct via_wire_conn *w)
+{
+	if (!answer_taken(d, vi, h, w) && h->opcode == VIA_OP_CONN_NOMATCH &&
+	    vi->conn.nomatch_since_ms == 0)
+		vi->conn.nomatch_since_ms = via_now_ms();
+}
+
+/* One function per requester state (enum via_cm_state): an answer to a request. */
+static void (*const answer_in[])(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
+				 const struct via_wire_conn *w) = {
+	[VIA_CM_IDLE] = answer_ignored,
+	[VIA_CM_REQUESTING] = answer_requesting,
+	[VIA_CM_PEER_REQUESTING] = answer_peer_requesting,
+	[VIA_CM_PEER_DONE] = answer_ignored,
+};
+
+/* A CM frame from the wire, already validated (dp_net.c). */
+static void
+cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
+	 const struct via_wire_hdr *h)
 {
 	const struct via_wire_conn *w = (const void *)(h + 1);
 	struct via_vi *vi;
@@ -850,25 +947,11 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 		on_conn_req(d, nic, src_mac, h, w);
 		break;
 	case VIA_OP_CONN_ACCEPT:
-		vi = requesting_vi(d, nic, src_mac, h);
-		if (vi == NULL)
-			break;             /* duplicate, or for an extinct attempt */
-		vi->conn.remote_vi = via_wire_src_vi(h);
-		attr_from_wire(w, &vi->conn.remote_attr);
-		conn_transfer(vi);
-		agree_frame_payload(vi, w);
-		via_dp_vi_reset(vi);
-		request_done(d, vi, 0);
-		break;
 	case VIA_OP_CONN_REJECT:
-		vi = requesting_vi(d, nic, src_mac, h);
-		if (vi != NULL)
-			request_done(d, vi, reject_error(via_wire_imm(h)));
-		break;
 	case VIA_OP_CONN_NOMATCH:
-		vi = requesting_vi(d, nic, src_mac, h);
+		vi = answered_vi(d, nic, src_mac, h);
 		if (vi != NULL)
-			nomatch(d, vi);
+			answer_in[vi->conn.cm_state](d, vi, h, w);
 		break;
 	case VIA_OP_DISC:
 		if (via_wire_dst_vi(h) == 0) {
@@ -885,6 +968,24 @@ via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
 		break;
 	default:
 		break;
+	}
+}
+
+void
+via_dp_cm_input(struct viad *d)
+{
+	struct rte_mbuf *pkts[VIA_DP_BURST];
+	unsigned n, k;
+
+	while ((n = rte_ring_dequeue_burst(d->cm_inbox, (void **)pkts, VIA_DP_BURST, NULL)) > 0) {
+		for (k = 0; k < n; k++) {
+			const struct rte_ether_hdr *eth =
+				rte_pktmbuf_mtod(pkts[k], const struct rte_ether_hdr *);
+
+			cm_input(d, &d->nics[pkts[k]->port], eth->src_addr.addr_bytes,
+			 (const struct via_wire_hdr *)(eth + 1));
+		}
+		rte_pktmbuf_free_bulk(pkts, n);
 	}
 }
 
@@ -970,7 +1071,7 @@ via_cm_session_closed(struct viad *d, struct via_session *s)
 			send_cm(s->nic, vi->conn.remote_mac, VIA_OP_DISC, 0, vi->conn.remote_vi,
 				vi->id, vi->conn.id, NULL);
 		/* its VIs are about to be freed */
-		requesting_set(cm, vi, false);
+		cm_enter(cm, vi, VIA_CM_IDLE);
 		vi->conn.reply_op = 0;
 	}
 }

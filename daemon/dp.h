@@ -5,6 +5,25 @@
  * manager: everything that touches mbufs. Called by a poll lcore with its
  * shard's lock held, or by the control thread with every shard's
  * (struct via_shard in viad.h).
+ *
+ * Files by role, as Linux rxe splits its data path (docs/design.md, "The
+ * daemon's files"); each calls only the files below it:
+ *
+ *   dp.c        the poll iteration: doorbells, round robin, frames to the
+ *               responder; flush and reset of a VI; the events below
+ *   dp_req.c    requester: send-queue descriptors become messages
+ *   dp_resp.c   responder: frames become placed data and receive
+ *               completions; RDMA Read requests are answered
+ *   dp_frame.c  a message's bytes cut into frames (copied or zero copy)
+ *   rel.c       go-back-N of the reliable levels
+ *   dp_comp.c   completer: completions written back, held in order
+ *   dp_desc.c   descriptors fetched and validated (VIA §10)
+ *   zc.c        zero-copy frames' trackers
+ *   dp_net.c    frames in and out: ports, backlogs, shards' inboxes
+ *   pmd_glue/   the ports (via_glue.h)
+ *
+ * What happens below and concerns a file above (a connection broke, frames
+ * were freed) goes up through struct via_events, never by a call.
  */
 #ifndef VIA_DP_H
 #define VIA_DP_H
@@ -13,8 +32,14 @@
 
 #include <vipl.h>
 
+#include "via_glue.h"
 #include "viad.h"
 #include "wire.h"
+
+#define VIA_DP_BURST     32   /**< frames per burst: ports, inboxes */
+#define VIA_DP_DESC_COST 256  /**< bytes a descriptor costs in a VI's turn besides its data */
+
+/* ---- dp.c: the poll iteration --------------------------------------------- */
 
 /** @return 0, -ENOMEM (the NICs' backlogs, the shards' inboxes, the CM inbox) */
 int via_dp_init(struct viad *d);
@@ -28,9 +53,218 @@ void via_dp_fini(struct viad *d);
  */
 unsigned via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st);
 
-/** Control thread: the connection-manager frames the shards handed over. */
-void via_dp_cm_input(struct viad *d);
+/** Ring @p vi's doorbell from viad's side: it has work left for later. */
+static inline void
+via_dp_ring_again(struct via_vi *vi)
+{
+	struct via_session *s = vi->owner;
+	uint32_t w = vi->bell / 64;
 
+	via_bell_ring(&s->bells[w], 1ull << (vi->bell % 64), &s->bell_summary[w / 64],
+		      1ull << (w % 64));
+}
+
+/* ---- dp_req.c: the requester (VIA §6.3, §9.6.1) ----------------------------- */
+
+/**
+ * Take send-queue descriptor @p w: validate it, then make it the VI's
+ * message to frame (vi->tx.active), or finish it at once (an error, an
+ * RDMA Read request). @return the bytes it put on the wire
+ */
+uint32_t via_req_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w);
+/**
+ * Frame up to @p budget more bytes of the VI's message (at least one
+ * frame); complete it after its last. @return the bytes framed
+ */
+uint32_t via_req_more(struct viad *d, struct via_vi *vi, uint32_t budget);
+/**
+ * The connection of @p vi breaks while a message is partly framed: it is
+ * held like one framed whole, that would be in flight now (a completion
+ * to wait for the peer on Reliable Reception, one in its turn otherwise),
+ * so a break reports the same whatever the turns did.
+ */
+void via_req_cut(struct via_vi *vi);
+/** Flush: the message being framed completes with DESC_FLUSHED. */
+void via_req_flush(struct viad *d, struct via_vi *vi);
+
+/* ---- dp_resp.c: the responder (VIA §6.4, §6.3.2, §9.6.1) --------------------- */
+
+/** A data or transport frame for a VI of this shard, checked (dp_net.c). */
+void via_resp_input(struct viad *d, struct via_nic *nic, const struct rte_mbuf *m,
+		    struct via_poll_stats *st);
+/**
+ * Answer the RDMA Reads the peer asked for, oldest first (VIA §6.3.1), up to
+ * @p budget bytes of frames (at least one): a long answer takes several
+ * turns, like a long send. @return how many answers were finished
+ */
+unsigned via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget);
+/** Flush: the receive descriptor being filled completes with DESC_FLUSHED. */
+void via_resp_flush(struct viad *d, struct via_vi *vi);
+/** Name of a receive state, for telemetry. */
+const char *via_rx_state_name(enum via_rx_state state);
+
+/* ---- dp_frame.c: messages into frames ------------------------------------ */
+
+/** What the frames of one message say besides their data. */
+struct via_frame_spec {
+	uint8_t opcode;
+	uint16_t flags;
+	uint32_t imm;
+	uint32_t msg_id;
+	uint32_t msg_len;                  /**< READ_REQ: the bytes asked for */
+	const struct via_wire_rdma *ext;   /**< the opcode's extension, or NULL */
+};
+
+/**
+ * Cut @p total bytes of @p segs into frames and transmit them, from *@p off
+ * (advanced) until the end or until @p budget bytes went (at least one
+ * frame: a 0-byte message has one); with @p zc, frames may point into the
+ * segments instead of copying them (zc.c). false if the data vanished or,
+ * on a reliable level, a frame could not be built.
+ */
+bool via_frame_send(struct viad *d, struct via_vi *vi, const struct via_frame_spec *fs,
+		    struct via_dp_seg *segs, uint16_t nb_segs, uint32_t total, uint32_t *off,
+		    uint32_t budget, struct via_zc **zc);
+/**
+ * Whether one more message of the largest size may be taken: its frames
+ * fit where they go next, its completion has a place in the send queue's
+ * FIFO and, on a reliable level, its frames in the send window.
+ */
+bool via_frame_room(struct via_vi *vi);
+
+/* ---- dp_comp.c: the completer (VIA §6.4.1, §10.2) ------------------------- */
+
+/**
+ * Write a completion into the client's descriptor in region @p desc_mr
+ * (NULL: unusable, only counted), then the queue's wait word, then the CQ
+ * entry (VIA §6.4.2). @p status includes the VIP_STATUS_OP_* bits.
+ */
+void via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
+		     const struct via_wqe *w, const struct via_mr *desc_mr, uint32_t len,
+		     uint32_t imm, uint32_t status);
+/** Complete a send descriptor (its region looked up again by handle; with
+ *  @p has_desc false it is only counted: it was unusable, POST_DESC said so);
+ *  @p status includes the VIP_STATUS_OP_* bits. */
+void via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
+			  bool has_desc, uint32_t len, uint32_t imm, uint32_t status);
+/**
+ * Whether a completion of one more message fits in the FIFO of held send
+ * completions (sized at the first send, for as many as frames in flight).
+ */
+bool via_sq_room(struct via_vi *vi);
+/**
+ * Hold a send-queue completion (it waits for @p wait, or only for its turn);
+ * the caller has checked via_frame_room(). @p status carries the op bits.
+ */
+struct via_sq_pending *via_sq_hold(struct via_vi *vi, const struct via_wqe *w,
+				   enum via_sq_wait wait, uint32_t len, uint32_t imm,
+				   uint32_t status);
+/** Whether completions are held: later ones must queue behind them. */
+bool via_sq_held(const struct via_vi *vi);
+/** Complete the held completions at the head that are ready. */
+void via_sq_drain(struct viad *d, struct via_vi *vi);
+/** The peer expects frame @p ack: the held Reliable Reception completions
+ *  of the frames before it are ready; complete those at the head. */
+void via_sq_acked(struct viad *d, struct via_vi *vi, uint32_t ack);
+/**
+ * Complete every held completion now: those only waiting for their turn as
+ * they are, the first one waiting for the peer with @p status, the rest
+ * DESC_FLUSHED (VIA §2.5.3, §4.2).
+ */
+void via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status);
+/** The held RDMA Read whose answer is @p msg_id, or NULL. */
+struct via_sq_pending *via_sq_read(struct via_vi *vi, uint32_t msg_id);
+/** The held completion still waiting for the peer whose frames include @p seq, or NULL. */
+struct via_sq_pending *via_sq_of_seq(struct via_vi *vi, uint32_t seq);
+/** Drop the held completions without completing them (reset). */
+void via_sq_reset(struct via_vi *vi);
+
+/* ---- dp_desc.c: descriptors (VIA §10) ------------------------------------- */
+
+/**
+ * The region holding the descriptor of @p w: of the VI's tag and writable,
+ * since its status is written back (VIA §9.5.1). NULL: @p code reported,
+ * POST_DESC when fetching, COMP_PROT when completing (VIA §9.9.1).
+ */
+const struct via_mr *via_desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
+				     const struct via_wqe *w, uint32_t code);
+/**
+ * Fetch the descriptor of @p w (VIA §10.2-10.4) and its data segments into
+ * @p segs. Returns the region holding the descriptor (NULL: the descriptor
+ * itself is unusable; POST_DESC reported) and the error status bits in
+ * *status (0: valid). *cs receives the control segment.
+ */
+const struct via_mr *via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
+				    const struct via_wqe *w, VIP_CONTROL_SEGMENT *cs,
+				    VIP_ADDRESS_SEGMENT *raddr, struct via_dp_seg *segs,
+				    uint16_t *nb_segs, uint64_t *total, uint32_t *status);
+/** The QFENCE bit of the next descriptor (VIA §6.3.1.2), without taking it. */
+bool via_desc_fenced(struct viad *d, struct via_vi *vi, const struct via_wqe *w);
+/**
+ * The completed-operation bits (§10.2 bits 18:16) of a descriptor flushed
+ * from queue @p q before viad took it (@p mr NULL: a send).
+ */
+uint32_t via_desc_flushed_op(const struct via_vi *vi, enum via_wq_kind q,
+			     const struct via_wqe *w, const struct via_mr *mr);
+/** The completion's op bits of a descriptor's VIP_CONTROL_OP_* (§10.2). */
+uint32_t via_desc_op_status(uint32_t control_op);
+/**
+ * Copy between message bytes [off, off+len) and a segment list. With
+ * @p recheck the regions are looked up again by handle (VIA §3.2.1).
+ * @return 0, or the -errno of the region check or the copy
+ */
+int via_segs_copy(struct viad *d, struct via_vi *vi, struct via_dp_seg *segs, uint16_t n,
+		  uint64_t off, uint8_t *buf, uint32_t len, bool to_segs, bool recheck);
+
+/* ---- dp_net.c: frames in and out ------------------------------------------- */
+
+/** The port backlogs, the shards' inboxes, the CM inbox. @return 0, -ENOMEM */
+int via_net_init(struct viad *d);
+void via_net_fini(struct viad *d);
+/** This lcore runs shard @p me (NULL: the control thread) and counts into @p st. */
+void via_net_enter(struct via_shard *me, struct via_poll_stats *st);
+/** The counters of the lcore running the data path now. */
+struct via_poll_stats *via_dp_stats(void);
+
+/** Payload bytes one frame of @p nic carries: its MTU less the VIA header. */
+uint32_t via_dp_frame_payload(const struct via_nic *nic);
+/** Payload bytes of one frame of @p vi's connection (or of its NIC, unconnected). */
+static inline uint32_t
+via_net_vi_payload(const struct via_vi *vi)
+{
+	return vi->conn.frame_payload ? vi->conn.frame_payload
+				      : via_dp_frame_payload(vi->owner->nic);
+}
+/** Frames of one message of the largest size @p vi may send. */
+static inline uint32_t
+via_net_msg_frames(const struct via_vi *vi)
+{
+	return vi->attr.max_transfer / via_net_vi_payload(vi) + 1;
+}
+/**
+ * Entries of a per-VI queue sized for the frames in flight (the send
+ * window, rel.c; the held completions, dp_comp.c): twice those of the
+ * largest message, 64 at least, a power of two.
+ */
+static inline uint32_t
+via_net_queue_size(const struct via_vi *vi)
+{
+	return via_pow2_ceil(RTE_MAX(2 * via_net_msg_frames(vi), 64u));
+}
+/**
+ * Whether frames of @p nic to @p mac stay in memory: to the NIC's own
+ * address, handed to a shard's inbox, not through the port (unless the
+ * port says own-address frames take it: VIA_PORT_CAP_SELF_VIA_PORT).
+ */
+bool via_net_to_self(const struct via_nic *nic, const uint8_t mac[6]);
+/**
+ * Start frame @p m to @p dst: Ethernet header, and a zeroed VIA header
+ * followed by @p payload_len bytes. @return the VIA header, NULL (no room)
+ */
+struct via_wire_hdr *via_net_frame_init(struct rte_mbuf *m, struct via_nic *nic,
+					const uint8_t dst[6], uint16_t payload_len);
+/** Transmit frames (the NIC's own address: delivered locally); consumes them. */
+void via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n);
 /**
  * Send a frame without data (connection manager) from @p nic to @p mac.
  * A frame to the NIC's own address is delivered locally (VIA §4.1: two VIs
@@ -39,42 +273,34 @@ void via_dp_cm_input(struct viad *d);
 void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
 		      uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
 		      uint16_t len);
-
-/** Payload bytes one frame of @p nic carries: its MTU less the VIA header. */
-uint32_t via_dp_frame_payload(const struct via_nic *nic);
-
-/**
- * Adaptive polling (NEED_WAKEUP): tell every client one more poller is
- * about to sleep, then look at shard @p me's doorbells and inbox one last
- * time. Called with the shard's lock held.
- * @return how long the poller may sleep in microseconds, 0 if there is work
- *         (the sleep then does not happen; via_dp_end_sleep() all the same)
- */
-uint32_t via_dp_prepare_sleep(struct viad *d, struct via_shard *me);
-/** The poller is awake again. @return how many others still sleep */
-uint32_t via_dp_end_sleep(struct viad *d);
-
-/** Transmit frames (the NIC's own address: delivered locally); consumes them. */
-void via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n);
-
 /** Send an ACK or NAK (no payload; @p seq and @p imm carry its meaning). */
 void via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
 		       uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
 		       uint32_t imm);
-
 /**
- * The connection of @p vi breaks while a message is partly framed: it is
- * held like one framed whole, that would be in flight now (a completion
- * to wait for the peer on Reliable Reception, one in its turn otherwise),
- * so a break reports the same whatever the turns did (rel.c).
+ * Where frame @p m goes next: the inbox of its destination VI's shard, CM
+ * frames included, so that a VI's frames stay in order; the control
+ * thread's for a CM frame naming no VI of this viad; shard 0's for other
+ * frames naming none (it answers RESET).
  */
-void via_dp_tx_cut(struct via_vi *vi);
-
-/** Complete a send descriptor (its region looked up again by handle; with
- *  @p has_desc false it is only counted: it was unusable, POST_DESC said so);
- *  @p status includes the VIP_STATUS_OP_* bits. */
-void via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
-			  bool has_desc, uint32_t len, uint32_t imm, uint32_t status);
+struct rte_ring *via_net_route(struct viad *d, const struct rte_mbuf *m);
+/**
+ * Hand frames to another shard or the control thread (@p to), waking
+ * whoever may sleep. @return how many it took; the caller frees the rest.
+ */
+unsigned via_net_hand_over(struct viad *d, struct via_nic *nic, struct rte_ring *to,
+			   struct rte_mbuf **pkts, unsigned n);
+/** Receive a burst from queue @p q of @p nic's port (captured, counted). */
+uint16_t via_net_rx_burst(struct via_nic *nic, uint16_t q, struct rte_mbuf **pkts,
+			  struct via_poll_stats *st);
+/** Whether frame @p m from the port of @p nic is a sound VIA frame for it. */
+bool via_net_rx_check(struct via_nic *nic, struct rte_mbuf *m, struct via_poll_stats *st);
+/**
+ * The transmit side of @p nic, once per iteration of shard 0: its backlog
+ * to the port, and a kick for a port that holds frames back
+ * (VIA_PORT_CAP_TX_KICK). @return work done
+ */
+unsigned via_net_tx_poll(struct via_nic *nic, struct via_poll_stats *st);
 
 /* ---- rel.c: the reliable levels (VIA §2.5.2, §2.5.3) ------------------- */
 
@@ -84,33 +310,10 @@ via_rel_level(const struct via_vi *vi)
 {
 	return vi->attr.reliability != VIP_SERVICE_UNRELIABLE;
 }
-/**
- * Whether one more message of the largest size may be taken: a place for
- * its held completion (every level) and, on a reliable level, its frames
- * in the send window.
- */
-bool via_sq_room(struct via_vi *vi);
+/** Reliable levels: whether the frames of one more message fit in the send window. */
+bool via_rel_room(struct via_vi *vi);
 /** Give frame @p m its sequence number and keep it until acknowledged. */
 void via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_wire_hdr *h);
-/**
- * Hold a send-queue completion (it waits for @p wait, or only for its turn);
- * the caller has checked via_sq_room(). @p status carries the op bits.
- */
-struct via_sq_pending *via_sq_hold(struct via_vi *vi, const struct via_wqe *w,
-				   enum via_sq_wait wait, uint32_t len, uint32_t imm,
-				   uint32_t status);
-/** Whether completions are held: later ones must queue behind them. */
-bool via_sq_held(const struct via_vi *vi);
-/** Complete the held completions at the head that are ready. */
-void via_sq_drain(struct viad *d, struct via_vi *vi);
-/**
- * Complete every held completion now: those only waiting for their turn as
- * they are, the first one waiting for the peer with @p status, the rest
- * DESC_FLUSHED (VIA §2.5.3, §4.2).
- */
-void via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status);
-/** The held RDMA Read whose answer is @p msg_id, or NULL. */
-struct via_sq_pending *via_sq_read(struct via_vi *vi, uint32_t msg_id);
 /** Receiver: whether frame @p h is the next in order (else drop it). */
 bool via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h);
 /** Receiver: refuse frame @p h with @p status and break the connection. */
@@ -121,7 +324,7 @@ void via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr 
 		   struct via_poll_stats *st);
 /** Per iteration: send a due ACK, run the retransmission timer. */
 void via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_stats *st);
-/** Break the connection (VIA §2.5.2): Error state, outstanding sends fail. */
+/** Break the connection (VIA §2.5.2): logged, then handed up (via_events::conn_broken). */
 void via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why);
 /** Drop the transport state: unacknowledged frames are freed. */
 void via_rel_reset(struct via_vi *vi);
@@ -167,11 +370,13 @@ struct rte_mempool *via_nics_pool(void);
 /** The pool of zero-copy frames' data segments: mbufs without a data room (nic.c). */
 struct rte_mempool *via_nics_zc_pool(void);
 
-/** A CM frame from the wire, already validated (cm.c). */
-void via_cm_input(struct viad *d, struct via_nic *nic, const uint8_t *src_mac,
-		  const struct via_wire_hdr *h);
-
 /* ---- cm.c: control-thread entry points (return -errno, or VIA_CTL_DEFERRED) */
+
+/**
+ * Control thread: the connection-manager frames the shards handed over
+ * (viad.cm_inbox; the name says which inbox it drains).
+ */
+void via_dp_cm_input(struct viad *d);
 
 int via_cm_wait(struct viad *d, struct via_session *s, const struct via_ctl_conn_wait_req *q,
 		uint32_t seq, struct via_ctl_conn_wait_rep *rep);
@@ -185,14 +390,14 @@ int via_cm_peer_request(struct viad *d, struct via_session *s,
 int via_cm_peer_done(struct viad *d, struct via_session *s, uint32_t vi, uint32_t seq,
 		     struct via_ctl_vi_attr *attr);
 int via_cm_disconnect(struct viad *d, struct via_session *s, uint32_t vi);
-/** The port of @p nic lost its link: every connection on it is lost. */
-void via_cm_link_down(struct viad *d, struct via_nic *nic);
+/** Name of a requester state, for telemetry. */
+const char *via_cm_state_name(enum via_cm_state state);
 
 /* ---- nic.c ------------------------------------------------------------- */
 
 /**
  * Watch the ports' links (called by the control thread, lock held): a link
- * that went down breaks the connections on its NIC.
+ * that went down is handed up (via_events::link_down).
  * @return ms until it wants to look again
  */
 int via_nics_watch(struct viad *d, uint64_t now);

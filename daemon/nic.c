@@ -22,8 +22,6 @@
 #include "via_fault.h"
 
 #define NB_MBUFS 8191
-#define LOOPBACK_DEFAULT_MTU 9000
-#define XDP_HEADROOM 256
 #define MBUF_CACHE 256
 
 static struct rte_mempool *mbuf_pool;
@@ -96,12 +94,12 @@ nic_info_fill(struct viad *d, struct via_nic *nic, const char *name)
 	i->rdma_read_support = 1;
 }
 
+/* The glue's view of port @p pc; @p fc and @p mac are where its pointers go. */
 static int
-nic_open(struct viad *d, const struct via_port_conf *pc)
+glue_conf(const struct via_port_conf *pc, struct via_glue_port_conf *gc,
+	  struct via_fault_conf *fc, struct rte_ether_addr *mac)
 {
-	struct via_nic *nic = &d->nics[d->nb_nics];
-	struct rte_ether_addr mac;
-	struct via_fault_conf fc = {
+	*fc = (struct via_fault_conf){
 		.rx = { .drop_ppm = pc->rx_drop, .dup_ppm = pc->rx_dup, .reorder_ppm = pc->rx_reorder,
 			.corrupt_ppm = pc->rx_corrupt, .delay_ppm = pc->rx_delay },
 		.tx = { .drop_ppm = pc->tx_drop, .dup_ppm = pc->tx_dup, .reorder_ppm = pc->tx_reorder,
@@ -109,8 +107,8 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 		.delay_us = pc->delay_us, .corrupt_bits = pc->corrupt_bits,
 		.corrupt_where = pc->corrupt_where, .seed = pc->seed,
 	};
-	struct via_glue_port_conf gc = {
-		.faults = &fc,
+	*gc = (struct via_glue_port_conf){
+		.faults = fc,
 		.inner_glue = pc->inner[0] ? pc->inner : NULL,
 		.name = pc->name,
 		.devargs = pc->devargs[0] ? pc->devargs : NULL,
@@ -122,14 +120,24 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 		.mp = mbuf_pool,
 		.socket_id = (int)rte_socket_id(),
 	};
+	if (pc->mac[0] != '\0') {
+		if (via_parse_mac(pc->mac, mac->addr_bytes) != 0)
+			return -EINVAL;
+		gc->mac = mac;
+	}
+	return 0;
+}
+
+static int
+nic_open(struct viad *d, const struct via_port_conf *pc)
+{
+	struct via_nic *nic = &d->nics[d->nb_nics];
+	struct via_glue_port_conf gc;
+	struct via_fault_conf fc;
+	struct rte_ether_addr mac;
 	int rc;
 
-	if (pc->mac[0] != '\0') {
-		if (via_parse_mac(pc->mac, mac.addr_bytes) != 0)
-			return -EINVAL;
-		gc.mac = &mac;
-	}
-	rc = nic_glue_load(d, pc);
+	rc = glue_conf(pc, &gc, &fc, &mac);
 	if (rc == 0)
 		rc = via_port_open(&nic->port, pc->glue, &gc);
 	if (rc != 0) {
@@ -145,11 +153,9 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 	}
 	nic->d = d;
 	nic->index = (uint16_t)d->nb_nics;
-	nic->loopback = strcmp(base_glue(pc), "loopback") == 0;
-	/* frames to the NIC's own address go through a faulty port, so that
-	 * one viad can exercise the fault injection on itself */
-	nic->self_via_port = nic->port->self_via_port;
-	nic->tx_zero_copy = nic->port->tx_by_va;
+	/* what the glue says it is (enum via_port_cap), never its name */
+	nic->caps = via_port_caps(nic->port);
+	nic->loopback = nic->caps & VIA_PORT_CAP_LOOPBACK;
 	{
 		struct via_port_link link = { 0 };
 
@@ -160,7 +166,8 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 	d->nb_nics++;
 	VLOG_INFO("NIC %s: glue %s, MAC " RTE_ETHER_ADDR_PRT_FMT ", MTU %u, zero-copy transmit %s",
 		  pc->name, pc->glue, RTE_ETHER_ADDR_BYTES(via_port_mac(nic->port)), nic->info.mtu,
-		  nic->tx_zero_copy ? "from provider memory" : "off (the port needs its own buffers)");
+		  nic->caps & VIA_PORT_CAP_TX_BY_VA ? "from provider memory"
+						    : "off (the port needs its own buffers)");
 	return 0;
 }
 
@@ -179,16 +186,27 @@ via_nics_open(struct viad *d)
 		ports = &implicit_loopback;
 		nb = 1;
 	}
-	/* one mbuf holds a whole frame of the largest MTU configured (the
-	 * loopback glue's default MTU is jumbo) */
+	/* one mbuf holds a whole frame of the largest MTU configured, after
+	 * the headroom its port wants (the glue says, via_glue_needs()) */
 	for (i = 0; i < nb; i++) {
-		uint32_t mtu = ports[i].mtu ? ports[i].mtu
-			       : strcmp(base_glue(&ports[i]), "loopback") == 0 ? LOOPBACK_DEFAULT_MTU
-										: RTE_ETHER_MTU;
-		/* AF_XDP places frames after XDP_PACKET_HEADROOM in the mbuf */
-		uint32_t xdp = strstr(ports[i].devargs, "af_xdp") != NULL ? XDP_HEADROOM : 0;
-		uint32_t need = RTE_PKTMBUF_HEADROOM + xdp + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + mtu;
+		struct via_glue_port_conf gc;
+		struct via_fault_conf fc;
+		struct via_port_needs needs;
+		struct rte_ether_addr mac;
+		uint32_t need;
 
+		rc = nic_glue_load(d, &ports[i]);
+		if (rc == 0)
+			rc = glue_conf(&ports[i], &gc, &fc, &mac);
+		if (rc == 0)
+			rc = via_glue_needs(ports[i].glue, &gc, &needs);
+		if (rc != 0) {
+			VLOG_ERR("port %s (%s %s): open failed: %s", ports[i].name, ports[i].glue,
+				 ports[i].devargs, strerror(-rc));
+			return rc;
+		}
+		need = RTE_PKTMBUF_HEADROOM + needs.headroom + RTE_ETHER_HDR_LEN +
+		       RTE_ETHER_CRC_LEN + needs.mtu;
 		if (need > room)
 			room = need;
 	}
@@ -243,7 +261,7 @@ via_nics_watch(struct viad *d, uint64_t now)
 		nic->link_up = link.up;
 		VLOG_WARN("NIC %s: link %s", nic->info.name, link.up ? "up" : "down");
 		if (!link.up)
-			via_cm_link_down(d, nic);
+			d->ev.link_down(d, nic);
 	}
 	return LINK_WATCH_MS;
 }

@@ -3,7 +3,7 @@
  * Poll lcores: the "NIC" of VIA §11. Worker lcore N runs shard N of the
  * data path (dp.c; struct via_shard): receive queue N of every port that
  * has one, its inbox and its VIs, under the shard's lock, dropped between
- * iterations.
+ * iterations; and the accounting of pollers that sleep.
  *
  * Idle policy (viad.conf poll_mode): busy spins forever; backoff spins for
  * idle_spin_us after the last work, then sleeps idle_sleep_us per empty
@@ -18,10 +18,80 @@
 #include <rte_cycles.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "dp.h"
 
 static struct via_poll_stats poll_stats[RTE_MAX_LCORE];
+
+/*
+ * One more (@p delta 1) or one fewer (-1) poller asleep: every client's
+ * segment says how many (via_abi.h poller_asleep, NEED_WAKEUP). Under
+ * sleep_lock, so that the last count stored is the true one.
+ */
+static void
+count_asleep(struct viad *d, int delta)
+{
+	struct via_session *s;
+	uint32_t n;
+
+	via_dp_lock(&d->sleep_lock);
+	n = d->poller_asleep + (uint32_t)delta;
+	__atomic_store_n(&d->poller_asleep, n, __ATOMIC_SEQ_CST);
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		if (s->opened)
+			__atomic_store_n(&((struct via_shm_header *)s->seg.va)->poller_asleep, n,
+					 __ATOMIC_SEQ_CST);
+	}
+	via_dp_unlock(&d->sleep_lock);
+}
+
+/*
+ * Adaptive polling (NEED_WAKEUP): tell every client one more poller is
+ * about to sleep, then look at shard @p me's doorbells and inbox one last
+ * time; the orderings are via_abi.h's (poller_asleep). Called with the
+ * shard's lock held.
+ * @return how long the poller may sleep in microseconds, 0 if there is work
+ *         (the sleep then does not happen; end_sleep() all the same)
+ */
+static uint32_t
+prepare_sleep(struct viad *d, struct via_shard *me)
+{
+	uint32_t us = d->conf.adaptive_timeout_us;
+	struct via_session *s;
+	unsigned i;
+
+	/* the count first, then the last look (seq_cst both): a client that
+	 * rang after our look sees the count and writes the eventfd */
+	count_asleep(d, 1);
+	if (!rte_ring_empty(me->inbox) || via_zc_pending(me))
+		return 0;
+	for (i = 0; me->index == 0 && i < d->nb_nics; i++) {
+		if (!rte_ring_empty(d->nics[i].backlog))
+			return 0;
+	}
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		if (!s->opened)
+			continue;
+		for (i = 0; i < via_bell_summary_words(s->bell_words_live); i++) {
+			if (__atomic_load_n(&s->bell_summary[i], __ATOMIC_SEQ_CST) &
+			    me->bell_masks[i])
+				return 0;
+		}
+	}
+	/* reliable connections keep timers: wake up in time for them */
+	if (!TAILQ_EMPTY(&me->rel_vis))
+		us = RTE_MIN(us, d->conf.rel_rto_min_us);
+	return us;
+}
+
+/* The poller is awake again. @return how many others still sleep */
+static uint32_t
+end_sleep(struct viad *d)
+{
+	count_asleep(d, -1);
+	return __atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST);
+}
 
 /* Nothing to do for a while: sleep as poll_mode says. */
 static void
@@ -38,7 +108,7 @@ idle(struct viad *d, struct via_shard *me)
 		return;
 	}
 	via_dp_lock(&me->lock);
-	us = via_dp_prepare_sleep(d, me);
+	us = prepare_sleep(d, me);
 	via_dp_unlock(&me->lock);
 	if (us > 0) {
 		/* until a client rings (it writes the eventfd only because it
@@ -49,7 +119,7 @@ idle(struct viad *d, struct via_shard *me)
 		woken = ppoll(&p, 1, &ts, NULL) > 0 && read(d->wake_fd, &n, sizeof(n)) > 0;
 	}
 	via_dp_lock(&me->lock);
-	others = via_dp_end_sleep(d);
+	others = end_sleep(d);
 	via_dp_unlock(&me->lock);
 	/* one eventfd for all: the wake-up may have been for a VI of another
 	 * sleeping shard, so pass it on; each passes it once, so every sleeper

@@ -15,7 +15,10 @@
  *
  * Completion: Reliable Delivery completes a send once transmitted; Reliable
  * Reception when the ACK covering its last frame arrives, i.e. once the data
- * is placed at the other end (Table 1).
+ * is placed at the other end (Table 1): the ACK tells the completer
+ * (dp_comp.c), which holds the completions. A broken connection and a
+ * refused frame go up as events (struct via_events): the transport calls
+ * only the completer and the frame layer below it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,7 +31,6 @@
 
 #include "dp.h"
 
-#define REL_MIN_WINDOW   64      /* frames in flight per VI, at least */
 #define REL_DUPACKS      3       /* duplicate ACKs that trigger a retransmission */
 
 static uint64_t
@@ -37,53 +39,26 @@ us_to_cycles(uint32_t us)
 	return rte_get_timer_hz() / 1000000 * us;
 }
 
-/* Frames of one message of the largest size the VI may send. */
-static uint32_t
-frames_per_message(const struct via_vi *vi)
-{
-	uint32_t chunk = vi->conn.frame_payload ? vi->conn.frame_payload
-						: via_dp_frame_payload(vi->owner->nic);
-
-	return vi->attr.max_transfer / chunk + 1;
-}
-
 bool
-via_sq_room(struct via_vi *vi)
+via_rel_room(struct via_vi *vi)
 {
 	struct via_vi_rel *r = &vi->rel;
-	uint32_t need = frames_per_message(vi);
+	uint32_t need = via_net_msg_frames(vi);
 
-	/* sized at the first send: a VI whose messages grew since (new
-	 * attributes, a smaller frame payload of a new connection) gets
-	 * larger ones once they are empty, or it could never send (pend_size
-	 * is a power of two: 2 * need above it is a larger size below) */
-	if (r->pend != NULL && 2 * need > r->pend_size && r->pend_head == r->pend_tail &&
-	    r->snd_una == r->snd_nxt) {
-		free(r->pend);
+	/* sized at the first send, like the held completions (dp_comp.c): an
+	 * empty window too small for the VI's messages now is made anew */
+	if (r->win != NULL && 2 * need > r->win_size && r->snd_una == r->snd_nxt) {
 		free(r->win);
-		r->pend = NULL;
 		r->win = NULL;
-		r->pend_size = r->win_size = 0;
+		r->win_size = 0;
 	}
-	if (r->pend == NULL) {
-		/* a message is a frame at least: as many held completions as
-		 * frames in flight; every level holds some (zero copy, zc.c) */
-		uint32_t size = via_pow2_ceil(RTE_MAX(2 * need, (uint32_t)REL_MIN_WINDOW));
-
-		r->pend = calloc(size, sizeof(*r->pend));
-		if (r->pend == NULL)
-			return false;
-		r->pend_size = size;
-	}
-	if (r->pend_tail - r->pend_head >= r->pend_size)
-		return false;
-	if (!via_rel_level(vi))
-		return true;
 	if (r->win == NULL) {
-		r->win = calloc(r->pend_size, sizeof(*r->win));
+		uint32_t size = via_net_queue_size(vi);
+
+		r->win = calloc(size, sizeof(*r->win));
 		if (r->win == NULL)
 			return false;
-		r->win_size = r->pend_size;
+		r->win_size = size;
 	}
 	return r->snd_nxt - r->snd_una + need <= r->win_size;
 }
@@ -106,107 +81,6 @@ via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_
 	r->snd_nxt++;
 }
 
-/* ---- held send-queue completions ------------------------------------------ */
-
-static struct via_sq_pending *
-pend_at(struct via_vi_rel *r, uint32_t i)
-{
-	return &r->pend[i & (r->pend_size - 1)];
-}
-
-struct via_sq_pending *
-via_sq_hold(struct via_vi *vi, const struct via_wqe *w, enum via_sq_wait wait, uint32_t len,
-	    uint32_t imm, uint32_t status)
-{
-	struct via_vi_rel *r = &vi->rel;
-	struct via_sq_pending *p = pend_at(r, r->pend_tail++);
-
-	memset(p, 0, sizeof(*p));
-	p->wqe = *w;
-	p->wait = (uint8_t)wait;
-	/* VIA_SQ_ACK: everything sent so far; no frames of its own until the
-	 * caller says where they start */
-	p->start_seq = p->end_seq = r->snd_nxt;
-	p->len = len;
-	p->imm = imm;
-	p->status = status;
-	return p;
-}
-
-bool
-via_sq_held(const struct via_vi *vi)
-{
-	return vi->rel.pend_head != vi->rel.pend_tail;
-}
-
-static void
-pend_complete(struct viad *d, struct via_vi *vi, struct via_sq_pending *p, uint32_t status)
-{
-	if (p->wait == VIA_SQ_READ)
-		vi->rel.reads--;
-	free(p->segs);
-	p->segs = NULL;
-	via_dp_complete_send(d, vi, &p->wqe, !p->no_desc,
-			     status & VIP_STATUS_ERROR_MASK ? 0 : p->len, p->imm, status);
-}
-
-void
-via_sq_drain(struct viad *d, struct via_vi *vi)
-{
-	struct via_vi_rel *r = &vi->rel;
-
-	while (r->pend_head != r->pend_tail) {
-		struct via_sq_pending *p = pend_at(r, r->pend_head);
-
-		if (p->wait != VIA_SQ_READY || p->zc != NULL)
-			break;
-		r->pend_head++;
-		pend_complete(d, vi, p, p->status);
-	}
-}
-
-void
-via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status)
-{
-	struct via_vi_rel *r = &vi->rel;
-	bool first = true;
-
-	/* VIA §2.5.3, Table 1: the first outstanding send carries the error,
-	 * the others were not delivered; those only held for order did finish,
-	 * and one that a NAK answered has its own error already (§10.2) */
-	while (r->pend_head != r->pend_tail) {
-		struct via_sq_pending *p = pend_at(r, r->pend_head++);
-		uint32_t op = p->status & VIP_STATUS_OP_MASK;
-
-		/* the completion goes now, frames still in flight or not: the
-		 * buffer is the client's again (design.md section 9, on what
-		 * such frames may still deliver) */
-		via_zc_orphan(p);
-		if (p->wait == VIA_SQ_READY || (p->status & VIP_STATUS_ERROR_MASK)) {
-			first &= p->wait == VIA_SQ_READY;
-			pend_complete(d, vi, p, p->status);
-			continue;
-		}
-		pend_complete(d, vi, p, op | (first ? status : VIP_STATUS_DESC_FLUSHED_ERROR));
-		first = false;
-	}
-}
-
-struct via_sq_pending *
-via_sq_read(struct via_vi *vi, uint32_t msg_id)
-{
-	struct via_vi_rel *r = &vi->rel;
-	uint32_t i;
-
-	for (i = r->pend_head; i != r->pend_tail; i++) {
-		struct via_sq_pending *p = pend_at(r, i);
-
-		if (p->wait == VIA_SQ_READ && p->msg_id == msg_id)
-			return p;
-	}
-	return NULL;
-}
-
 static void
 send_xport(struct via_vi *vi, uint8_t op, uint16_t flags, uint32_t seq, uint32_t status)
 {
@@ -220,7 +94,6 @@ static void
 acked(struct viad *d, struct via_vi *vi, uint32_t ack)
 {
 	struct via_vi_rel *r = &vi->rel;
-	uint32_t i;
 
 	while (r->snd_una != ack) {
 		struct rte_mbuf **slot = &r->win[r->snd_una & (r->win_size - 1)];
@@ -229,13 +102,7 @@ acked(struct viad *d, struct via_vi *vi, uint32_t ack)
 		*slot = NULL;
 		r->snd_una++;
 	}
-	for (i = r->pend_head; i != r->pend_tail; i++) {
-		struct via_sq_pending *p = pend_at(r, i);
-
-		if (p->wait == VIA_SQ_ACK && (int32_t)(ack - p->end_seq) >= 0)
-			p->wait = VIA_SQ_READY;
-	}
-	via_sq_drain(d, vi);
+	via_sq_acked(d, vi, ack);
 	r->retries = 0;
 	r->dupacks = 0;
 	r->recovering = false;
@@ -264,30 +131,7 @@ void
 via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why)
 {
 	VLOG_INFO("VI %u: connection broken: %s", vi->id, why);
-	via_dp_tx_cut(vi);
-	via_vi_set_state(vi, VIP_STATE_ERROR, why);
-	via_sq_flush(d, vi, status);
-	/* the peer is told, should it be there to hear it */
-	via_dp_send_ctrl(vi->owner->nic, vi->conn.remote_mac, VIA_OP_DISC, 0, vi->conn.remote_vi,
-			 vi->id, vi->conn.id, NULL, 0);
-	via_dp_flush(d, vi);
-	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);
-}
-
-/* The held completion still waiting for the peer whose frames include @p seq, or NULL. */
-static struct via_sq_pending *
-pend_of_seq(struct via_vi_rel *r, uint32_t seq)
-{
-	uint32_t i;
-
-	for (i = r->pend_head; i != r->pend_tail; i++) {
-		struct via_sq_pending *p = pend_at(r, i);
-
-		if (p->wait != VIA_SQ_READY && (int32_t)(seq - p->start_seq) >= 0 &&
-		    (int32_t)(seq - p->end_seq) < 0)
-			return p;
-	}
-	return NULL;
+	d->ev.conn_broken(d, vi, status, why);
 }
 
 bool
@@ -302,10 +146,10 @@ via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h)
 		/* a gap: say so at once, not once per iteration, so that the
 		 * sender's duplicate ACKs add up before its timer does */
 		if ((int32_t)(via_wire_seq(h) - r->rcv_nxt) > 0) {
-			via_poll_stats_here()->frames_out_of_order++;
+			via_dp_stats()->frames_out_of_order++;
 			send_xport(vi, VIA_OP_ACK, 0, r->rcv_nxt, 0);
 		} else {
-			via_poll_stats_here()->frames_duplicate++;
+			via_dp_stats()->frames_duplicate++;
 		}
 		return false;
 	}
@@ -353,11 +197,11 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 		 * arrived, that one and what follows did not */
 		if ((int32_t)(ack - r->snd_una) >= 0 && (int32_t)(r->snd_nxt - ack) > 0)
 			acked(d, vi, ack);
-		via_dp_tx_cut(vi);
+		d->ev.tx_cut(vi);
 		/* §10.2: the refusal is the operation's that sent frame seq, not
 		 * whichever completion waits first (an RDMA Read there has its
 		 * own answer to wait for) */
-		p = pend_of_seq(r, ack);
+		p = via_sq_of_seq(vi, ack);
 		if (p != NULL)
 			p->status |= err ? err : VIP_STATUS_REMOTE_DESC_ERROR;
 		else if (op == VIP_STATUS_OP_RDMA_WRITE && !(status & VIP_STATUS_IMMEDIATE))
@@ -433,19 +277,7 @@ via_rel_reset(struct via_vi *vi)
 			*slot = NULL;
 		}
 	}
-	for (; r->pend_head != r->pend_tail; r->pend_head++) {
-		struct via_sq_pending *p = pend_at(r, r->pend_head);
-
-		via_zc_orphan(p);
-		free(p->segs);
-		p->segs = NULL;
-	}
-	for (; r->resp_head != r->resp_tail; r->resp_head++)
-		via_zc_drop(&r->resp[r->resp_head % VIA_MAX_READS].zc);
 	r->snd_una = r->snd_nxt = r->rcv_nxt = 0;
-	r->pend_head = r->pend_tail = 0;
-	r->reads = 0;
-	r->resp_head = r->resp_tail = 0;
 	r->rto_at = 0;
 	r->retries = r->dupacks = 0;
 	r->recovering = false;

@@ -279,8 +279,9 @@ port_dict(const struct viad *d, const struct via_nic *nic)
 	rte_tel_data_add_dict_u64(p, "tx_errors", pi.tx_errors);
 	/* frames the port did not take yet: a backlog that stays full drops */
 	rte_tel_data_add_dict_u64(p, "tx_backlog", rte_ring_count(nic->backlog));
-	rte_tel_data_add_dict_int(p, "own_address_via_port", nic->self_via_port);
-	rte_tel_data_add_dict_int(p, "tx_zero_copy", nic->tx_zero_copy);
+	rte_tel_data_add_dict_int(p, "own_address_via_port",
+				  (nic->caps & VIA_PORT_CAP_SELF_VIA_PORT) != 0);
+	rte_tel_data_add_dict_int(p, "tx_zero_copy", (nic->caps & VIA_PORT_CAP_TX_BY_VA) != 0);
 	rte_tel_data_add_dict_u64(p, "sessions", sessions);
 	return p;
 }
@@ -524,10 +525,12 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "send_posted", wq_posted(vi, VIA_WQ_SEND));
 	rte_tel_data_add_dict_u64(r, "recv_posted", wq_posted(vi, VIA_WQ_RECV));
 	rte_tel_data_add_dict_int(r, "sending", vi->tx.active);
-	rte_tel_data_add_dict_int(r, "receiving", vi->rx.in_msg);
+	rte_tel_data_add_dict_int(r, "receiving", vi->rx.state != VIA_RX_IDLE);
+	rte_tel_data_add_dict_string(r, "rx_state", via_rx_state_name(vi->rx.state));
 	/* the connection (VIA §4): who is at the other end */
 	rte_tel_data_add_dict_u64(r, "conn_id", vi->conn.id);
-	rte_tel_data_add_dict_int(r, "requesting", vi->conn.requesting);
+	rte_tel_data_add_dict_int(r, "requesting", via_cm_requesting(vi));
+	rte_tel_data_add_dict_string(r, "cm_state", via_cm_state_name(vi->conn.cm_state));
 	add_mac(r, "remote_mac", vi->conn.remote_mac);
 	rte_tel_data_add_dict_u64(r, "remote_vi", vi->conn.remote_vi);
 	add_disc(r, "local_disc", &vi->conn.local);
@@ -544,9 +547,9 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "rto_us", rel->rto_us);
 	rte_tel_data_add_dict_u64(r, "retries", rel->retries);
 	rte_tel_data_add_dict_int(r, "probing", rel->probing);
-	rte_tel_data_add_dict_u64(r, "completions_held", rel->pend_tail - rel->pend_head);
-	rte_tel_data_add_dict_u64(r, "reads_outstanding", rel->reads);
-	rte_tel_data_add_dict_u64(r, "reads_to_answer", rel->resp_tail - rel->resp_head);
+	rte_tel_data_add_dict_u64(r, "completions_held", vi->sq.tail - vi->sq.head);
+	rte_tel_data_add_dict_u64(r, "reads_outstanding", vi->sq.reads);
+	rte_tel_data_add_dict_u64(r, "reads_to_answer", vi->answers.tail - vi->answers.head);
 	tel_leave();
 	return 0;
 }
@@ -608,7 +611,7 @@ vi_connected(const void *obj, uint32_t unused)
 	const struct via_vi *vi = obj;
 
 	(void)unused;
-	return vi->state != VIP_STATE_IDLE || vi->conn.requesting;
+	return vi->state != VIP_STATE_IDLE || via_cm_requesting(vi);
 }
 
 static int

@@ -195,7 +195,7 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 	free(vi->rx.segs);
 	free(vi->tx.segs);
 	free(vi->rel.win);     /* emptied of frames by via_dp_vi_reset */
-	free(vi->rel.pend);
+	free(vi->sq.pend);
 	free(vi);
 }
 

@@ -3,8 +3,9 @@
  * @file
  * viad internals: the daemon context and its objects (one file each:
  * session.c, ptag.c, mr.c, pmem.c, cq.c, vi.c), the connection manager
- * (cm.c) and the data path (dp.c). The control thread and the poll lcores
- * share them under the shards' data-path locks (struct via_shard).
+ * (cm.c) and the data path (dp.c and the files dp.h lists). The control
+ * thread and the poll lcores share them under the shards' data-path locks
+ * (struct via_shard).
  *
  * Errors are -errno throughout; ctl.c maps them to replies and the library
  * maps replies to VIP_RETURN codes.
@@ -229,14 +230,14 @@ struct via_nic {
 	struct viad *d;
 	uint16_t index;          /**< in viad.nics; carried in mbuf->port between shards */
 	struct via_ctl_nic_info info;
-	bool loopback;
+	bool loopback;           /**< VIA_PORT_CAP_LOOPBACK: named /dev/via_lo */
 	struct via_dp_lock tx_lock; /**< the port's transmit queue 0 and @c backlog */
 	struct rte_ring *backlog; /**< frames the port did not take yet, in order */
 	bool link_up;            /**< as last seen by via_nics_watch() */
-	bool self_via_port;      /**< own-address frames take the port, not an inbox */
-	/** the port's transmit copies chained frames by virtual address:
-	 *  frames may point into provider memory (zc.c) */
-	bool tx_zero_copy;
+	/** its port's enum via_port_cap bits (via_glue.h): own-address frames
+	 *  through the port, a transmit kick, frames that may point into
+	 *  provider memory (zc.c), a loopback */
+	uint32_t caps;
 };
 
 TAILQ_HEAD(via_vi_list, via_vi);
@@ -271,6 +272,32 @@ struct via_shard {
 	struct via_zc *zc_free;       /**< spare trackers, under the shard's lock */
 } __attribute__((aligned(64)));
 
+struct via_vi;
+
+/**
+ * Events handed up (rxe style): the transport, the zero-copy trackers, the
+ * connection manager and the link watch tell the files above them through
+ * this table (struct viad::ev) instead of calling them. dp.c fills it at
+ * via_dp_init(), cm.c its link_down at via_cm_init().
+ */
+struct via_events {
+	/** rel.c: the connection of @p vi broke (VIA §2.5.2): Error state,
+	 *  every outstanding send fails (the first with @p status), the peer
+	 *  is told; already logged with @p why */
+	void (*conn_broken)(struct viad *d, struct via_vi *vi, uint32_t status, const char *why);
+	/** rel.c: the peer refused a frame: the message being framed stops
+	 *  and waits, like one framed whole, for the break that follows */
+	void (*tx_cut)(struct via_vi *vi);
+	/** zc.c: the frames a held send completion waited for were freed */
+	void (*sq_released)(struct viad *d, struct via_vi *vi);
+	/** cm.c: the connection ended (VIA §4.2): both queues flushed */
+	void (*conn_ended)(struct viad *d, struct via_vi *vi);
+	/** cm.c: a new connection starts: the data path forgets the old one */
+	void (*conn_reset)(struct via_vi *vi);
+	/** nic.c: the port of @p nic lost its link (cm.c breaks its connections) */
+	void (*link_down)(struct viad *d, struct via_nic *nic);
+};
+
 struct viad {
 	struct via_conf conf;
 	struct via_hosts *hosts;
@@ -296,6 +323,7 @@ struct viad {
 	struct via_dp_lock sleep_lock;      /**< orders changes of poller_asleep */
 	uint32_t poller_asleep;             /**< pollers asleep (adaptive mode) */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
+	struct via_events ev;               /**< events handed up (dp.h, the layers) */
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
 };
 
@@ -554,6 +582,20 @@ struct via_cq *via_cq_get(struct viad *d, struct via_session *s, uint32_t id);
 
 /* ---- vi.c ------------------------------------------------------------- */
 
+/**
+ * The requester's side of connection establishment of a VI (cm.c, one
+ * function per state; VIA §4.1, §9.4.4 and the peer calls of vipl.h).
+ */
+enum via_cm_state {
+	VIA_CM_IDLE,            /**< no request of its own outstanding */
+	VIA_CM_REQUESTING,      /**< VipConnectRequest: CONN_REQ every cm_retry_ms until
+				 *   an answer, the CONN_NOMATCH grace or the Timeout */
+	VIA_CM_PEER_REQUESTING, /**< VipConnectPeerRequest: the same, and the peer's own
+				 *   request connects it too; no CONN_NOMATCH grace */
+	VIA_CM_PEER_DONE,       /**< the peer request ended: its result waits for
+				 *   VipConnectPeerDone or VipConnectPeerWait */
+};
+
 /** The connection of a VI (VIA §4): who is at the other end. */
 struct via_vi_conn {
 	uint32_t id;              /**< connection identifier; 0 = none */
@@ -565,8 +607,7 @@ struct via_vi_conn {
 	uint32_t max_transfer;
 	struct via_ctl_vi_attr remote_attr;
 	/* requester side while Pending Connect (cm.c) */
-	bool requesting;
-	bool peer;                /**< VipConnectPeerRequest */
+	enum via_cm_state cm_state;
 	int result;               /**< how the last attempt ended: 0 connected, or -errno */
 	uint64_t nomatch_since_ms; /**< the first CONN_NOMATCH answer came (0: none) */
 	uint32_t reply_seq;       /**< deferred CONN_REQUEST / PEER_WAIT to answer */
@@ -576,10 +617,18 @@ struct via_vi_conn {
 	struct via_ctl_addr local, remote;
 };
 
+/** Receive reassembly of a VI (dp_resp.c, one function per state). */
+enum via_rx_state {
+	VIA_RX_IDLE,     /**< between messages: waits for the first frame of one (§6.4.1) */
+	VIA_RX_MESSAGE,  /**< frames of msg_id land in the receive descriptor it took: a
+			  *   Send, or an RDMA Write with immediate data (§10.2 bit 2) */
+	VIA_RX_WRITE,    /**< frames of msg_id, an RDMA Write without immediate data,
+			  *   land in its target region; no descriptor (§6.3.2) */
+};
+
 /** Receive-side state of a VI: the descriptor a message is landing in. */
 struct via_vi_rx {
-	bool have_desc;            /**< a receive descriptor is taken from the ring */
-	bool in_msg;               /**< frames of msg_id are being placed */
+	enum via_rx_state state;
 	bool delivered_any;
 	uint32_t msg_id;
 	uint32_t expected_off;
@@ -686,12 +735,23 @@ struct via_vi_rel {
 	bool probing;              /**< a keepalive probe is unanswered */
 	uint64_t heard_at;         /**< timer cycles: last valid frame from the peer */
 	uint32_t rcv_nxt;          /**< receiver: next frame expected */
-	struct via_sq_pending *pend;   /**< held send completions, FIFO (every level) */
-	uint32_t pend_head, pend_tail; /**< free-running; capacity pend_size */
-	uint32_t pend_size;            /**< power of two; 0 until the first send */
-	uint32_t reads;                /**< RDMA Reads waiting for their answer */
-	struct via_rdma_resp resp[VIA_MAX_READS];  /**< reads to answer, FIFO */
-	uint32_t resp_head, resp_tail;
+};
+
+/**
+ * The send queue's held completions (dp_comp.c), a FIFO on every
+ * reliability level: completions leave in posting order.
+ */
+struct via_vi_sq {
+	struct via_sq_pending *pend;
+	uint32_t head, tail;       /**< free-running; capacity @c size */
+	uint32_t size;             /**< power of two; 0 until the first send */
+	uint32_t reads;            /**< RDMA Reads waiting for their answer */
+};
+
+/** The peer's RDMA Reads this VI answers, oldest first (dp_resp.c). */
+struct via_vi_reads {
+	struct via_rdma_resp q[VIA_MAX_READS];
+	uint32_t head, tail;       /**< free-running */
 };
 
 struct via_vi {
@@ -714,6 +774,8 @@ struct via_vi {
 	struct via_vi_conn conn;
 	struct via_vi_rx rx;
 	struct via_vi_rel rel;
+	struct via_vi_sq sq;
+	struct via_vi_reads answers;
 	struct via_vi_tx tx;
 	uint32_t tx_msg_id;
 	uint32_t tx_seq;
@@ -731,6 +793,14 @@ struct via_vi {
 	struct via_ring wq[VIA_WQ_COUNT];  /**< viad's consumer views */
 	struct via_shm_vi *sh;
 };
+
+/** Whether @p vi has a connection request out (VIA_CM_REQUESTING or _PEER_REQUESTING). */
+static inline bool
+via_cm_requesting(const struct via_vi *vi)
+{
+	return vi->conn.cm_state == VIA_CM_REQUESTING ||
+	       vi->conn.cm_state == VIA_CM_PEER_REQUESTING;
+}
 
 /**
  * @return 0; -ENOENT (bad CQ id); -EPROTONOSUPPORT (reliability level);

@@ -16,7 +16,7 @@
  * whatever thread frees it (a port's transmit, another shard's receive, an
  * ACK that empties the reliable window), runs zc_released(), which pushes
  * the tracker onto its shard's lock-free stack. The shard reaps the stack
- * under its own lock and lets the held completion go (rel.c's pend FIFO,
+ * under its own lock and lets the held completion go (dp_comp.c's FIFO,
  * so the send queue's order holds). A tracker also pins its allocation:
  * VipDpdkFreeMem while frames are in flight unmaps it at the last unpin.
  *
@@ -62,7 +62,7 @@ zc_released(void *addr __rte_unused, void *opaque)
 	while (!__atomic_compare_exchange_n(&sh->zc_released, &head, zc, true, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED));
 	/* the push before the look at poller_asleep (StoreLoad), against
-	 * via_dp_prepare_sleep()'s count before its look at the stack */
+	 * poll.c's count of sleepers before its look at the stack */
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST) != 0)
 		eventfd_write(d->wake_fd, 1);
@@ -118,7 +118,7 @@ via_zc_attach(struct via_zc *zc, void *va, uint16_t len)
 
 	if (m == NULL)
 		return NULL;
-	/* the port reads it by virtual address (nic->tx_zero_copy): no IOVA */
+	/* the port reads it by virtual address (VIA_PORT_CAP_TX_BY_VA): no IOVA */
 	rte_pktmbuf_attach_extbuf(m, va, RTE_BAD_IOVA, len, &zc->shinfo);
 	rte_mbuf_ext_refcnt_update(&zc->shinfo, 1);
 	m->data_len = len;
@@ -180,7 +180,7 @@ via_zc_reap(struct viad *d, struct via_shard *me)
 		zc_free(zc);
 		if (p != NULL) {
 			p->zc = NULL;
-			via_sq_drain(d, vi);
+			d->ev.sq_released(d, vi);
 		}
 		zc = next;
 	}

@@ -103,6 +103,14 @@ default_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts,
 	return rte_eth_tx_burst(port->port_id, q, pkts, n);
 }
 
+static int
+default_needs(const struct via_glue_port_conf *conf, struct via_port_needs *needs)
+{
+	needs->headroom = 0;
+	needs->mtu = conf->mtu != 0 ? conf->mtu : RTE_ETHER_MTU;
+	return 0;
+}
+
 static const struct via_glue_ops default_ops = {
 	.probe = NULL, /* required, no default */
 	.remove = default_remove,
@@ -112,6 +120,7 @@ static const struct via_glue_ops default_ops = {
 	.mtu_get = default_mtu_get,
 	.link_get = default_link_get,
 	.stats_get = default_stats_get,
+	.needs = default_needs,
 	.rx_burst = default_rx_burst,
 	.tx_burst = default_tx_burst,
 };
@@ -210,6 +219,7 @@ via_glue_register(const struct via_glue_module *m)
 	MERGE_SLOT(&e->ops, &m->ops, mtu_get);
 	MERGE_SLOT(&e->ops, &m->ops, link_get);
 	MERGE_SLOT(&e->ops, &m->ops, stats_get);
+	MERGE_SLOT(&e->ops, &m->ops, needs);
 	MERGE_SLOT(&e->ops, &m->ops, rx_burst);
 	MERGE_SLOT(&e->ops, &m->ops, tx_burst);
 	nb_registered++;
@@ -229,6 +239,20 @@ via_glue_lookup(const char *name)
 /* ------------------------------------------------------------------------ */
 /* Ports                                                                    */
 /* ------------------------------------------------------------------------ */
+
+int
+via_glue_needs(const char *glue_name, const struct via_glue_port_conf *conf,
+	       struct via_port_needs *needs)
+{
+	const struct glue_entry *e;
+
+	if (glue_name == NULL || conf == NULL || needs == NULL)
+		return -EINVAL;
+	e = registry_find(glue_name);
+	if (e == NULL)
+		return -ENOENT;
+	return e->ops.needs(conf, needs);
+}
 
 int
 via_port_open(struct via_port **out, const char *glue_name,

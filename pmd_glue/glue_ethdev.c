@@ -124,6 +124,7 @@ ethdev_rx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint1
 }
 
 #define TX_GUARD_MAX 64   /* frames of one guarded transmit burst */
+#define ETHDEV_XDP_HEADROOM 256 /* XDP_PACKET_HEADROOM: where AF_XDP places a frame */
 
 static uint16_t
 ethdev_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
@@ -185,6 +186,32 @@ ethdev_tx_by_va(const struct rte_eth_dev_info *info, const char *devargs)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Whether the PMD's transmit needs a burst even with nothing to send:
+ * af_packet hands its ring to the kernel (sendto) in every burst, so a
+ * frame whose sendto failed waits for the next one; memif reclaims its
+ * ring's slots (and, zero-copy, its mbufs) there. The ones tested here.
+ */
+static bool
+ethdev_tx_kick(const struct rte_eth_dev_info *info)
+{
+	return strcmp(info->driver_name, "net_af_packet") == 0 ||
+	       strcmp(info->driver_name, "net_memif") == 0;
+}
+
+/*
+ * needs slot: AF_XDP places frames XDP_PACKET_HEADROOM into the mbuf (a
+ * devargs naming the PMD: net_af_xdp0,iface=...). The MTU is the default's.
+ */
+static int
+ethdev_needs(const struct via_glue_port_conf *conf, struct via_port_needs *needs)
+{
+	needs->headroom = conf->devargs != NULL && strstr(conf->devargs, "af_xdp") != NULL
+			  ? ETHDEV_XDP_HEADROOM : 0;
+	needs->mtu = conf->mtu != 0 ? conf->mtu : RTE_ETHER_MTU;
+	return 0;
 }
 
 /* Ports currently owned by an ethdev via_port. */
@@ -471,7 +498,8 @@ ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	claimed[pid] = true;
 	priv->dev = info.device;
 	port->port_id = pid;
-	port->tx_by_va = ethdev_tx_by_va(&info, conf->devargs);
+	port->caps = (ethdev_tx_by_va(&info, conf->devargs) ? VIA_PORT_CAP_TX_BY_VA : 0) |
+		     (ethdev_tx_kick(&info) ? VIA_PORT_CAP_TX_KICK : 0);
 	if (strcmp(info.driver_name, "net_memif") == 0) {
 		static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -501,6 +529,7 @@ static const struct via_glue_module ethdev_module = {
 		.remove = ethdev_remove,
 		.rx_burst = ethdev_rx_burst,
 		.tx_burst = ethdev_tx_burst,
+		.needs = ethdev_needs,
 	},
 	.priv_size = sizeof(struct ethdev_priv),
 };

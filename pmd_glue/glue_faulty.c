@@ -574,10 +574,11 @@ fq_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 			 glue, rte_strerror(-rc));
 		goto fail;
 	}
-	/* its own copies (dup, corrupt) take chains too */
-	port->tx_by_va = fp->inner->tx_by_va;
-	/* one viad exercises its recovery on itself: its own frames cross */
-	port->self_via_port = true;
+	/* its own copies (dup, corrupt) take chains too; one viad exercises
+	 * its recovery on itself: its own frames cross; delayed and reordered
+	 * frames go out on a later burst, even an empty one */
+	port->caps = (fp->inner->caps & (VIA_PORT_CAP_TX_BY_VA | VIA_PORT_CAP_LOOPBACK)) |
+		     VIA_PORT_CAP_SELF_VIA_PORT | VIA_PORT_CAP_TX_KICK;
 	return 0;
 
 fail:
@@ -699,6 +700,14 @@ via_port_faults_get(struct via_port *p, struct via_fault_stats *st)
 	return 0;
 }
 
+/* needs slot: the inner port's, which receives into the pool. */
+static int
+fq_needs(const struct via_glue_port_conf *conf, struct via_port_needs *needs)
+{
+	return via_glue_needs(conf->inner_glue != NULL ? conf->inner_glue : "loopback", conf,
+			      needs);
+}
+
 static const struct via_glue_module faulty_module = {
 	.abi_version = VIA_GLUE_ABI_VERSION,
 	.name = "faulty",
@@ -711,6 +720,7 @@ static const struct via_glue_module faulty_module = {
 		.mtu_get = fq_mtu_get,
 		.link_get = fq_link_get,
 		.stats_get = fq_stats_get,
+		.needs = fq_needs,
 		.rx_burst = fq_rx_burst,
 		.tx_burst = fq_tx_burst,
 	},

@@ -152,7 +152,8 @@ lb_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	p->index = (uint16_t)idx;
 	p->mp = conf->mp;
 	p->mtu = conf->mtu != 0 ? conf->mtu : LB_DEFAULT_MTU;
-	port->tx_by_va = true;        /* shared frames are copied (see above) */
+	/* shared frames are copied (see above); every frame comes back */
+	port->caps = VIA_PORT_CAP_TX_BY_VA | VIA_PORT_CAP_LOOPBACK;
 	p->max_frame = (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN;
 	if (conf->mac != NULL) {
 		rte_ether_addr_copy(conf->mac, &p->mac);
@@ -339,6 +340,15 @@ lb_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts,
 	return done;
 }
 
+/* needs slot: the pool's mbufs hold a frame of the jumbo default MTU. */
+static int
+lb_needs(const struct via_glue_port_conf *conf, struct via_port_needs *needs)
+{
+	needs->headroom = 0;
+	needs->mtu = conf->mtu != 0 ? conf->mtu : LB_DEFAULT_MTU;
+	return 0;
+}
+
 static const struct via_glue_module loopback_module = {
 	.abi_version = VIA_GLUE_ABI_VERSION,
 	.name = "loopback",
@@ -351,6 +361,7 @@ static const struct via_glue_module loopback_module = {
 		.mtu_get = lb_mtu_get,
 		.link_get = lb_link_get,
 		.stats_get = lb_stats_get,
+		.needs = lb_needs,
 		.rx_burst = lb_rx_burst,
 		.tx_burst = lb_tx_burst,
 	},

@@ -99,7 +99,7 @@ extern "C" {
  * and the contracts of the slots.  Bumped on any change to either; a module
  * of another version is refused by via_glue_register().
  */
-#define VIA_GLUE_ABI_VERSION 1
+#define VIA_GLUE_ABI_VERSION 2
 
 /** Size of the name buffers (port name, module name), NUL included. */
 #define VIA_GLUE_NAME_MAX 32
@@ -131,6 +131,50 @@ struct via_glue_port_conf {
 	/** faulty: module of the wrapped port; NULL = "loopback".  Other
 	 *  modules ignore it. */
 	const char *inner_glue;
+};
+
+/**
+ * Port capabilities (via_port::caps), set by the module's probe: what viad
+ * reads to decide how it uses the port, instead of the module's name.
+ */
+enum via_port_cap {
+	/**
+	 * tx_burst takes chained mbufs and reads every segment by virtual
+	 * address (a software port that copies), so a frame may point into
+	 * memory no device could DMA from (viad's zero-copy transmit).
+	 */
+	VIA_PORT_CAP_TX_BY_VA = 1u << 0,
+	/**
+	 * Frames to the port's own MAC cross the port instead of being handed
+	 * over in memory by viad, so that its frame path is exercised:
+	 * "faulty" (over a loopback inner port, which brings them back) and
+	 * test ports that loop.  Without it viad delivers them itself, as a
+	 * port that sends them out would not bring them back.
+	 */
+	VIA_PORT_CAP_SELF_VIA_PORT = 1u << 1,
+	/**
+	 * The port holds frames back (delayed, reordered) or needs its
+	 * transmit side driven: viad calls tx_burst with no frame once per
+	 * poll iteration.  Ports without it are not called when idle.
+	 */
+	VIA_PORT_CAP_TX_KICK = 1u << 2,
+	/**
+	 * No frame leaves the host: the port brings back what it sends (the
+	 * loopback device of M-VIA; viad names it /dev/via_lo).
+	 */
+	VIA_PORT_CAP_LOOPBACK = 1u << 3,
+};
+
+/**
+ * What a port needs of the mbuf pool it receives into, known before it is
+ * opened (the needs slot): viad sizes one pool for all its ports.
+ */
+struct via_port_needs {
+	/** Bytes the device places before a received frame, beyond
+	 *  RTE_PKTMBUF_HEADROOM (af_xdp: its XDP headroom). */
+	uint16_t headroom;
+	/** The MTU the port will have: conf->mtu, or its default when 0. */
+	uint16_t mtu;
 };
 
 /** Link state. */
@@ -181,6 +225,12 @@ struct via_glue_ops {
 	int (*link_get)(struct via_port *port, struct via_port_link *link);
 	/** Read the counters.  Default: rte_eth_stats_get(). */
 	int (*stats_get)(struct via_port *port, struct via_port_stats *st);
+	/**
+	 * Before probe, with the configuration probe will get (conf->mp not
+	 * set yet): what the port needs of the mbuf pool.  Default: no
+	 * headroom, MTU conf->mtu or RTE_ETHER_MTU.
+	 */
+	int (*needs)(const struct via_glue_port_conf *conf, struct via_port_needs *needs);
 	/* ---- data-path slots ---- */
 	/** Receive up to n frames.  Default: rte_eth_rx_burst(). */
 	uint16_t (*rx_burst)(struct via_port *port, uint16_t q,
@@ -220,20 +270,7 @@ struct via_port {
 	uint16_t nb_txq;                /**< Configured tx queues. */
 	uint16_t mtu;                   /**< Cached MTU (after probe). */
 	bool started;                   /**< Between start and stop. */
-	/**
-	 * Set by probe: tx_burst takes chained mbufs and reads every segment by
-	 * virtual address (a software port that copies), so a frame may point
-	 * into memory no device could DMA from (viad's zero-copy transmit).
-	 */
-	bool tx_by_va;
-	/**
-	 * Set by probe: frames to the port's own MAC cross the port instead of
-	 * being handed over in memory by viad, so that its frame path is
-	 * exercised: "faulty" (over a loopback inner port, which brings them
-	 * back) and test ports that loop.  Left false, viad delivers them
-	 * itself, as a port that sends them out would not bring them back.
-	 */
-	bool self_via_port;
+	uint32_t caps;                  /**< enum via_port_cap bits, set by probe. */
 	struct rte_ether_addr mac;      /**< Cached MAC (after probe). */
 	/* cold */
 	char name[VIA_GLUE_NAME_MAX];   /**< Port name. */
@@ -349,6 +386,17 @@ int via_glue_load(const char *dir, const char *name);
 /* ------------------------------------------------------------------------ */
 
 /**
+ * What a port of module @p glue_name configured as @p conf needs of the
+ * mbuf pool, through the module's needs slot (before via_port_open(),
+ * which needs the pool).
+ *
+ * @return 0 and *@p needs, or -EINVAL (an argument NULL), -ENOENT (no
+ *   module named @p glue_name), or the slot's error.
+ */
+int via_glue_needs(const char *glue_name, const struct via_glue_port_conf *conf,
+		   struct via_port_needs *needs);
+
+/**
  * Open a port: allocate it (plus the module's private area), run the
  * module's probe, then cache the MAC and MTU through the mac_addr and
  * mtu_get slots.  The port is left configured but not started.
@@ -449,6 +497,10 @@ via_port_id(const struct via_port *p) { return p->port_id; }
 /** @return the MAC cached at open; never fails. */
 static inline const struct rte_ether_addr *
 via_port_mac(const struct via_port *p) { return &p->mac; }
+
+/** @return the enum via_port_cap bits probe set; never fails. */
+static inline uint32_t
+via_port_caps(const struct via_port *p) { return p->caps; }
 
 /** @return the MTU cached at open; never fails. */
 static inline uint16_t

@@ -335,7 +335,7 @@ handle(struct via_session *s, unsigned op, const uint8_t *req, uint8_t *rep)
 	}
 }
 
-/* The data path produces completions on CQ @p id (dp.c complete()). */
+/* The data path produces completions on CQ @p id (dp_comp.c via_dp_complete()). */
 static void
 produce(struct via_session *s, uint32_t id, uint8_t n)
 {

@@ -6,10 +6,11 @@
  * ring indices, ring slots (struct via_wqe), doorbell and summary words,
  * the consumer indices of its CQs and error queue, and the descriptors
  * the slots point to. The input writes them; then viad's own code runs on
- * them, unchanged: daemon/dp.c is included here whole, so its static
- * functions are the ones viad runs (the poller's doorbell scan bells_take()
- * and through it vi_visit(), vi_send(), send_start(), desc_fetch(),
- * complete(); recv_take(); via_dp_flush()), over abi/via_ring.h's consumer
+ * them, unchanged: daemon/dp.c and dp_resp.c are included here whole, so
+ * their static functions are the ones viad runs (the poller's doorbell scan
+ * bells_take() and through it vi_visit(), vi_send(), via_req_start(),
+ * via_desc_fetch(), via_dp_complete(); recv_take(); via_dp_flush()), over
+ * abi/via_ring.h's consumer
  * and producer views. Nothing needs EAL: the VIs are never connected, so
  * no frame is built; what a connected VI does with frames is fuzz_wire's.
  *
@@ -24,7 +25,7 @@
  *
  * Properties: no memory error and no UB; a ring never reports more than
  * its capacity ready, and once the peer published an impossible index it
- * stays corrupt; a descriptor desc_fetch() finds valid has at most
+ * stays corrupt; a descriptor via_desc_fetch() finds valid has at most
  * max_segments_per_desc segments, each non-empty one in a region of the
  * VI's tag with the access its direction needs, and their lengths add up
  * to the total it reports; the region it returns holds the whole
@@ -34,6 +35,7 @@
 
 /* viad's data path itself, statics included */
 #include "dp.c"
+#include "dp_resp.c"
 
 #include <fcntl.h>
 
@@ -301,7 +303,7 @@ write_desc(struct fuzz_in *in)
 	client_write(at, &desc, sizeof(desc.cs) + (size_t)nseg * sizeof(desc.ds[0]));
 }
 
-/* desc_fetch() on a slot, and what its answer promises. */
+/* via_desc_fetch() on a slot, and what its answer promises. */
 static void
 fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 {
@@ -316,7 +318,7 @@ fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 	int err;
 
 	FUZZ_ASSERT(segs != NULL);
-	mr = desc_fetch(&vd, vi, q, w, &cs, &raddr, segs, &nb, &total, &status);
+	mr = via_desc_fetch(&vd, vi, q, w, &cs, &raddr, segs, &nb, &total, &status);
 	if (trace)
 		fprintf(stderr, "fetch VI %u q %d: region %s, status %#x, %u segments, %llu bytes\n",
 			vi->id, q, mr != NULL ? "ok" : "none", status, nb, (unsigned long long)total);
@@ -326,8 +328,8 @@ fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 		return;
 	}
 	/* the region is the descriptor's: of the VI's tag, holding it */
-	FUZZ_ASSERT(via_mr_check(&vd, s, w->desc_handle, w->desc_va, DESC_CS_SIZE, vi->attr.ptag,
-				 VIA_MR_LOCAL_READ | VIA_MR_LOCAL_WRITE, &err) == mr);
+	FUZZ_ASSERT(via_mr_check(&vd, s, w->desc_handle, w->desc_va, sizeof(VIP_CONTROL_SEGMENT),
+				 vi->attr.ptag, VIA_MR_LOCAL_READ | VIA_MR_LOCAL_WRITE, &err) == mr);
 	if (status == 0) {
 		const bool scatter = q == VIA_WQ_RECV ||
 				     (cs.Control & VIP_CONTROL_OP_MASK) == VIP_CONTROL_OP_RDMAREAD;
@@ -335,7 +337,8 @@ fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 
 		FUZZ_ASSERT(nb <= max && nb <= cs.SegCount);
 		FUZZ_ASSERT(via_mr_check(&vd, s, w->desc_handle, w->desc_va,
-					 DESC_CS_SIZE + (uint64_t)cs.SegCount * DESC_SEG_SIZE,
+					 sizeof(VIP_CONTROL_SEGMENT) +
+					 (uint64_t)cs.SegCount * sizeof(VIP_DATA_SEGMENT),
 					 vi->attr.ptag, VIA_MR_LOCAL_READ, &err) == mr);
 		for (i = 0; i < nb; i++) {
 			sum += segs[i].len;
@@ -403,10 +406,12 @@ run_op(struct fuzz_in *in, uint8_t op)
 			bells_take(&vd, &vd.shards[0], s, i);
 		break;
 	case OP_RECV:                   /* a message arrived: take a receive descriptor */
-		if (!vi->rx.have_desc) {
+		if (vi->rx.state == VIA_RX_IDLE) {
 			int taken = recv_take(&vd, vi);
 
 			FUZZ_ASSERT(taken <= 1);
+			if (taken > 0)
+				vi->rx.state = VIA_RX_MESSAGE;   /* as rx_begin() */
 			if (trace)
 				fprintf(stderr, "recv_take VI %u: %d (capacity %u)\n", vi->id, taken,
 					vi->rx.capacity);
@@ -417,7 +422,7 @@ run_op(struct fuzz_in *in, uint8_t op)
 		break;
 	case OP_FLUSH:                  /* VipDisconnect, or Error: everything completes */
 		via_dp_flush(&vd, vi);
-		FUZZ_ASSERT(!vi->rx.have_desc && !vi->tx.active);
+		FUZZ_ASSERT(vi->rx.state == VIA_RX_IDLE && !vi->tx.active);
 		break;
 	case OP_FETCH:
 		read_wqe(in, &w);

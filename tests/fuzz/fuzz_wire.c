@@ -8,11 +8,11 @@
  * MAC (EtherType 0x88B5, destination 02:00:00:00:00:00).
  *
  * The frame sits in an mbuf-like buffer of exactly its length and passes
- * the checks viad's receive path makes (daemon/dp.c, rx_check(): EtherType,
- * one segment, length, destination, via_wire_check()). One that passes is
- * then read the way dp.c, rel.c and cm.c read frames: every accessor, the
- * RDMA extension, the message data at frame_data(), the connection payload
- * and its discriminators.
+ * the checks viad's receive path makes (daemon/dp_net.c, via_net_rx_check():
+ * EtherType, one segment, length, destination, via_wire_check()). One that
+ * passes is then read the way dp_resp.c, rel.c and cm.c read frames: every
+ * accessor, the RDMA extension, the message data at frame_data(), the
+ * connection payload and its discriminators.
  *
  * Properties: no memory error (a read past the frame is a heap overflow);
  * a frame that passes has a known opcode and version, payload_len within
@@ -48,7 +48,7 @@ consume(const void *p, size_t n)
 	sink += s;
 }
 
-/* daemon/dp.c rx_check(): whether the frame is a sound VIA frame for us. */
+/* daemon/dp_net.c via_net_rx_check(): whether the frame is a sound VIA frame for us. */
 static bool
 rx_check(const struct rte_mbuf *m)
 {
@@ -66,7 +66,7 @@ rx_check(const struct rte_mbuf *m)
 	return rc == 0;
 }
 
-/* daemon/dp.c frame_data(): a received frame's message data. */
+/* daemon/dp_resp.c frame_data(): a received frame's message data. */
 static const uint8_t *
 frame_data(const struct rte_mbuf *m, const struct via_wire_hdr *h)
 {
@@ -106,7 +106,7 @@ read_frame(const struct rte_mbuf *m, uint32_t avail)
 		sink += (uint32_t)via_wire_rdma_va(h) + via_wire_rdma_handle(h);
 	}
 	if (op->flags & VIA_OPF_DATA) {
-		/* dp.c rx_send(): placed at offset, completed at msg_len */
+		/* dp_resp.c rx_place(): placed at offset, completed at msg_len */
 		FUZZ_ASSERT((uint64_t)via_wire_offset(h) + data <= via_wire_msg_len(h));
 		consume(frame_data(m, h), data);
 	}

@@ -16,9 +16,9 @@
  * A hairpin port has no device: what it transmits comes back on its own
  * receive queue through one rte_ring, as if its cable were looped.  One rx
  * and one tx queue; the MAC comes from the configuration (required), the
- * MTU from it or 1500; the link is always up.  It sets self_via_port, so
- * that viad sends even frames to its own address through the port: one
- * viad alone then moves data over the module.
+ * MTU from it or 1500; the link is always up.  It sets
+ * VIA_PORT_CAP_SELF_VIA_PORT, so that viad sends even frames to its own
+ * address through the port: one viad alone then moves data over the module.
  *
  * Every slot is overridden: the defaults drive a DPDK ethdev, and a hairpin
  * port has none.
@@ -64,7 +64,7 @@ hairpin_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	hp->mp = conf->mp;
 	hp->mtu = conf->mtu != 0 ? conf->mtu : HAIRPIN_DEFAULT_MTU;
 	rte_ether_addr_copy(conf->mac, &hp->mac);
-	port->self_via_port = true;
+	port->caps = VIA_PORT_CAP_SELF_VIA_PORT;
 	return 0;
 }
 

@@ -430,6 +430,7 @@ test_loopback(void)
 	CHECK(via_port_mtu(p) == 9000);
 	CHECK(via_port_id(p) == VIA_PORT_ID_NONE);
 	CHECK(strcmp(via_port_glue_name(p), "loopback") == 0);
+	CHECK(via_port_caps(p) == (VIA_PORT_CAP_TX_BY_VA | VIA_PORT_CAP_LOOPBACK));
 	CHECK_RC(via_port_link_get(p, &l), 0);
 	CHECK(l.up && l.speed_mbps == 100000);
 
@@ -687,6 +688,56 @@ test_wrapper(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Capabilities and needs: what viad reads instead of module names          */
+/* ------------------------------------------------------------------------ */
+
+static void
+test_needs_caps(void)
+{
+	struct via_glue_port_conf c = base_conf("nc0", NULL);
+	struct via_port_needs n;
+	struct via_port *p = NULL;
+
+	printf("-- needs and capabilities\n");
+	CHECK_RC(via_glue_needs("loopback", &c, &n), 0);
+	CHECK(n.headroom == 0 && n.mtu == 9000);
+	c.mtu = 1234;
+	CHECK_RC(via_glue_needs("loopback", &c, &n), 0);
+	CHECK(n.mtu == 1234);
+	c.mtu = 0;
+	/* the default slot: a module without one (t_mod registered above) */
+	CHECK_RC(via_glue_needs("t_mod", &c, &n), 0);
+	CHECK(n.headroom == 0 && n.mtu == RTE_ETHER_MTU);
+	c.devargs = "net_ring0";
+	CHECK_RC(via_glue_needs("ethdev", &c, &n), 0);
+	CHECK(n.headroom == 0 && n.mtu == RTE_ETHER_MTU);
+	c.devargs = "net_af_xdp0,iface=nowhere";
+	CHECK_RC(via_glue_needs("ethdev", &c, &n), 0);
+	CHECK(n.headroom == 256);
+	/* a faulty port needs what its inner port does */
+	c.inner_glue = "ethdev";
+	CHECK_RC(via_glue_needs("faulty", &c, &n), 0);
+	CHECK(n.headroom == 256 && n.mtu == RTE_ETHER_MTU);
+	c.inner_glue = NULL;
+	c.devargs = NULL;
+	CHECK_RC(via_glue_needs("faulty", &c, &n), 0);
+	CHECK(n.headroom == 0 && n.mtu == 9000);
+	CHECK_RC(via_glue_needs("no_such_glue", &c, &n), -ENOENT);
+	CHECK_RC(via_glue_needs(NULL, &c, &n), -EINVAL);
+	CHECK_RC(via_glue_needs("loopback", NULL, &n), -EINVAL);
+	CHECK_RC(via_glue_needs("loopback", &c, NULL), -EINVAL);
+
+	/* faulty over loopback: its own frames cross it, it wants its kick,
+	 * and it keeps the inner port's transmit by address and loopback */
+	CHECK_RC(via_port_open(&p, "faulty", &c), 0);
+	if (p != NULL) {
+		CHECK(via_port_caps(p) == (VIA_PORT_CAP_TX_BY_VA | VIA_PORT_CAP_LOOPBACK |
+					   VIA_PORT_CAP_SELF_VIA_PORT | VIA_PORT_CAP_TX_KICK));
+		via_port_close(p);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
 /* ethdev (net_ring)                                                        */
 /* ------------------------------------------------------------------------ */
 
@@ -713,6 +764,8 @@ test_ethdev(void)
 	CHECK(rte_eth_dev_is_valid_port(pid));
 	CHECK(strcmp(via_port_glue_name(p), "ethdev") == 0);
 	CHECK(via_port_mtu(p) == RTE_ETHER_MTU);
+	/* net_ring: no chained transmit by address tested, nothing held back */
+	CHECK(via_port_caps(p) == 0);
 	CHECK_RC(via_port_start(p), 0);
 	CHECK_RC(via_port_link_get(p, &l), 0);
 	CHECK(l.up);
@@ -800,6 +853,7 @@ main(int argc, char **argv)
 	test_registry();
 	test_loopback();
 	test_wrapper();
+	test_needs_caps();
 	test_ethdev();
 	test_registry_full();
 

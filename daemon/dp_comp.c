@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The completer (as rxe_comp.c): completions written into the client's
+ * descriptors, and the FIFO of send completions held back, which every
+ * reliability level uses.
+ *
+ * Completion (VIA §6.4.1, §10.2): Length and ImmediateData first, then
+ * Status with Done in one store after them, then the queue's wait word,
+ * then the CQ entry (VIA §6.4.2); the wait words' orderings are those of
+ * via_abi.h.
+ *
+ * Held completions: completions leave a queue in order (the library
+ * dequeues the head), so once one waits - for the ACK of its last frame
+ * on Reliable Reception (VIA §2.5.3), for the answer of an RDMA Read, for
+ * its zero-copy frames to be freed (zc.c) - every later one waits behind
+ * it. The transport (rel.c) and the trackers (zc.c) say when they are ready.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <vipl.h>
+
+#include "dp.h"
+
+#define STATUS_OFF      offsetof(VIP_CONTROL_SEGMENT, Status)
+#define IMM_OFF         offsetof(VIP_CONTROL_SEGMENT, ImmediateData)
+
+_Static_assert(offsetof(VIP_CONTROL_SEGMENT, Length) == IMM_OFF + 4, "Imm then Length");
+
+void
+via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
+		const struct via_mr *desc_mr, uint32_t len, uint32_t imm, uint32_t status)
+{
+	struct via_cq *cq = vi->cq[q];
+
+	(void)d;
+	if (desc_mr != NULL) {
+		uint32_t fields[2] = { imm, len };
+		uint8_t *p = via_mem_direct(desc_mr, w->desc_va);
+
+		status |= VIP_STATUS_DONE;
+		if (p != NULL) {
+			memcpy(p + IMM_OFF, fields, sizeof(fields));
+			__atomic_store_n((uint32_t *)(p + STATUS_OFF), status, __ATOMIC_RELEASE);
+		} else if (via_mem_write(vi->owner, desc_mr, w->desc_va + IMM_OFF, fields,
+					 sizeof(fields)) == 0) {
+			/* a second write: Status only after the rest is in place */
+			via_mem_write(vi->owner, desc_mr, w->desc_va + STATUS_OFF, &status,
+				      sizeof(status));
+		}
+	}
+	/* counted even when the descriptor could not be written, so the
+	 * library can tell a completed head from a pending one */
+	via_shm_wait_bump(&vi->sh->wq[q].done);
+	/* a VipSendNotify/VipRecvNotify pending on the queue (or VipCQNotify on
+	 * its CQ): ring the session's notify doorbell. The flag is a seq_cst
+	 * load after the seq_cst bump, against the library's store of the flag
+	 * and load of the count (via_abi.h, "Notify doorbell"); it is the
+	 * client's word, only a hint */
+	bool bell = __atomic_load_n(&vi->sh->wq[q].notify, __ATOMIC_SEQ_CST) != 0;
+
+	if (cq != NULL) {
+		struct via_cqe e = { .vi_cookie = vi->cookie, .flags = q == VIA_WQ_RECV ? VIA_CQE_RECV : 0 };
+
+		int full;
+
+		via_dp_lock(&cq->lock);
+		full = via_ring_enqueue(&cq->ring, &e);
+		via_dp_unlock(&cq->lock);
+		if (full != 0)
+			via_dp_stats()->cq_overruns++;
+		via_shm_wait_bump(&cq->sh->wait);
+		bell |= __atomic_load_n(&cq->sh->notify, __ATOMIC_SEQ_CST) != 0;
+	}
+	if (bell)
+		via_shm_wait_bump(&((struct via_shm_header *)vi->owner->seg.va)->notify);
+}
+
+void
+via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w, bool has_desc,
+		     uint32_t len, uint32_t imm, uint32_t status)
+{
+	via_dp_complete(d, vi, VIA_WQ_SEND, w,
+			has_desc ? via_desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_COMP_PROT)
+				 : NULL,
+			len, imm, status);
+}
+
+/* ---- held send-queue completions ------------------------------------------ */
+
+bool
+via_sq_room(struct via_vi *vi)
+{
+	struct via_vi_sq *q = &vi->sq;
+	uint32_t need = via_net_msg_frames(vi);
+
+	/* sized at the first send: a VI whose messages grew since (new
+	 * attributes, a smaller frame payload of a new connection) gets a
+	 * larger FIFO once it is empty, or it could never send (size is a
+	 * power of two: 2 * need above it is a larger size below) */
+	if (q->pend != NULL && 2 * need > q->size && q->head == q->tail) {
+		free(q->pend);
+		q->pend = NULL;
+		q->size = 0;
+	}
+	if (q->pend == NULL) {
+		/* a message is a frame at least: as many held completions as
+		 * frames in flight; every level holds some (zero copy, zc.c) */
+		uint32_t size = via_net_queue_size(vi);
+
+		q->pend = calloc(size, sizeof(*q->pend));
+		if (q->pend == NULL)
+			return false;
+		q->size = size;
+	}
+	return q->tail - q->head < q->size;
+}
+
+static struct via_sq_pending *
+pend_at(struct via_vi_sq *q, uint32_t i)
+{
+	return &q->pend[i & (q->size - 1)];
+}
+
+struct via_sq_pending *
+via_sq_hold(struct via_vi *vi, const struct via_wqe *w, enum via_sq_wait wait, uint32_t len,
+	    uint32_t imm, uint32_t status)
+{
+	struct via_sq_pending *p = pend_at(&vi->sq, vi->sq.tail++);
+
+	memset(p, 0, sizeof(*p));
+	p->wqe = *w;
+	p->wait = (uint8_t)wait;
+	/* VIA_SQ_ACK: everything sent so far; no frames of its own until the
+	 * caller says where they start */
+	p->start_seq = p->end_seq = vi->rel.snd_nxt;
+	p->len = len;
+	p->imm = imm;
+	p->status = status;
+	return p;
+}
+
+bool
+via_sq_held(const struct via_vi *vi)
+{
+	return vi->sq.head != vi->sq.tail;
+}
+
+static void
+pend_complete(struct viad *d, struct via_vi *vi, struct via_sq_pending *p, uint32_t status)
+{
+	if (p->wait == VIA_SQ_READ)
+		vi->sq.reads--;
+	free(p->segs);
+	p->segs = NULL;
+	via_dp_complete_send(d, vi, &p->wqe, !p->no_desc,
+			     status & VIP_STATUS_ERROR_MASK ? 0 : p->len, p->imm, status);
+}
+
+void
+via_sq_drain(struct viad *d, struct via_vi *vi)
+{
+	struct via_vi_sq *q = &vi->sq;
+
+	while (q->head != q->tail) {
+		struct via_sq_pending *p = pend_at(q, q->head);
+
+		if (p->wait != VIA_SQ_READY || p->zc != NULL)
+			break;
+		q->head++;
+		pend_complete(d, vi, p, p->status);
+	}
+}
+
+void
+via_sq_acked(struct viad *d, struct via_vi *vi, uint32_t ack)
+{
+	struct via_vi_sq *q = &vi->sq;
+	uint32_t i;
+
+	for (i = q->head; i != q->tail; i++) {
+		struct via_sq_pending *p = pend_at(q, i);
+
+		if (p->wait == VIA_SQ_ACK && (int32_t)(ack - p->end_seq) >= 0)
+			p->wait = VIA_SQ_READY;
+	}
+	via_sq_drain(d, vi);
+}
+
+void
+via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status)
+{
+	struct via_vi_sq *q = &vi->sq;
+	bool first = true;
+
+	/* VIA §2.5.3, Table 1: the first outstanding send carries the error,
+	 * the others were not delivered; those only held for order did finish,
+	 * and one that a NAK answered has its own error already (§10.2) */
+	while (q->head != q->tail) {
+		struct via_sq_pending *p = pend_at(q, q->head++);
+		uint32_t op = p->status & VIP_STATUS_OP_MASK;
+
+		/* the completion goes now, frames still in flight or not: the
+		 * buffer is the client's again (design.md section 9, on what
+		 * such frames may still deliver) */
+		via_zc_orphan(p);
+		if (p->wait == VIA_SQ_READY || (p->status & VIP_STATUS_ERROR_MASK)) {
+			first &= p->wait == VIA_SQ_READY;
+			pend_complete(d, vi, p, p->status);
+			continue;
+		}
+		pend_complete(d, vi, p, op | (first ? status : VIP_STATUS_DESC_FLUSHED_ERROR));
+		first = false;
+	}
+}
+
+struct via_sq_pending *
+via_sq_read(struct via_vi *vi, uint32_t msg_id)
+{
+	struct via_vi_sq *q = &vi->sq;
+	uint32_t i;
+
+	for (i = q->head; i != q->tail; i++) {
+		struct via_sq_pending *p = pend_at(q, i);
+
+		if (p->wait == VIA_SQ_READ && p->msg_id == msg_id)
+			return p;
+	}
+	return NULL;
+}
+
+struct via_sq_pending *
+via_sq_of_seq(struct via_vi *vi, uint32_t seq)
+{
+	struct via_vi_sq *q = &vi->sq;
+	uint32_t i;
+
+	for (i = q->head; i != q->tail; i++) {
+		struct via_sq_pending *p = pend_at(q, i);
+
+		if (p->wait != VIA_SQ_READY && (int32_t)(seq - p->start_seq) >= 0 &&
+		    (int32_t)(seq - p->end_seq) < 0)
+			return p;
+	}
+	return NULL;
+}
+
+void
+via_sq_reset(struct via_vi *vi)
+{
+	struct via_vi_sq *q = &vi->sq;
+
+	for (; q->head != q->tail; q->head++) {
+		struct via_sq_pending *p = pend_at(q, q->head);
+
+		via_zc_orphan(p);
+		free(p->segs);
+		p->segs = NULL;
+	}
+	q->head = q->tail = 0;
+	q->reads = 0;
+}

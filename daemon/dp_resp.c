@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The responder (as rxe_resp.c): data frames of a connection become data
+ * placed in receive descriptors or RDMA Write targets, and receive
+ * completions; RDMA Read requests of the peer are queued and answered from
+ * the VI's turn; answers to our own Reads fill their scatter lists.
+ *
+ * Receive (VIA §6.4.1): the first frame of a message takes the head receive
+ * descriptor; frames are placed at their offset straight into its scatter
+ * list; the last one completes it. On Unreliable Delivery a lost or corrupt
+ * frame loses its message: the descriptor waits for the next one, so
+ * corrupt data never completes as success, and message ids make a
+ * duplicate message impossible to deliver twice.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ether.h>
+
+#include <vipl.h>
+
+#include "dp.h"
+
+unsigned
+via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
+{
+	struct via_vi_reads *r = &vi->answers;
+	uint32_t framed = 0;
+	unsigned n = 0;
+
+	while (r->head != r->tail && framed < budget && via_frame_room(vi)) {
+		struct via_rdma_resp *a = &r->q[r->head % VIA_MAX_READS];
+		struct via_dp_seg src = { .va = a->va, .len = a->len, .handle = a->handle };
+		struct via_frame_spec fs = {
+			.opcode = VIA_OP_RDMA_READ_RESP, .msg_id = a->msg_id, .msg_len = a->len,
+		};
+		uint32_t from = a->sent;
+		int err;
+
+		/* checked again each turn: the region may have gone since the
+		 * request, or since the last turn */
+		src.mr = via_mr_check(d, vi->owner, a->handle, a->va, a->len, vi->attr.ptag,
+				      VIA_MR_REMOTE_READ, &err);
+		if (a->len > 0 && src.mr == NULL) {
+			/* VIA §3.2.1: deregistered since the request; a protection
+			 * error at the source, which the initiator must learn */
+			via_zc_drop(&a->zc);
+			r->head++;
+			via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, VIA_OP_NAK, 0,
+					  vi->conn.remote_vi, vi->id, vi->conn.id, a->seq,
+					  VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ);
+			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
+			break;
+		}
+		/* zero copy only in memory: frames crossing a port carry a CRC
+		 * taken now, and a retransmission reads the pages again, which
+		 * the responder may have changed since (no descriptor of the
+		 * responder waits for the answer, so nothing holds them still).
+		 * And never on Reliable Reception: a write the requester posts
+		 * after the Read must not change what the Read returns
+		 * (§6.3.1.1), and an answer that still points into the pages
+		 * when the write lands there would */
+		if (!via_frame_send(d, vi, &fs, &src, 1, a->len, &a->sent, budget - framed,
+				    via_net_to_self(vi->owner->nic, vi->conn.remote_mac) &&
+				    vi->attr.reliability != VIP_SERVICE_RELIABLE_RECEPTION
+					    ? &a->zc : NULL)) {
+			via_zc_drop(&a->zc);
+			r->head++;
+			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
+				     "an RDMA Read source vanished");
+			break;
+		}
+		framed += a->sent - from;
+		if (a->sent < a->len)
+			break;               /* the rest in the next turn */
+		/* no completion waits for an answer's frames: the tracker only
+		 * keeps the source's allocation mapped */
+		via_zc_drop(&a->zc);
+		r->head++;
+		vi->tx_deficit -= VIA_DP_DESC_COST;
+		n++;
+	}
+	/* this VI's bandwidth too (dp.c, vi_send's round robin) */
+	vi->tx_deficit -= framed;
+	return n;
+}
+
+/*
+ * Take the head receive descriptor: 1, or 0 when none is posted. Invalid
+ * ones complete in error on the way; on a reliable level the first of them
+ * ends the search (-1), since the connection breaks on it (VIA §2.5.2).
+ */
+static int
+recv_take(struct viad *d, struct via_vi *vi)
+{
+	struct via_vi_rx *rx = &vi->rx;
+	struct via_ring *r = &vi->wq[VIA_WQ_RECV];
+
+	if (rx->segs == NULL) {
+		rx->segs = calloc(vi->owner->nic->info.max_segments_per_desc, sizeof(*rx->segs));
+		if (rx->segs == NULL)
+			return 0;
+	}
+	while (via_ring_avail(r) > 0) {
+		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
+		VIP_CONTROL_SEGMENT cs;
+		const struct via_mr *mr;
+		uint64_t total;
+		uint32_t status;
+
+		via_ring_consume(r, 1);
+		mr = via_desc_fetch(d, vi, VIA_WQ_RECV, &w, &cs, NULL, rx->segs, &rx->nb_segs,
+				    &total, &status);
+		if (mr == NULL || status != 0 || total > UINT32_MAX) {
+			via_dp_complete(d, vi, VIA_WQ_RECV, &w, mr, 0, 0,
+					(status ? status : VIP_STATUS_LENGTH_ERROR) |
+					VIP_STATUS_OP_RECEIVE);
+			if (via_rel_level(vi))
+				return -1;
+			continue;
+		}
+		rx->wqe = w;
+		rx->capacity = (uint32_t)total;
+		return 1;
+	}
+	return 0;
+}
+
+static void
+recv_complete(struct viad *d, struct via_vi *vi, uint32_t len, uint32_t imm, uint32_t status)
+{
+	struct via_vi_rx *rx = &vi->rx;
+
+	/* looked up again: the descriptor's region may be gone (COMP_PROT) */
+	via_dp_complete(d, vi, VIA_WQ_RECV, &rx->wqe,
+			via_desc_region(d, vi, VIA_WQ_RECV, &rx->wqe, VIP_ERROR_COMP_PROT), len,
+			imm, status | VIP_STATUS_OP_RECEIVE);
+	rx->state = VIA_RX_IDLE;
+}
+
+/* Message @p msg counts as delivered: a copy of it takes no descriptor
+ * (§2.5.1: "at most one Receive Descriptor to be consumed"). */
+static void
+rx_delivered(struct via_vi_rx *rx, uint32_t msg)
+{
+	if (!rx->delivered_any || (int32_t)(msg - rx->last_msg_id) > 0)
+		rx->last_msg_id = msg;
+	rx->delivered_any = true;
+}
+
+/*
+ * The message being placed ends before its last byte: a frame of it was lost
+ * or came out of order (Unreliable Delivery, §2.5.1), or its RDMA Write
+ * target refused the rest. The receive descriptor it took completes with
+ * @p status - §10.2 bit 4, Partial Packet Error: "an aborted or truncated
+ * packet was received" - and its immediate data, which every frame carries.
+ * The rest of its frames are dropped, and it counts as delivered.
+ */
+static void
+rx_cut(struct viad *d, struct via_vi *vi, uint32_t status)
+{
+	struct via_vi_rx *rx = &vi->rx;
+
+	if (rx->state == VIA_RX_MESSAGE)
+		recv_complete(d, vi, 0, rx->imm, status | rx->status);
+	rx_delivered(rx, rx->msg_id);
+	rx->state = VIA_RX_IDLE;
+}
+
+/*
+ * Where the peer's RDMA may go (VIA §3.2.2, §6.3.2): the handle names a
+ * region of this VI's process, the whole range lies in it, the tags match,
+ * and both the VI and the region allow the operation - the most protective
+ * wins. NULL, and in *@p why the reason, if not.
+ */
+static struct via_mr *
+rdma_target(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, unsigned access,
+	    const char **why)
+{
+	bool vi_allows = access == VIA_MR_REMOTE_WRITE ? vi->attr.rdma_write : vi->attr.rdma_read;
+	struct via_mr *mr;
+	int err;
+
+	mr = via_mr_check(d, vi->owner, via_wire_rdma_handle(h), via_wire_rdma_va(h),
+			  via_wire_msg_len(h), vi->attr.ptag, access, &err);
+	if (vi_allows && mr != NULL)
+		return mr;
+	*why = !vi_allows ? "not enabled on the VI"
+	       : err == -ENOENT ? "no such region"
+	       : err == -ERANGE ? "outside the region"
+				 : "tag or region rights";
+	return NULL;
+}
+
+/*
+ * The peer's RDMA Write may not go where it points (§6.3.2), or its target
+ * vanished while it was being placed: nothing more is written. With
+ * immediate data the write consumes a receive descriptor, which completes
+ * with the protection error: §9.9.1 reports it "in the associated
+ * Descriptor, and not via the asynchronous error mechanism". A reliable
+ * level then refuses the frame with a NAK and breaks (§2.5.2, §2.5.3). An
+ * Unreliable VI tells the initiator nothing: its asynchronous errors are
+ * only the catastrophic ones (§7.1), and §10.2 bit 7 is not valid there.
+ */
+static void
+write_refused(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const char *why,
+	      struct via_poll_stats *st)
+{
+	struct via_vi_rx *rx = &vi->rx;
+	const uint32_t msg = via_wire_msg_id(h), off = via_wire_offset(h);
+	const bool imm = via_wire_flags(h) & VIA_WF_IMM;
+	bool in_desc = false;     /* a receive descriptor carries the error */
+
+	st->frames_dropped++;
+	if (off == 0)
+		VLOG_INFO("VI %u: RDMA Write refused: %s", vi->id, why);
+	if (rx->state == VIA_RX_IDLE && imm && off == 0 && recv_take(d, vi) > 0) {
+		recv_complete(d, vi, 0, via_wire_imm(h),
+			      VIP_STATUS_PROTECTION_ERROR | VIP_STATUS_OP_REMOTE_RDMA_WRITE |
+			      VIP_STATUS_IMMEDIATE);
+		rx_delivered(rx, msg);
+		in_desc = true;
+	} else if (rx->state != VIA_RX_IDLE && rx->msg_id == msg) {
+		/* its descriptor (if it took one) carries the error */
+		in_desc = rx->state == VIA_RX_MESSAGE;
+		rx_cut(d, vi, VIP_STATUS_PROTECTION_ERROR);
+	}
+	rx->state = VIA_RX_IDLE;
+	/* the NAK's IMMEDIATE bit: reported at this end already */
+	if (via_rel_level(vi))
+		via_rel_nak(d, vi, h, VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_WRITE |
+			    (in_desc ? VIP_STATUS_IMMEDIATE : 0), why);
+}
+
+/* An RDMA Read of the peer: answered from the send side, in order. */
+static void
+read_request(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
+{
+	struct via_vi_reads *r = &vi->answers;
+	struct via_rdma_resp *a;
+	const char *why;
+
+	if (rdma_target(d, vi, h, VIA_MR_REMOTE_READ, &why) == NULL) {
+		VLOG_INFO("VI %u: RDMA Read refused: %s", vi->id, why);
+		via_rel_nak(d, vi, h, VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ, why);
+		return;
+	}
+	if (r->tail - r->head == VIA_MAX_READS) {
+		/* the peer outran the reads it may have outstanding */
+		via_rel_nak(d, vi, h, VIP_STATUS_FORMAT_ERROR | VIP_STATUS_OP_RDMA_READ,
+			    "too many RDMA Reads outstanding");
+		return;
+	}
+	a = &r->q[r->tail++ % VIA_MAX_READS];
+	via_dp_ring_again(vi);      /* answered from the send side */
+	a->va = via_wire_rdma_va(h);
+	a->handle = via_wire_rdma_handle(h);
+	a->len = via_wire_msg_len(h);
+	a->msg_id = via_wire_msg_id(h);
+	a->seq = via_wire_seq(h);
+	a->sent = 0;
+	a->zc = NULL;
+}
+
+/* A frame of the answer to one of our RDMA Reads: into its scatter list. */
+static void
+read_answer(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
+	    uint32_t len)
+{
+	struct via_sq_pending *p = via_sq_read(vi, via_wire_msg_id(h));
+
+	if (p == NULL)
+		return;
+	if (len > 0 && (p->status & VIP_STATUS_ERROR_MASK) == 0 &&
+	    via_segs_copy(d, vi, p->segs, p->nb_segs, via_wire_offset(h), (uint8_t *)data, len, true,
+		      true) != 0)
+		p->status |= VIP_STATUS_PROTECTION_ERROR;  /* local scatter list gone */
+	p->received += len;
+	if (p->received >= via_wire_msg_len(h)) {
+		vi->sq.reads--;
+		p->wait = VIA_SQ_READY;
+		via_sq_drain(d, vi);
+	}
+}
+
+/* A frame's message data: behind its headers, or (zero copy) in its second segment. */
+static const uint8_t *
+frame_data(const struct rte_mbuf *m, const struct via_wire_hdr *h)
+{
+	return m->next != NULL ? rte_pktmbuf_mtod(m->next, const uint8_t *)
+			       : (const uint8_t *)(h + 1) + via_wire_ops[h->opcode].ext_len;
+}
+
+/*
+ * The first frame of message @p h: it becomes the message being placed and,
+ * if it consumes one, takes a receive descriptor. @return false if the
+ * message goes no further (no descriptor, too small a one: reported here).
+ */
+static bool
+rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool consumes,
+	 struct via_poll_stats *st)
+{
+	struct via_vi_rx *rx = &vi->rx;
+	const bool write = h->opcode == VIA_OP_RDMA_WRITE, imm = via_wire_flags(h) & VIA_WF_IMM;
+	int taken;
+
+	rx->msg_id = via_wire_msg_id(h);
+	rx->expected_off = 0;
+	rx->imm = imm ? via_wire_imm(h) : 0;
+	rx->status = (imm ? VIP_STATUS_IMMEDIATE : 0) | (write ? VIP_STATUS_OP_REMOTE_RDMA_WRITE : 0);
+	if (!consumes) {
+		rx->state = VIA_RX_WRITE;
+		return true;
+	}
+	taken = recv_take(d, vi);
+	if (taken < 0) {
+		via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR, "receive descriptor error");
+		return false;
+	}
+	if (taken == 0) {
+		/* the message is lost (§2.5.1). §2.5.2: on a reliable level
+		 * that is an error, §9.9.1 Receive Queue Empty, and breaks the
+		 * connection; an Unreliable VI raises nothing (§7.1) */
+		st->frames_dropped++;
+		if (via_rel_level(vi)) {
+			via_session_async_error(vi->owner, VIP_ERROR_RECVQ_EMPTY, vi->cookie,
+						VIP_RESOURCE_VI, VIP_STATUS_OP_RECEIVE, 0);
+			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR, "no receive descriptor");
+		}
+		return false;
+	}
+	rx->state = VIA_RX_MESSAGE;
+	if (!write && via_wire_msg_len(h) > rx->capacity) {
+		/* VIA §6.4.1: too small a descriptor, Length 0; the message
+		 * counts as delivered, so a duplicate of it cannot take another
+		 * descriptor */
+		recv_complete(d, vi, 0, 0, VIP_STATUS_LENGTH_ERROR);
+		rx_delivered(rx, rx->msg_id);
+		if (via_rel_level(vi))
+			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
+				    "receive descriptor too small");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Frame @p h of the message being placed, at the offset expected (or the
+ * first frame of a message): placed straight into the receive
+ * descriptor's scatter list, or into an RDMA Write's target region (VIA
+ * §2.3.2, §6.3.2); the last one completes the descriptor (§6.4.1).
+ */
+static void
+rx_place(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
+	 struct via_poll_stats *st)
+{
+	struct via_vi_rx *rx = &vi->rx;
+	const uint32_t msg = via_wire_msg_id(h), off = via_wire_offset(h);
+	const uint32_t total = via_wire_msg_len(h), len = via_wire_data_len(h);
+	const bool write = h->opcode == VIA_OP_RDMA_WRITE;
+	/* a Send always consumes a receive descriptor, an RDMA Write only
+	 * with immediate data (VIA §10.2 bit 2) */
+	const bool consumes = !write || (via_wire_flags(h) & VIA_WF_IMM);
+	struct via_mr *target = NULL;
+	const char *why;
+
+	if (write && (target = rdma_target(d, vi, h, VIA_MR_REMOTE_WRITE, &why)) == NULL) {
+		write_refused(d, vi, h, why, st);
+		return;
+	}
+	if (off == 0 && !rx_begin(d, vi, h, consumes, st))
+		return;
+	if (write) {
+		if (len > 0 && via_mem_write(vi->owner, target, via_wire_rdma_va(h) + off, data,
+					     len) != 0) {
+			write_refused(d, vi, h, "the RDMA Write target vanished", st);
+			return;
+		}
+	} else if (len > 0 && via_segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)data,
+					    len, true, true) != 0) {
+		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
+		rx_delivered(rx, msg);
+		if (via_rel_level(vi))
+			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
+				    "receive buffer protection error");
+		return;
+	}
+	rx->expected_off += len;
+	if (rx->expected_off == total) {
+		/* a Send's Length counts what was placed in the descriptor's
+		 * buffers; an RDMA Write with immediate data placed none */
+		if (consumes)
+			recv_complete(d, vi, write ? 0 : total, rx->imm, rx->status);
+		rx->state = VIA_RX_IDLE;
+		rx_delivered(rx, msg);
+	}
+}
+
+/*
+ * VIA_RX_IDLE, between messages (VIA §6.4.1): only the first frame of a
+ * message is taken; a later one means its first was lost or overtaken
+ * (only Unreliable Delivery loses frames, §2.5.1) and goes.
+ */
+static void
+rx_idle(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
+	struct via_poll_stats *st)
+{
+	if (via_wire_offset(h) != 0) {
+		st->frames_dropped++;
+		return;
+	}
+	rx_place(d, vi, h, data, st);
+}
+
+/*
+ * VIA_RX_MESSAGE and VIA_RX_WRITE, a message being placed (VIA §6.4.1,
+ * §6.3.2): its next frame is placed and a copy of a placed one dropped; a
+ * gap cuts it short (§2.5.1; §10.2 bit 4, Partial Packet Error), and so
+ * does the first frame of the next message, which then begins.
+ */
+static void
+rx_message(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
+	   struct via_poll_stats *st)
+{
+	struct via_vi_rx *rx = &vi->rx;
+	const uint32_t off = via_wire_offset(h), len = via_wire_data_len(h);
+
+	if (via_wire_msg_id(h) == rx->msg_id) {
+		if (off < rx->expected_off && off + len <= rx->expected_off) {
+			st->frames_dropped++;        /* a copy of a frame placed already */
+			return;
+		}
+		if (off != 0 && off == rx->expected_off) {
+			rx_place(d, vi, h, data, st);
+			return;
+		}
+	}
+	if (off != 0) {
+		/* a frame of this message was lost, or overtaken: it is cut
+		 * short; a later frame of another message goes */
+		if (via_wire_msg_id(h) == rx->msg_id)
+			rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
+		st->frames_dropped++;
+		return;
+	}
+	/* a new message: the one before lost its last frames */
+	rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
+	rx_place(d, vi, h, data, st);
+}
+
+/* One function per receive state (enum via_rx_state). */
+static void (*const rx_state_input[])(struct viad *d, struct via_vi *vi,
+				      const struct via_wire_hdr *h, const uint8_t *data,
+				      struct via_poll_stats *st) = {
+	[VIA_RX_IDLE] = rx_idle,
+	[VIA_RX_MESSAGE] = rx_message,
+	[VIA_RX_WRITE] = rx_message,
+};
+
+static const char *const rx_state_names[] = {
+	[VIA_RX_IDLE] = "idle",
+	[VIA_RX_MESSAGE] = "message",
+	[VIA_RX_WRITE] = "write",
+};
+
+const char *
+via_rx_state_name(enum via_rx_state state)
+{
+	return (unsigned)state < RTE_DIM(rx_state_names) ? rx_state_names[state] : "?";
+}
+
+/* A data frame (Send, RDMA Write, Read answer) for a VI of this shard. */
+static void
+rx_data(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
+	const struct via_wire_hdr *h, const uint8_t *data, struct via_poll_stats *st)
+{
+	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+	struct via_vi_rx *rx;
+
+	if (vi != NULL && via_cm_requesting(vi) && vi->conn.id == via_wire_conn_id(h)) {
+		/* the acceptor is connected and sends, but its CONN_ACCEPT is
+		 * still on its way (or lost: the next CONN_REQ brings another):
+		 * not a dead connection, so no RESET; the message is lost */
+		st->frames_dropped++;
+		return;
+	}
+	vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, via_wire_dst_vi(h),
+				     via_wire_src_vi(h), via_wire_conn_id(h), st);
+	if (vi == NULL) {
+		/* VIA §4.2: the sender learns at its next transfer that this
+		 * connection is gone; once per message is enough */
+		st->frames_dropped++;
+		if (via_wire_offset(h) == 0)
+			via_dp_send_ctrl(nic, eth->src_addr.addr_bytes, VIA_OP_RESET, 0,
+					 via_wire_src_vi(h), via_wire_dst_vi(h),
+					 via_wire_conn_id(h), NULL, 0);
+		return;
+	}
+	rx = &vi->rx;
+	/* VIA §6.3.1.1: on Reliable Reception a write or send behind an RDMA
+	 * Read has no remote effect before the read is answered (its data
+	 * taken); no room to answer now: the frame is not taken, it comes again */
+	if (vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION &&
+	    vi->answers.head != vi->answers.tail) {
+		via_resp_read_answers(d, vi, UINT32_MAX);
+		if (vi->state != VIP_STATE_CONNECTED || vi->answers.head != vi->answers.tail) {
+			vi->rel.ack_due = true;
+			st->frames_dropped++;
+			return;
+		}
+	}
+	if (via_rel_level(vi) && !via_rel_accept(vi, h)) {
+		st->frames_dropped++;                /* out of order: go back N */
+		return;
+	}
+	if (h->opcode == VIA_OP_RDMA_READ_RESP) {
+		read_answer(d, vi, h, data, via_wire_data_len(h));
+		return;
+	}
+	if (rx->delivered_any && (int32_t)(via_wire_msg_id(h) - rx->last_msg_id) <= 0) {
+		st->frames_dropped++;                /* a duplicate: delivered already */
+		return;
+	}
+	rx_state_input[rx->state](d, vi, h, data, st);
+}
+
+/* An ACK, NAK or RDMA Read request, for a connection that exists. */
+static void
+rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
+	 const struct via_wire_hdr *h, struct via_poll_stats *st)
+{
+	struct via_vi *vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, via_wire_dst_vi(h),
+				     via_wire_src_vi(h), via_wire_conn_id(h), st);
+
+	/* the transport is the reliable levels' (a NAK from an older viad on
+	 * an Unreliable connection is dropped too) */
+	if (vi == NULL || !via_rel_level(vi)) {
+		st->frames_dropped++;
+		return;
+	}
+	if (h->opcode == VIA_OP_RDMA_READ_REQ) {
+		/* sequenced like data: only in order */
+		if (via_rel_accept(vi, h))
+			read_request(d, vi, h);
+		else
+			st->frames_dropped++;
+		return;
+	}
+	via_rel_input(d, vi, h, st);
+}
+
+void
+via_resp_input(struct viad *d, struct via_nic *nic, const struct rte_mbuf *m,
+	       struct via_poll_stats *st)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct via_wire_hdr *h = (const struct via_wire_hdr *)(eth + 1);
+
+	if (via_wire_ops[h->opcode].flags & VIA_OPF_XPORT)
+		rx_xport(d, nic, eth, h, st);
+	else
+		rx_data(d, nic, eth, h, frame_data(m, h), st);
+}
+
+void
+via_resp_flush(struct viad *d, struct via_vi *vi)
+{
+	if (vi->rx.state == VIA_RX_MESSAGE)
+		recv_complete(d, vi, 0, 0, VIP_STATUS_DESC_FLUSHED_ERROR);
+}
