@@ -441,7 +441,7 @@ h_wake_fd(struct viad *d, struct via_session *s, const void *req, void *rep, int
 /* the control thread's epoll set (via_ctl_run) */
 static int ctl_epoll = -1;
 
-/* The share file: a memfd as lib/vipl_pages.c makes it, which cannot shrink
+/* The share file: a memfd as lib/dpdk/vipl_pages.c makes it, which cannot shrink
  * under viad's mappings. @return 0, -EINVAL */
 static int
 check_share_file(int fd)

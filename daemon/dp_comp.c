@@ -53,10 +53,8 @@ via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const str
 	 * library can tell a completed head from a pending one */
 	via_shm_wait_bump(&vi->sh->wq[q].done);
 	/* a VipSendNotify/VipRecvNotify pending on the queue (or VipCQNotify on
-	 * its CQ): ring the session's notify doorbell. The flag is a seq_cst
-	 * load after the seq_cst bump, against the library's store of the flag
-	 * and load of the count (via_abi.h, "Notify doorbell"); it is the
-	 * client's word, only a hint */
+	 * its CQ): ring the session's notify doorbell (via_abi.h, "Wake-up
+	 * contract", pair 4; the flag is the client's word, only a hint) */
 	bool bell = __atomic_load_n(&vi->sh->wq[q].notify, __ATOMIC_SEQ_CST) != 0;
 
 	if (cq != NULL) {

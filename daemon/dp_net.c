@@ -173,7 +173,7 @@ via_net_route(struct viad *d, const struct rte_mbuf *m)
 	return frame_is_cm(m) ? d->cm_inbox : d->shards[0].inbox;
 }
 
-/* The wake-up's ordering is via_abi.h's (poller_asleep). */
+/* The wake-up's ordering: via_abi.h, "Wake-up contract", pair 2. */
 unsigned
 via_net_hand_over(struct viad *d, struct via_nic *nic, struct rte_ring *to,
 		  struct rte_mbuf **pkts, unsigned n)

@@ -26,7 +26,7 @@ static struct via_poll_stats poll_stats[RTE_MAX_LCORE];
 
 /*
  * One more (@p delta 1) or one fewer (-1) poller asleep: every client's
- * segment says how many (via_abi.h poller_asleep, NEED_WAKEUP). Under
+ * segment says how many (via_abi.h, "Wake-up contract", pairs 1 and 2). Under
  * sleep_lock, so that the last count stored is the true one.
  */
 static void
@@ -49,7 +49,7 @@ count_asleep(struct viad *d, int delta)
 /*
  * Adaptive polling (NEED_WAKEUP): tell every client one more poller is
  * about to sleep, then look at shard @p me's doorbells and inbox one last
- * time; the orderings are via_abi.h's (poller_asleep). Called with the
+ * time; the orderings are pairs 1 and 2 of via_abi.h's "Wake-up contract". Called with the
  * shard's lock held.
  * @return how long the poller may sleep in microseconds, 0 if there is work
  *         (the sleep then does not happen; end_sleep() all the same)

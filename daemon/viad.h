@@ -430,7 +430,7 @@ void via_session_close(struct viad *d, struct via_session *s);
  */
 void via_session_async_error(struct via_session *s, uint32_t code, uint32_t vi_cookie,
 			     uint32_t resource, uint32_t op, uint64_t desc_va);
-/** Wake a futex waiter of @p w if one says it sleeps (NEED_WAKEUP). */
+/** Wake a futex waiter of @p w if one says it sleeps (via_abi.h, "Wake-up contract", pair 3). */
 void via_shm_wait_bump(struct via_shm_wait *w);
 /** Resolve a NIC name: viaN, /dev/via_lo, /dev/via_ethN. NULL if none. */
 struct via_nic *via_nic_by_name(struct viad *d, const char *name);

@@ -61,9 +61,8 @@ zc_released(void *addr __rte_unused, void *opaque)
 		zc->next = head;
 	while (!__atomic_compare_exchange_n(&sh->zc_released, &head, zc, true, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED));
-	/* the push before the look at poller_asleep (StoreLoad), against
-	 * poll.c's count of sleepers before its look at the stack */
-	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* via_abi.h, "Wake-up contract", pair 2: the push (seq_cst) before
+	 * the load of poller_asleep */
 	if (__atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST) != 0)
 		eventfd_write(d->wake_fd, 1);
 }
