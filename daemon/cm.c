@@ -39,12 +39,23 @@
 #define CM_HANDED_OUT_MS  60000 /* an abandoned request's handle stays answerable */
 #define CM_RECENT         64    /* remembered rejections */
 
-/* An incoming connection request (server side of VIA §4.1). */
+/*
+ * The server side of VIA §4.1: an incoming request is held until a
+ * VipConnectWait takes it, then until VipConnectAccept or VipConnectReject
+ * answers it (§9.4.1-9.4.3); the requester resends it meanwhile.
+ */
+enum via_cm_req_state {
+	VIA_CM_REQ_BACKLOG,          /* no VipConnectWait has taken it yet */
+	VIA_CM_REQ_OFFERED,          /* a VipConnectWait returned its ConnHandle */
+};
+
+/* An incoming connection request. */
 struct via_cm_req {
 	TAILQ_ENTRY(via_cm_req) link;
 	uint32_t id;                 /* the ConnHandle's viad id */
+	enum via_cm_req_state state;
 	struct via_nic *nic;
-	struct via_session *owner;   /* whose VipConnectWait got it; NULL: backlog */
+	struct via_session *owner;   /* OFFERED: whose VipConnectWait took it */
 	uint8_t remote_mac[6];
 	uint32_t remote_vi;
 	uint32_t conn_id;
@@ -499,6 +510,14 @@ req_free(struct via_cm *cm, struct via_cm_req *r)
 	free(r);
 }
 
+/* Request @p r goes to session @p s, whose VipConnectWait returns it. */
+static void
+req_take(struct via_cm_req *r, struct via_session *s)
+{
+	r->state = VIA_CM_REQ_OFFERED;
+	r->owner = s;
+}
+
 /* Hand a backlogged request to the first listener that wants it. */
 static bool
 req_offer(struct viad *d, struct via_cm_req *r)
@@ -509,7 +528,7 @@ req_offer(struct viad *d, struct via_cm_req *r)
 	TAILQ_FOREACH(l, &d->cm->listeners, link) {
 		if (!listener_matches(l, r))
 			continue;
-		r->owner = l->s;
+		req_take(r, l->s);
 		wait_reply_fill(r, &rep);
 		via_ctl_reply(d, l->s, VIA_CTL_CONN_WAIT, l->seq, 0, &rep);
 		TAILQ_REMOVE(&d->cm->listeners, l, link);
@@ -518,6 +537,39 @@ req_offer(struct viad *d, struct via_cm_req *r)
 	}
 	return false;
 }
+
+/* BACKLOG: a listener may have come since; if none, the requester hears
+ * that nobody waits (CONN_NOMATCH: it keeps trying for the grace, §4.1). */
+static void
+req_copy_backlog(struct viad *d, struct via_cm_req *r)
+{
+	if (!req_offer(d, r))
+		send_cm(r->nic, r->remote_mac, VIA_OP_CONN_NOMATCH, 0, r->remote_vi, 0, r->conn_id,
+			NULL);
+}
+
+/* OFFERED: the consumer decides; its Accept or Reject answers (§9.4.2-9.4.3). */
+static void
+req_copy_offered(struct viad *d, struct via_cm_req *r)
+{
+	(void)d;
+	(void)r;
+}
+
+/*
+ * One entry per request state: its name, what a copy of the CONN_REQ (the
+ * first one included) does, and how long past its last copy the request
+ * stays: an offered one while its handle may still be used (Accept then
+ * says it timed out).
+ */
+static const struct {
+	const char *name;
+	void (*on_copy)(struct viad *d, struct via_cm_req *r);
+	uint64_t keep_ms;
+} req_states[] = {
+	[VIA_CM_REQ_BACKLOG] = { "backlog", req_copy_backlog, 0 },
+	[VIA_CM_REQ_OFFERED] = { "offered", req_copy_offered, CM_HANDED_OUT_MS },
+};
 
 int
 via_cm_wait(struct viad *d, struct via_session *s, const struct via_ctl_conn_wait_req *q,
@@ -544,8 +596,9 @@ via_cm_wait(struct viad *d, struct via_session *s, const struct via_ctl_conn_wai
 	 * connection request is not found immediately") */
 	TAILQ_FOREACH(r, &cm->req_list, link) {
 		/* an expired request is one whose requester gave up */
-		if (r->owner == NULL && r->expires_ms > via_now_ms() && listener_matches(l, r)) {
-			r->owner = s;
+		if (r->state == VIA_CM_REQ_BACKLOG && r->expires_ms > via_now_ms() &&
+		    listener_matches(l, r)) {
+			req_take(r, s);
 			wait_reply_fill(r, rep);
 			free(l);
 			return 0;
@@ -564,7 +617,7 @@ req_get(struct viad *d, struct via_session *s, uint32_t id)
 {
 	struct via_cm_req *r = via_idtab_lookup(&d->cm->reqs, id);
 
-	return r != NULL && r->owner == s ? r : NULL;
+	return r != NULL && r->state == VIA_CM_REQ_OFFERED && r->owner == s ? r : NULL;
 }
 
 int
@@ -811,8 +864,7 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 		if (r->conn_id == conn_id && r->remote_vi == src_vi &&
 		    memcmp(r->remote_mac, mac, 6) == 0) {
 			r->expires_ms = via_now_ms() + CM_BACKLOG_MS;
-			if (r->owner == NULL && !req_offer(d, r))
-				send_cm(nic, mac, VIA_OP_CONN_NOMATCH, 0, src_vi, 0, conn_id, NULL);
+			req_states[r->state].on_copy(d, r);
 			return;
 		}
 	}
@@ -828,9 +880,9 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 	r->conn_id = conn_id;
 	r->info = *w;
 	r->expires_ms = via_now_ms() + CM_BACKLOG_MS;
+	r->state = VIA_CM_REQ_BACKLOG;
 	TAILQ_INSERT_TAIL(&cm->req_list, r, link);
-	if (!req_offer(d, r))
-		send_cm(nic, mac, VIA_OP_CONN_NOMATCH, 0, src_vi, 0, conn_id, NULL);
+	req_states[r->state].on_copy(d, r);
 }
 
 /* A requester gave up (DISC to VI 0): its request here is void. */
@@ -1034,11 +1086,11 @@ via_cm_timers(struct viad *d, uint64_t now)
 		min_due(&due, l->deadline_ms, now);
 	}
 	TAILQ_FOREACH_SAFE(r, &cm->req_list, link, rn) {
-		/* a request handed to VipConnectWait stays while its handle may
-		 * still be used (accept then says it timed out), then goes */
-		uint64_t end = r->expires_ms + (r->owner != NULL ? CM_HANDED_OUT_MS : 0);
+		uint64_t end = r->expires_ms + req_states[r->state].keep_ms;
 
 		if (now >= end) {
+			VLOG_DBG("CM: request %u of VI %u (conn_id %#x) expires, %s", r->id,
+				 r->remote_vi, r->conn_id, req_states[r->state].name);
 			req_free(cm, r);
 			continue;
 		}
@@ -1063,7 +1115,7 @@ via_cm_session_closed(struct viad *d, struct via_session *s)
 	}
 	/* requests handed to this process and never answered: refuse them */
 	TAILQ_FOREACH_SAFE(r, &cm->req_list, link, rn) {
-		if (r->owner == s)
+		if (r->state == VIA_CM_REQ_OFFERED && r->owner == s)
 			reject(d, r);
 	}
 	TAILQ_FOREACH(vi, &s->vis, link) {
