@@ -13,6 +13,9 @@ fi
 
 packages=(libdpdk-dev dpdk-dev libnuma-dev meson ninja-build pkg-config gcc clang
 	libhugetlbfs-bin iproute2
+	# IP beside VIA on a port (bpf/, tests/topo/ipcoexist.sh): the XDP
+	# program's headers, and ping for the test
+	libbpf-dev libxdp-dev iputils-ping
 	# the libfabric provider (fabric/) and its tests: fi_pingpong, Open MPI
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
 	# clang's libFuzzer and sanitizer runtimes (tests/fuzz), python3 for the scripts
