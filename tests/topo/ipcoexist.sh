@@ -142,13 +142,14 @@ via_runs() {
 	rr_check "$label" "$2" "$3" "$4"
 }
 
-# start_viad NAME NS CONF
+# start_viad NAME NS CONF [VIAD ARGS...]
 start_viad() {
-	local c0=$CPU0 c1=$CPU1
-	[ "$1" = B ] || [ "${1#B-}" != "$1" ] && c0=$CPU1 c1=$CPU0
+	local name=$1 ns=$2 conf=$3 c0=$CPU0 c1=$CPU1
+	shift 3
+	[ "${name#B-}" != "$name" ] && c0=$CPU1 c1=$CPU0
 	# shellcheck disable=SC2046  # word splitting of the EAL arguments is intended
-	viad_start "$1" --netns "$2" -c "$3" --set viad.poll_mode=backoff \
-		-- $(topo_eal "$1" "$c0" "$c1")
+	viad_start "$name" --netns "$ns" -c "$conf" --set viad.poll_mode=backoff "$@" \
+		-- $(topo_eal "$name" "$c0" "$c1")
 }
 
 # ---- part 1: af_xdp with viad's XDP program ---------------------------------
@@ -212,6 +213,15 @@ CONF
 		topo_log "afxdp: IP on the veths after viad stopped: PASS"
 	else
 		topo_fail "afxdp: no ping on the veths after viad stopped"
+	fi
+	# an object that is no XDP program: the PMD's own, and a log line
+	echo "not an ELF object" >"$RUN/broken.o"
+	if start_viad A-broken "$NSA" "$RUN/xdp-A.conf" --set "viad.xdp_prog=$RUN/broken.o"; then
+		grep "XDP program $RUN/broken.o not loaded" "$(viad_log A-broken)" ||
+			topo_fail "afxdp: no log line for an XDP program that does not load"
+		viad_stop A-broken
+	else
+		topo_fail "afxdp: viad did not fall back to the PMD's XDP program"
 	fi
 }
 
