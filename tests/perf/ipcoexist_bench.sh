@@ -5,7 +5,8 @@
 # two network namespaces created here (traffic never leaves them):
 #  - TCP throughput (iperf3, IPCO_SECONDS each) over a plain veth pair, and
 #    through the exception path: two viads joined by memif, each with
-#    ip_interface (a TAP), the IP addresses on the TAPs;
+#    ip_interface (a TAP), the IP addresses on the TAPs; port MTU 1500, and
+#    9000;
 #  - VIA 64 B round trip (vipl_pingpong, Unreliable Delivery, IPCO_ITERS)
 #    on that memif port, and on af_xdp ports with viad's XDP program over
 #    the veth pair: alone, then with an iperf3 TCP stream beside it on the
@@ -127,20 +128,31 @@ iperf_start 10.217.1.1
 iperf_wait; veth_mbps=$MBPS
 topo_log "TCP over the plain veth: $veth_mbps Mbit/s"
 
-# 2. memif + exception interfaces
-for side in A B; do
-	if [ $side = A ]; then role=server mac=$MAC_A exc=$EXC_A; else role=client mac=$MAC_B exc=$EXC_B; fi
-	printf '[viad]\nlog_level = info\n[port via0]\nglue = ethdev\ndevargs = net_memif0,role=%s,socket=%s,socket-abstract=no,mac=%s\nip_interface = %s\n' \
-		$role "$RUN/memif.sock" $mac $exc >"$RUN/m-$side.conf"
-done
-start_viad A-m "$NSA" "$RUN/m-A.conf" "$CPU0" "$CPU1" || exit 1
-start_viad B-m "$NSB" "$RUN/m-B.conf" "$CPU1" "$CPU0" || exit 1
-ip -n "$NSA" addr add 10.217.2.1/24 dev "$EXC_A" && ip -n "$NSA" link set "$EXC_A" up
-ip -n "$NSB" addr add 10.217.2.2/24 dev "$EXC_B" && ip -n "$NSB" link set "$EXC_B" up
-ip netns exec "$NSB" ping -c 3 -i 0.2 -q 10.217.2.1 >/dev/null || topo_fail "no ping over the exception path"
+# 2. memif + exception interfaces: TCP, then the round trips
+# memif_up MTU: viads A-m, B-m joined by memif, the TAPs addressed
+memif_up() {
+	local side role mac exc
+	for side in A B; do
+		if [ $side = A ]; then role=server mac=$MAC_A exc=$EXC_A; else role=client mac=$MAC_B exc=$EXC_B; fi
+		printf '[viad]\nlog_level = info\n[port via0]\nglue = ethdev\nmtu = %s\ndevargs = net_memif0,role=%s,socket=%s,socket-abstract=no,mac=%s\nip_interface = %s\n' \
+			"$1" $role "$RUN/memif.sock" $mac $exc >"$RUN/m-$side.conf"
+	done
+	start_viad A-m "$NSA" "$RUN/m-A.conf" "$CPU0" "$CPU1" || exit 1
+	start_viad B-m "$NSB" "$RUN/m-B.conf" "$CPU1" "$CPU0" || exit 1
+	ip -n "$NSA" addr add 10.217.2.1/24 dev "$EXC_A" && ip -n "$NSA" link set "$EXC_A" up
+	ip -n "$NSB" addr add 10.217.2.2/24 dev "$EXC_B" && ip -n "$NSB" link set "$EXC_B" up
+	ip netns exec "$NSB" ping -c 3 -i 0.2 -q 10.217.2.1 >/dev/null || topo_fail "no ping over the exception path"
+}
+memif_up 9000
+iperf_start 10.217.2.1
+iperf_wait; exc_jumbo_mbps=$MBPS
+topo_log "TCP through the exception path (memif + TAP), MTU 9000: $exc_jumbo_mbps Mbit/s"
+viad_stop B-m
+viad_stop A-m
+memif_up 1500
 iperf_start 10.217.2.1
 iperf_wait; exc_mbps=$MBPS
-topo_log "TCP through the exception path (memif + TAP): $exc_mbps Mbit/s"
+topo_log "TCP through the exception path (memif + TAP), MTU 1500: $exc_mbps Mbit/s"
 rtt_series m "$(viad_sock A-m)" "$(viad_sock B-m)" $MAC_A 10.217.2.1
 viad_stop B-m
 viad_stop A-m
@@ -161,7 +173,7 @@ viad_stop A-x
 ratio() { python3 -c "import sys; a, b = float(sys.argv[1] or 0), float(sys.argv[2] or 0); print('%.2f' % (a / b) if b else 'n/a')" "$1" "$2"; }
 echo "==== ipcoexist_bench ($(date -u +%H:%M) UTC, $(nproc) CPUs) ===="
 echo "TCP plain veth                      $veth_mbps Mbit/s"
-echo "TCP exception path (memif + TAP)    $exc_mbps Mbit/s   ratio to veth $(ratio "$exc_mbps" "$veth_mbps")"
+echo "TCP exception path (memif + TAP)    MTU 1500: $exc_mbps Mbit/s, ratio to veth $(ratio "$exc_mbps" "$veth_mbps"); MTU 9000: $exc_jumbo_mbps Mbit/s, ratio $(ratio "$exc_jumbo_mbps" "$veth_mbps")"
 echo "VIA 64 B RTT p50, memif             alone $m_alone us; beside TCP ($m_full_mbps Mbit/s) $m_full us (x$(ratio "$m_full" "$m_alone")); beside $RATE ($m_rate_mbps Mbit/s) $m_rate us (x$(ratio "$m_rate" "$m_alone"))"
 echo "VIA 64 B RTT p50, af_xdp + XDP      alone $x_alone us; beside TCP ($x_full_mbps Mbit/s) $x_full us (x$(ratio "$x_full" "$x_alone")); beside $RATE ($x_rate_mbps Mbit/s) $x_rate us (x$(ratio "$x_rate" "$x_alone"))"
 exit $TOPO_FAILED

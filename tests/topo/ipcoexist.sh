@@ -142,6 +142,16 @@ via_runs() {
 	rr_check "$label" "$2" "$3" "$4"
 }
 
+# coexist_run LABEL SRV_ADDR SRV_MAC: IP traffic and the VIA runs at once
+# between viads A-LABEL and B-LABEL, then both stopped
+coexist_run() {
+	ip_traffic_start "$1" "$2"
+	via_runs "$1" "$(viad_sock "A-$1")" "$(viad_sock "B-$1")" "$3"
+	ip_traffic_check "$1" "$2" "$3"
+	viad_stop "B-$1"
+	viad_stop "A-$1"
+}
+
 # start_viad NAME NS CONF [VIAD ARGS...]
 start_viad() {
 	local name=$1 ns=$2 conf=$3 c0=$CPU0 c1=$CPU1
@@ -176,33 +186,28 @@ glue = ethdev
 devargs = net_af_xdp0,iface=$veth
 CONF
 	done
-	if ! start_viad A-xdp "$NSA" "$RUN/xdp-A.conf"; then
-		if grep -q "xsk\|AF_XDP\|af_xdp" "$(viad_log A-xdp)"; then
+	if ! start_viad A-afxdp "$NSA" "$RUN/xdp-A.conf"; then
+		if grep -q "xsk\|AF_XDP\|af_xdp" "$(viad_log A-afxdp)"; then
 			echo "ipcoexist: SKIP afxdp: this kernel cannot open an AF_XDP socket (log above)"
 			skipped=1
 			return 0
 		fi
-		topo_fail "viad A-xdp did not start"
+		topo_fail "viad A-afxdp did not start"
 		return 1
 	fi
-	start_viad B-xdp "$NSB" "$RUN/xdp-B.conf" || { topo_fail "viad B-xdp did not start"; return 1; }
+	start_viad B-afxdp "$NSB" "$RUN/xdp-B.conf" || { topo_fail "viad B-afxdp did not start"; return 1; }
 	for side in A B; do
-		if ! grep -q "XDP program $XDP_PROG: VIA frames to viad" "$(viad_log "$side-xdp")"; then
-			topo_fail "viad $side-xdp did not load $XDP_PROG (its log says why)"
+		if ! grep -q "XDP program $XDP_PROG: VIA frames to viad" "$(viad_log "$side-afxdp")"; then
+			topo_fail "viad $side-afxdp did not load $XDP_PROG (its log says why)"
 			return 1
 		fi
 	done
 	topo_log "afxdp: $VETH_A $mac_a $NET_VETH.1 <-> $VETH_B $mac_b $NET_VETH.2; XDP: $(
 		ip -n "$NSA" -o link show dev "$VETH_A" | grep -o 'prog/xdp id [0-9]*')"
 
-	ip_traffic_start afxdp "$NET_VETH.1"
 	# af_xdp's copy mode reads only the first segment (see afxdp.sh)
 	TOPO_ZERO_COPY=no
-	via_runs afxdp "$(viad_sock A-xdp)" "$(viad_sock B-xdp)" "$mac_a"
-	ip_traffic_check afxdp "$NET_VETH.1" "$mac_a"
-
-	viad_stop B-xdp
-	viad_stop A-xdp
+	coexist_run afxdp "$NET_VETH.1" "$mac_a"
 	for side in A B; do
 		if [ $side = A ]; then ns=$NSA veth=$VETH_A; else ns=$NSB veth=$VETH_B; fi
 		if ip -n "$ns" -o link show dev "$veth" | grep -q 'prog/xdp'; then
@@ -241,8 +246,8 @@ mtu = $mtu
 ip_interface = $exc
 CONF
 	done
-	start_viad A-exc "$NSA" "$RUN/exc-A.conf" || { topo_fail "viad A-exc did not start"; return 1; }
-	start_viad B-exc "$NSB" "$RUN/exc-B.conf" || { topo_fail "viad B-exc did not start"; return 1; }
+	start_viad A-memif "$NSA" "$RUN/exc-A.conf" || { topo_fail "viad A-memif did not start"; return 1; }
+	start_viad B-memif "$NSB" "$RUN/exc-B.conf" || { topo_fail "viad B-memif did not start"; return 1; }
 	for side in A B; do
 		if [ $side = A ]; then ns=$NSA exc=$EXC_A mac=$mac_a; else ns=$NSB exc=$EXC_B mac=$mac_b; fi
 		[ "$(if_mac "$ns" "$exc")" = "$mac" ] ||
@@ -262,14 +267,9 @@ CONF
 	[ "$(if_mtu "$NSA" "$EXC_A")" = "$mtu" ] ||
 		topo_fail "memif: MTU of $EXC_A stayed $(if_mtu "$NSA" "$EXC_A") after a change"
 
-	ip_traffic_start memif "$NET_EXC.1"
 	# memif copies chained frames into its rings: zero copy from provider memory
 	TOPO_ZERO_COPY=yes
-	via_runs memif "$(viad_sock A-exc)" "$(viad_sock B-exc)" "$mac_a"
-	ip_traffic_check memif "$NET_EXC.1" "$mac_a"
-
-	viad_stop B-exc
-	viad_stop A-exc
+	coexist_run memif "$NET_EXC.1" "$mac_a"
 	for side in A B; do
 		if [ $side = A ]; then ns=$NSA exc=$EXC_A; else ns=$NSB exc=$EXC_B; fi
 		if ip -n "$ns" link show dev "$exc" >/dev/null 2>&1; then
