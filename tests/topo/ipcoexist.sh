@@ -148,12 +148,33 @@ via_runs() {
 	rr_check "$label" "$2" "$3" "$4"
 }
 
+# exc_counters NAME: viad NAME's /viad/ip_interfaces (telemetry) for via0,
+# as "to_kernel from_kernel to_kernel_dropped from_kernel_dropped"
+exc_counters() {
+	echo /viad/ip_interfaces | timeout 30 dpdk-telemetry.py -f "$TOPO_TAG-$1" 2>/dev/null |
+		python3 -c 'import json, sys
+for l in sys.stdin:
+    l = l.strip()
+    if l.startswith("{"):
+        p = json.loads(l)["/viad/ip_interfaces"]["via0"]
+        print(p["to_kernel"], p["from_kernel"], p["to_kernel_dropped"], p["from_kernel_dropped"])'
+}
+
 # coexist_run LABEL SRV_ADDR SRV_MAC: IP traffic and the VIA runs at once
 # between viads A-LABEL and B-LABEL, then both stopped
 coexist_run() {
+	local side c
 	ip_traffic_start "$1" "$2"
 	via_runs "$1" "$(viad_sock "A-$1")" "$(viad_sock "B-$1")" "$3"
 	ip_traffic_check "$1" "$2" "$3"
+	# the exception path's counters: the TCP transfer crossed it both ways
+	for side in A B; do
+		[ "$1" = memif ] || break
+		read -r -a c < <(exc_counters "$side-$1")
+		topo_log "$1: viad $side ip_interface: to_kernel ${c[0]:-?} from_kernel ${c[1]:-?} dropped ${c[2]:-?}/${c[3]:-?}"
+		[ "${c[0]:-0}" -gt 1000 ] && [ "${c[1]:-0}" -gt 1000 ] ||
+			topo_fail "$1: viad $side's /viad/ip_interfaces does not count the TCP transfer"
+	done
 	viad_stop "B-$1"
 	viad_stop "A-$1"
 }
