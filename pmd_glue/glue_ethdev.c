@@ -443,13 +443,6 @@ memif_stale_socket(const char *name, const char *devargs)
 	close(fd);
 }
 
-/**
- * probe slot.  Errors: -EINVAL (no devargs, no mempool, invalid MAC
- * override, too many queues, MTU out of range), -EBUSY (port already used
- * by another via_port), -ENODEV (device attached but no ethdev port found),
- * rte_dev_probe() errors (e.g. -ENOENT/-EINVAL for unknown drivers or bad
- * arguments), ethdev configure/queue-setup/MAC/promiscuous errors.
- */
 /* Steps 1-3 of probe for @p devargs: *pid configured, *info its own. */
 static int
 ethdev_attach(struct via_port *port, const struct via_glue_port_conf *conf,
@@ -559,6 +552,14 @@ ethdev_exc_open(struct via_port *port, const struct via_glue_port_conf *conf, ui
 	return rc;
 }
 
+/**
+ * probe slot.  Errors: -EINVAL (no devargs, no mempool, invalid MAC
+ * override, too many queues, MTU out of range), -EBUSY (port already used
+ * by another via_port), -ENODEV (device attached but no ethdev port found),
+ * rte_dev_probe() errors (e.g. -ENOENT/-EINVAL for unknown drivers or bad
+ * arguments), ethdev configure/queue-setup/MAC/promiscuous errors, and
+ * the exception interface's (via_exc_open()).
+ */
 static int
 ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 {
