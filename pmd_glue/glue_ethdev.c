@@ -5,8 +5,8 @@
  *        (net_memif, net_af_xdp, net_af_packet, net_tap, net_ring, PCI...).
  *
  * Overrides probe, remove, the burst slots (memif's guard; the exception
- * path) and link_get (the exception interface kept in step); every other
- * slot is the ethdev default.
+ * path), link_get (the exception interface kept in step) and stats_get (its
+ * counters); every other slot is the ethdev default.
  *
  * probe:
  *  1. Find the port: RTE_ETH_FOREACH_MATCHING_DEV(devargs) (handles PCI
@@ -201,6 +201,17 @@ ethdev_link_get(struct via_port *port, struct via_port_link *link)
 	if (priv->exc != NULL)
 		via_exc_sync(priv->exc);
 	return via_glue_default_ops()->link_get(port, link);
+}
+
+/* The ethdev's counters, and the exception path's. */
+static int
+ethdev_stats_get(struct via_port *port, struct via_port_stats *st)
+{
+	struct ethdev_priv *priv = port->priv;
+
+	if (priv->exc != NULL)
+		via_exc_stats(priv->exc, st);
+	return via_glue_default_ops()->stats_get(port, st);
 }
 
 /*
@@ -618,6 +629,7 @@ static const struct via_glue_module ethdev_module = {
 		.probe = ethdev_probe,
 		.remove = ethdev_remove,
 		.link_get = ethdev_link_get,
+		.stats_get = ethdev_stats_get,
 		.rx_burst = ethdev_rx_burst,
 		.tx_burst = ethdev_tx_burst,
 	},

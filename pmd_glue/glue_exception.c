@@ -25,7 +25,8 @@
  * thread, every link check) puts them back when someone changed them on
  * the kernel side. Closing the port closes the TAP, which removes the
  * interface; a viad killed hard closes its file descriptor, which removes
- * it too (net_tap's interfaces are not persistent).
+ * it too (net_tap's interfaces are not persistent). The path's counters are
+ * the port's (via_port_stats ip_*, in /viad/ports).
  *
  * Why TAP and not virtio-user over vhost-kernel: the latter needs
  * /dev/vhost-net (module vhost_net), which this kind of host does not have;
@@ -35,7 +36,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -45,7 +45,6 @@
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
-#include <rte_telemetry.h>
 
 #include "via_glue.h"
 #include "glue_internal.h"
@@ -57,9 +56,6 @@
 /* kernel frames per TAP receive ring: they wait there while VIA bursts */
 #define EXC_TAP_DESC 512
 
-/* one per port with an exception interface; viad has at most a few ports */
-#define EXC_MAX 16
-
 struct via_exc {
 	char port[VIA_GLUE_NAME_MAX];   /**< the port's name, for logs */
 	char ifname[IF_NAMESIZE];       /**< the kernel interface */
@@ -69,88 +65,17 @@ struct via_exc {
 	uint16_t mtu;                   /**< the port's */
 	struct rte_ether_addr mac;      /**< the port's */
 	/* counters: each written by one thread (the rx queue's lcore, or the
-	 * holder of tx queue 0), read by telemetry with relaxed loads */
+	 * holder of tx queue 0), read by via_exc_stats() with relaxed loads */
 	uint64_t to_kernel;             /**< frames written to the TAP */
 	uint64_t to_kernel_dropped;     /**< the TAP did not take them */
 	uint64_t from_kernel;           /**< frames sent on the port */
 	uint64_t from_kernel_dropped;   /**< the port did not take them */
-	uint64_t resyncs;               /**< MAC or MTU put back */
 };
-
-/* live exception paths, for telemetry; changed by the control thread */
-static struct via_exc *exc_live[EXC_MAX];
-static pthread_mutex_t exc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 exc_count(uint64_t *c, uint64_t n)
 {
 	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
-}
-
-static uint64_t
-exc_read(const uint64_t *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
-
-/* /viad/ip_interfaces: one dict per port with an exception interface */
-static int
-exc_telemetry(const char *cmd, const char *params, struct rte_tel_data *r)
-{
-	unsigned i;
-	int rc = 0;
-
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
-	rte_tel_data_start_dict(r);
-	pthread_mutex_lock(&exc_lock);
-	for (i = 0; i < EXC_MAX && rc == 0; i++) {
-		const struct via_exc *x = exc_live[i];
-		struct rte_tel_data *d;
-
-		if (x == NULL)
-			continue;
-		d = rte_tel_data_alloc();
-		if (d == NULL) {
-			rc = -ENOMEM;
-			break;
-		}
-		rte_tel_data_start_dict(d);
-		rte_tel_data_add_dict_string(d, "interface", x->ifname);
-		rte_tel_data_add_dict_u64(d, "to_kernel", exc_read(&x->to_kernel));
-		rte_tel_data_add_dict_u64(d, "to_kernel_dropped", exc_read(&x->to_kernel_dropped));
-		rte_tel_data_add_dict_u64(d, "from_kernel", exc_read(&x->from_kernel));
-		rte_tel_data_add_dict_u64(d, "from_kernel_dropped",
-					  exc_read(&x->from_kernel_dropped));
-		rte_tel_data_add_dict_u64(d, "mac_mtu_resyncs", exc_read(&x->resyncs));
-		rc = rte_tel_data_add_dict_container(r, x->port, d, 0);
-	}
-	pthread_mutex_unlock(&exc_lock);
-	return rc;
-}
-
-static void
-exc_telemetry_register(void)
-{
-	rte_telemetry_register_cmd("/viad/ip_interfaces", exc_telemetry,
-				   "The exception interfaces of ports (ip_interface): frames to "
-				   "and from the kernel. No parameters");
-}
-
-static int
-exc_publish(struct via_exc *x, bool add)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	unsigned i;
-
-	pthread_once(&once, exc_telemetry_register);
-	pthread_mutex_lock(&exc_lock);
-	for (i = 0; i < EXC_MAX && exc_live[i] != (add ? NULL : x); i++)
-		;
-	if (i < EXC_MAX)
-		exc_live[i] = add ? x : NULL;
-	pthread_mutex_unlock(&exc_lock);
-	return i < EXC_MAX ? 0 : -ENOSPC;
 }
 
 /* Close the TAP port and remove its device: the kernel interface goes. */
@@ -237,8 +162,6 @@ via_exc_open(struct via_exc **out, const char *port, const char *ifname,
 		return rc;
 	}
 	rc = exc_tap_setup(x, mp);
-	if (rc == 0)
-		rc = exc_publish(x, true);
 	if (rc < 0) {
 		GLUE_LOG(ERR, "%s: ip_interface %s: setup: %s", port, ifname, rte_strerror(-rc));
 		exc_tap_release(x);
@@ -257,7 +180,6 @@ via_exc_close(struct via_exc *x)
 {
 	if (x == NULL)
 		return;
-	exc_publish(x, false);
 	exc_tap_release(x);
 	GLUE_LOG(INFO, "%s: ip_interface %s removed (%" PRIu64 " frames to the kernel, %" PRIu64
 		 " from it)", x->port, x->ifname, x->to_kernel, x->from_kernel);
@@ -327,7 +249,6 @@ void
 via_exc_sync(struct via_exc *x)
 {
 	struct ifreq ifr;
-	bool fixed = false;
 	int fd;
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -339,16 +260,25 @@ via_exc_sync(struct via_exc *x)
 		GLUE_LOG(WARNING, "%s: MTU of %s changed to %d: back to the port's, %u", x->port,
 			 x->ifname, ifr.ifr_mtu, x->mtu);
 		ifr.ifr_mtu = x->mtu;
-		fixed = ioctl(fd, SIOCSIFMTU, &ifr) == 0;
+		if (ioctl(fd, SIOCSIFMTU, &ifr) != 0)
+			GLUE_LOG(ERR, "%s: MTU of %s: %s", x->port, x->ifname, strerror(errno));
 	}
 	if (ioctl(fd, SIOCGIFHWADDR, &ifr) == 0 &&
 	    memcmp(ifr.ifr_hwaddr.sa_data, x->mac.addr_bytes, RTE_ETHER_ADDR_LEN) != 0) {
 		GLUE_LOG(WARNING, "%s: MAC of %s changed: back to the port's, "
 			 RTE_ETHER_ADDR_PRT_FMT, x->port, x->ifname, RTE_ETHER_ADDR_BYTES(&x->mac));
 		memcpy(ifr.ifr_hwaddr.sa_data, x->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
-		fixed = ioctl(fd, SIOCSIFHWADDR, &ifr) == 0 || fixed;
+		if (ioctl(fd, SIOCSIFHWADDR, &ifr) != 0)
+			GLUE_LOG(ERR, "%s: MAC of %s: %s", x->port, x->ifname, strerror(errno));
 	}
 	close(fd);
-	if (fixed)
-		exc_count(&x->resyncs, 1);
+}
+
+void
+via_exc_stats(const struct via_exc *x, struct via_port_stats *st)
+{
+	st->ip_to_kernel = __atomic_load_n(&x->to_kernel, __ATOMIC_RELAXED);
+	st->ip_from_kernel = __atomic_load_n(&x->from_kernel, __ATOMIC_RELAXED);
+	st->ip_dropped = __atomic_load_n(&x->to_kernel_dropped, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&x->from_kernel_dropped, __ATOMIC_RELAXED);
 }

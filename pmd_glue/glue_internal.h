@@ -12,6 +12,8 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "via_glue.h"
+
 /** Log type "via.glue" (registered in glue.c). */
 extern int via_glue_logtype;
 
@@ -60,5 +62,8 @@ void via_exc_sent(struct via_exc *x, struct rte_mbuf **pkts, uint16_t n, uint16_
 /** Put the port's MAC and MTU back on the interface where they changed
  *  (control thread; a log line each time). */
 void via_exc_sync(struct via_exc *x);
+
+/** Fill the ip_* counters of @p st (any thread; relaxed reads). */
+void via_exc_stats(const struct via_exc *x, struct via_port_stats *st);
 
 #endif /* VIA_GLUE_INTERNAL_H */

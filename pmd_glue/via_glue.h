@@ -159,6 +159,11 @@ struct via_port_stats {
 	uint64_t tx_errors;
 	uint64_t rx_missed;    /**< Dropped for lack of rx resources
 				*   (ethdev: imissed + rx_nombuf). */
+	/* ethdev with conf->ip_interface: the frames that are not VIA's,
+	 * through the kernel interface (all 0 without one) */
+	uint64_t ip_to_kernel;   /**< Received, handed to the kernel. */
+	uint64_t ip_from_kernel; /**< Sent by the kernel, transmitted. */
+	uint64_t ip_dropped;     /**< Either way, not taken (ring full). */
 };
 
 /**

@@ -148,16 +148,16 @@ via_runs() {
 	rr_check "$label" "$2" "$3" "$4"
 }
 
-# exc_counters NAME: viad NAME's /viad/ip_interfaces (telemetry) for via0,
-# as "to_kernel from_kernel to_kernel_dropped from_kernel_dropped"
+# exc_counters NAME: the ip_* counters of viad NAME's via0 in /viad/ports
+# (telemetry): "ip_to_kernel ip_from_kernel ip_dropped"
 exc_counters() {
-	echo /viad/ip_interfaces | timeout 30 dpdk-telemetry.py -f "$TOPO_TAG-$1" 2>/dev/null |
+	echo /viad/ports | timeout 30 dpdk-telemetry.py -f "$TOPO_TAG-$1" 2>/dev/null |
 		python3 -c 'import json, sys
 for l in sys.stdin:
     l = l.strip()
     if l.startswith("{"):
-        p = json.loads(l)["/viad/ip_interfaces"]["via0"]
-        print(p["to_kernel"], p["from_kernel"], p["to_kernel_dropped"], p["from_kernel_dropped"])'
+        p = json.loads(l)["/viad/ports"]["via0"]
+        print(p["ip_to_kernel"], p["ip_from_kernel"], p["ip_dropped"])'
 }
 
 # coexist_run LABEL SRV_ADDR SRV_MAC: IP traffic and the VIA runs at once
@@ -171,9 +171,9 @@ coexist_run() {
 	for side in A B; do
 		[ "$1" = memif ] || break
 		read -r -a c < <(exc_counters "$side-$1")
-		topo_log "$1: viad $side ip_interface: to_kernel ${c[0]:-?} from_kernel ${c[1]:-?} dropped ${c[2]:-?}/${c[3]:-?}"
+		topo_log "$1: viad $side ip_interface: to the kernel ${c[0]:-?}, from it ${c[1]:-?}, dropped ${c[2]:-?}"
 		[ "${c[0]:-0}" -gt 1000 ] && [ "${c[1]:-0}" -gt 1000 ] ||
-			topo_fail "$1: viad $side's /viad/ip_interfaces does not count the TCP transfer"
+			topo_fail "$1: viad $side's /viad/ports does not count the TCP transfer (ip_*)"
 	done
 	viad_stop "B-$1"
 	viad_stop "A-$1"
