@@ -29,9 +29,10 @@
  * the port's (via_port_stats ip_*, in /viad/ports).
  *
  * Why TAP and not virtio-user over vhost-kernel: the latter needs
- * /dev/vhost-net (module vhost_net), which this kind of host does not have;
+ * /dev/vhost-net, and the kernel of this kind of host is built without
+ * CONFIG_VHOST_NET, so the two could not be measured against each other;
  * both give the kernel a netdev fed by one copy per frame. See
- * docs/performance.md for what the path costs.
+ * docs/performance.md, section 8, for what the path costs.
  */
 #include <errno.h>
 #include <inttypes.h>
