@@ -43,6 +43,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
@@ -57,12 +58,25 @@
 /* kernel frames per TAP receive ring: they wait there while VIA bursts */
 #define EXC_TAP_DESC 512
 
+/*
+ * A TAP read is a readv() system call even when the kernel sent nothing,
+ * about a microsecond that every transmit burst of queue 0, and so every
+ * poll iteration, would pay. Once every queue was found empty, the TAP is
+ * read again only after this long: that much more latency for the first
+ * kernel frame after a quiet spell, against a poll iteration that stays
+ * free of system calls while IP is idle.
+ */
+#define EXC_IDLE_GAP_US 20
+
 struct via_exc {
 	char port[VIA_GLUE_NAME_MAX];   /**< the port's name, for logs */
 	char ifname[IF_NAMESIZE];       /**< the kernel interface */
 	uint16_t tap;                   /**< its DPDK port */
 	uint16_t nb_q;                  /**< TAP queues: one per port rx queue */
 	uint16_t next_rxq;              /**< TAP receive queue forwarded next */
+	uint16_t empty_rxqs;            /**< queues found empty in a row */
+	uint64_t next_poll;             /**< timer cycles: no TAP read before */
+	uint64_t idle_gap;              /**< EXC_IDLE_GAP_US in timer cycles */
 	uint16_t mtu;                   /**< the port's */
 	struct rte_ether_addr mac;      /**< the port's */
 	/* counters: each written by one thread (the rx queue's lcore, or the
@@ -148,6 +162,7 @@ via_exc_open(struct via_exc **out, const char *port, const char *ifname,
 	x->mac = *mac;
 	x->mtu = mtu;
 	x->nb_q = nb_q;
+	x->idle_gap = rte_get_timer_hz() / 1000000 * EXC_IDLE_GAP_US;
 	/* the vdev name is unique among viad's devices, the interface's
 	 * among the host's (checked above) */
 	snprintf(name, sizeof(name), "net_tap_via_%s", port);
@@ -228,12 +243,22 @@ via_exc_divert(struct via_exc *x, uint16_t q, struct rte_mbuf **pkts, uint16_t n
 uint16_t
 via_exc_from_kernel(struct via_exc *x, struct rte_mbuf **pkts)
 {
-	uint16_t q = x->next_rxq;
+	uint16_t q = x->next_rxq, n;
+	uint64_t now = rte_get_timer_cycles();
 
+	if (now < x->next_poll)
+		return 0;
 	/* the kernel spreads its frames over the TAP's queues by flow: one
 	 * queue per call, in turn, keeps each call to one bounded burst */
 	x->next_rxq = (uint16_t)((q + 1) % x->nb_q);
-	return rte_eth_rx_burst(x->tap, q, pkts, VIA_EXC_BURST);
+	n = rte_eth_rx_burst(x->tap, q, pkts, VIA_EXC_BURST);
+	if (n != 0) {
+		x->empty_rxqs = 0;
+	} else if (++x->empty_rxqs >= x->nb_q) {
+		x->empty_rxqs = 0;
+		x->next_poll = now + x->idle_gap;
+	}
+	return n;
 }
 
 void
