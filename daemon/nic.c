@@ -122,7 +122,7 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 		.mp = mbuf_pool,
 		.socket_id = (int)rte_socket_id(),
 		/* IP beside VIA (docs/design.md): the glue filters or diverts */
-		.xdp_prog = pc->xdp_filter && d->conf.xdp_prog[0] ? d->conf.xdp_prog : NULL,
+		.xdp_prog = pc->xdp_filter ? d->conf.xdp_prog : NULL,
 		.ip_interface = pc->ip_interface[0] ? pc->ip_interface : NULL,
 	};
 	int rc;

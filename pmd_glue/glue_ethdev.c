@@ -524,6 +524,12 @@ ethdev_attach_xdp(struct via_port *port, const struct via_glue_port_conf *conf,
 	if (conf->xdp_prog == NULL || strncmp(conf->devargs, "net_af_xdp", 10) != 0 ||
 	    strstr(conf->devargs, "xdp_prog=") != NULL)
 		return ethdev_attach(port, conf, conf->devargs, pid, info);
+	if (conf->xdp_prog[0] == '\0') {
+		GLUE_LOG(WARNING, "%s: no XDP program (viad.xdp_prog is empty: built without "
+			 "clang and libbpf-dev): the PMD's own takes every frame of the interface, "
+			 "so IP on it stops while viad runs", port->name);
+		return ethdev_attach(port, conf, conf->devargs, pid, info);
+	}
 	if (access(conf->xdp_prog, R_OK) != 0) {
 		rc = -errno;
 	} else if ((size_t)snprintf(devargs, sizeof(devargs), "%s,xdp_prog=%s", conf->devargs,

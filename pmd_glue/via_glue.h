@@ -134,8 +134,8 @@ struct via_glue_port_conf {
 	const char *inner_glue;
 	/** ethdev, net_af_xdp devices: XDP object handed to the PMD as
 	 *  xdp_prog= (a program and an XSKMAP named "xsks_map"); where it
-	 *  cannot load, the PMD's own program with a log line.  NULL = the
-	 *  PMD's own.  Other modules ignore it. */
+	 *  cannot load or is "" (none built), the PMD's own program with a
+	 *  log line.  NULL = the PMD's own.  Other modules ignore it. */
 	const char *xdp_prog;
 	/** ethdev: name of a kernel interface (TAP) that carries the frames
 	 *  that are not VIA's, both ways (glue_exception.c); NULL = none.
