@@ -247,14 +247,22 @@ CONF
 	else
 		topo_fail "afxdp: no ping on the veths after viad stopped"
 	fi
-	# an object that is no XDP program: the PMD's own, and a log line
+	# an object that is no XDP program, and none at all (a build without
+	# clang): the PMD's own program, and a log line saying why
 	echo "not an ELF object" >"$RUN/broken.o"
-	if start_viad A-broken "$NSA" "$RUN/xdp-A.conf" --set "viad.xdp_prog=$RUN/broken.o"; then
-		grep "XDP program $RUN/broken.o not loaded" "$(viad_log A-broken)" ||
-			topo_fail "afxdp: no log line for an XDP program that does not load"
-		viad_stop A-broken
+	fallback_check broken "$RUN/broken.o" "XDP program $RUN/broken.o not loaded"
+	fallback_check none "" "no XDP program (viad.xdp_prog is empty"
+}
+
+# fallback_check TAG XDP_PROG LOG_TEXT: viad A starts on the PMD's program
+# and its log says LOG_TEXT
+fallback_check() {
+	if start_viad "A-$1" "$NSA" "$RUN/xdp-A.conf" --set "viad.xdp_prog=$2"; then
+		grep -F "$3" "$(viad_log "A-$1")" ||
+			topo_fail "afxdp: xdp_prog '$2': no log line '$3'"
+		viad_stop "A-$1"
 	else
-		topo_fail "afxdp: viad did not fall back to the PMD's XDP program"
+		topo_fail "afxdp: xdp_prog '$2': viad did not fall back to the PMD's program"
 	fi
 }
 
