@@ -98,6 +98,8 @@ static const struct conf_key conf_keys[] = {
 	{ SECT_VIAD, "hosts", CT_STR, CF_EMPTY_OK, G(hosts_path), 0, 0, NULL },
 	/* A port whose glue is not built in loads its module from here. */
 	{ SECT_VIAD, "glue_dir", CT_STR, 0, G(glue_dir), 0, 0, NULL },
+	/* af_xdp ports' XDP program: VIA frames to viad, the rest to the kernel */
+	{ SECT_VIAD, "xdp_prog", CT_STR, CF_EMPTY_OK, G(xdp_prog), 0, 0, NULL },
 	{ SECT_VIAD, "log_level", CT_CHOICE, 0, G(log_level), 0, 0,
 	  log_levels },
 	{ SECT_VIAD, "poll_mode", CT_POLL_MODE, 0, G(poll_mode), 0, 0,
@@ -185,6 +187,10 @@ static const struct conf_key conf_keys[] = {
 	{ SECT_PORT, "rx_desc", CT_UINT, 0, P(rx_desc), 32, 32768, NULL },
 	{ SECT_PORT, "tx_desc", CT_UINT, 0, P(tx_desc), 32, 32768, NULL },
 	{ SECT_PORT, "mac", CT_MAC, CF_EMPTY_OK, P(mac), 0, 0, NULL },
+	/* IP beside VIA: filter at XDP (af_xdp), or a kernel interface for the
+	 * frames that are not VIA's (ports the kernel cannot see) */
+	{ SECT_PORT, "xdp_filter", CT_ENUM, 0, P(xdp_filter), 0, 0, no_yes },
+	{ SECT_PORT, "ip_interface", CT_STR, CF_EMPTY_OK, P(ip_interface), 0, 0, NULL },
 
 	/* glue "faulty": the fault injector and the port it wraps */
 	{ SECT_PORT, "inner", CT_STR, CF_NAME, P(inner), 0, 0, NULL },
@@ -218,6 +224,7 @@ static const struct via_conf conf_defaults = {
 	.socket_group = "vipl",
 	.hosts_path = "",
 	.glue_dir = VIAD_GLUE_DIR,	/* <prefix>/<libdir>/viad/glue (meson) */
+	.xdp_prog = VIAD_XDP_PROG,	/* <prefix>/<libdir>/viad/via_xdp.o, "" without clang */
 	.log_level = "info",
 	.poll_mode = VIA_POLL_BACKOFF,
 	.poll_lcores = 1,
@@ -258,6 +265,7 @@ static const struct via_port_conf port_defaults = {
 	.corrupt_bits = 1,
 	.corrupt_where = VIA_CORRUPT_ANY,
 	.seed = 1,
+	.xdp_filter = 1,
 };
 
 /* Parsed, validated value waiting to be stored. */
@@ -759,6 +767,18 @@ check_port(const struct via_port_conf *p, char *msg, size_t msglen)
 		conf_err(msg, msglen,
 			 "port %s: glue 'faulty' with inner 'ethdev' requires devargs",
 			 p->name);
+		return -EINVAL;
+	}
+	/* The exception path is the ethdev glue's; a kernel interface name is
+	 * what the kernel takes (IFNAMSIZ, no '/', ':' or white space). */
+	if (p->ip_interface[0] != '\0' && strcmp(p->glue, "ethdev") != 0) {
+		conf_err(msg, msglen, "port %s: ip_interface needs glue 'ethdev'", p->name);
+		return -EINVAL;
+	}
+	if (strcmp(p->ip_interface, ".") == 0 || strcmp(p->ip_interface, "..") == 0 ||
+	    strpbrk(p->ip_interface, "/: \t") != NULL) {
+		conf_err(msg, msglen, "port %s: '%s' is not an interface name", p->name,
+			 p->ip_interface);
 		return -EINVAL;
 	}
 	/* A fault injector around a fault injector only obscures the seed. */

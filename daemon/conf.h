@@ -82,6 +82,16 @@ struct via_port_conf {
 	uint8_t corrupt_where;	/**< enum via_corrupt_where, default any */
 	uint64_t seed;		/**< PRNG seed, default 1: same seed and same
 				 *   frames = same faults */
+
+	/* IP beside VIA on the port (docs/design.md, "VIA and IP on one port") */
+	uint8_t xdp_filter;	/**< net_af_xdp: 1 (default) = viad's XDP program
+				 *   (viad.xdp_prog) takes only VIA frames, the
+				 *   kernel keeps the rest; 0 = the PMD's, which
+				 *   takes every frame */
+	char ip_interface[16];	/**< ethdev ports the kernel cannot see (memif,
+				 *   PCI): a kernel interface (TAP) of this name
+				 *   carries the frames that are not VIA's;
+				 *   "" = none (they are dropped) */
 };
 
 /** Whole daemon configuration. */
@@ -95,6 +105,8 @@ struct via_conf {
 	char hosts_path[256];	/**< name-service hosts file; "" = none */
 	char glue_dir[256];	/**< glue plugins: via_glue_NAME.so for a port's
 				 *   glue NAME that is not built in */
+	char xdp_prog[256];	/**< XDP object of the af_xdp ports with
+				 *   xdp_filter (built as bpf/via_xdp.o) */
 	char log_level[16];	/**< "error" | "warning" | "info" | "debug" */
 	enum via_poll_mode poll_mode;
 	uint32_t poll_lcores;	/**< poll lcores viad starts when given no EAL arguments */

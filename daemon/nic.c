@@ -94,9 +94,9 @@ nic_info_fill(struct viad *d, struct via_nic *nic, const char *name)
 	i->rdma_read_support = 1;
 }
 
-/* The glue's view of port @p pc; @p fc and @p mac are where its pointers go. */
+/* The glue's view of port @p pc of @p d; @p fc and @p mac are where its pointers go. */
 static int
-glue_conf(const struct via_port_conf *pc, struct via_glue_port_conf *gc,
+glue_conf(const struct viad *d, const struct via_port_conf *pc, struct via_glue_port_conf *gc,
 	  struct via_fault_conf *fc, struct rte_ether_addr *mac)
 {
 	*fc = (struct via_fault_conf){
@@ -119,6 +119,9 @@ glue_conf(const struct via_port_conf *pc, struct via_glue_port_conf *gc,
 		.nb_txd = pc->tx_desc,
 		.mp = mbuf_pool,
 		.socket_id = (int)rte_socket_id(),
+		/* IP beside VIA (docs/design.md): the glue filters or diverts */
+		.xdp_prog = pc->xdp_filter ? d->conf.xdp_prog : NULL,
+		.ip_interface = pc->ip_interface[0] ? pc->ip_interface : NULL,
 	};
 	if (pc->mac[0] != '\0') {
 		if (via_parse_mac(pc->mac, mac->addr_bytes) != 0)
@@ -137,7 +140,7 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 	struct rte_ether_addr mac;
 	int rc;
 
-	rc = glue_conf(pc, &gc, &fc, &mac);
+	rc = glue_conf(d, pc, &gc, &fc, &mac);
 	if (rc == 0)
 		rc = via_port_open(&nic->port, pc->glue, &gc);
 	if (rc != 0) {
@@ -197,7 +200,7 @@ via_nics_open(struct viad *d)
 
 		rc = nic_glue_load(d, &ports[i]);
 		if (rc == 0)
-			rc = glue_conf(&ports[i], &gc, &fc, &mac);
+			rc = glue_conf(d, &ports[i], &gc, &fc, &mac);
 		if (rc == 0)
 			rc = via_glue_needs(ports[i].glue, &gc, &needs);
 		if (rc != 0) {

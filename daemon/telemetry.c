@@ -256,6 +256,7 @@ port_dict(const struct viad *d, const struct via_nic *nic)
 	struct rte_tel_data *p = rte_tel_data_alloc();
 	const struct via_session *s;
 	struct via_ctl_port_info pi;
+	struct via_port_stats st;
 	uint64_t sessions = 0;
 
 	if (p == NULL)
@@ -277,6 +278,14 @@ port_dict(const struct viad *d, const struct via_nic *nic)
 	rte_tel_data_add_dict_u64(p, "tx_bytes", pi.tx_bytes);
 	rte_tel_data_add_dict_u64(p, "rx_errors", pi.rx_errors);
 	rte_tel_data_add_dict_u64(p, "tx_errors", pi.tx_errors);
+	/* IP beside VIA: the frames that crossed the port's ip_interface */
+	if (nic->index < d->conf.nb_ports && d->conf.ports[nic->index].ip_interface[0] != '\0' &&
+	    via_port_stats_get(nic->port, &st) == 0) {
+		rte_tel_data_add_dict_string(p, "ip_interface", d->conf.ports[nic->index].ip_interface);
+		rte_tel_data_add_dict_u64(p, "ip_to_kernel", st.ip_to_kernel);
+		rte_tel_data_add_dict_u64(p, "ip_from_kernel", st.ip_from_kernel);
+		rte_tel_data_add_dict_u64(p, "ip_dropped", st.ip_dropped);
+	}
 	/* frames the port did not take yet: a backlog that stays full drops */
 	rte_tel_data_add_dict_u64(p, "tx_backlog", rte_ring_count(nic->backlog));
 	rte_tel_data_add_dict_int(p, "own_address_via_port",

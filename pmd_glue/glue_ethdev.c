@@ -4,7 +4,9 @@
  * @brief Module "ethdev": any DPDK port described by devargs
  *        (net_memif, net_af_xdp, net_af_packet, net_tap, net_ring, PCI...).
  *
- * Overrides only probe and remove; every other slot is the ethdev default.
+ * Overrides probe, remove, the burst slots (memif's guard; the exception
+ * path), link_get (the exception interface kept in step) and stats_get (its
+ * counters); every other slot is the ethdev default.
  *
  * probe:
  *  1. Find the port: RTE_ETH_FOREACH_MATCHING_DEV(devargs) (handles PCI
@@ -20,6 +22,13 @@
  *     when the PMD has it), descriptor counts clamped with
  *     rte_eth_dev_adjust_nb_rx_tx_desc() (0 = PMD default), set the MAC if
  *     overridden, promiscuous on (-ENOTSUP ignored).
+ *
+ *  4. net_af_xdp with conf->xdp_prog: the devargs get xdp_prog=PATH, so that
+ *     the PMD loads viad's program (bpf/via_xdp.c: VIA frames to the
+ *     socket, the rest to the kernel); where that fails, steps 1-3 again
+ *     with the devargs as given (the PMD's own program, which takes every
+ *     frame) and a log line saying IP is lost on the interface meanwhile.
+ *  5. conf->ip_interface: the exception path (glue_exception.c).
  *
  * remove: rte_eth_dev_close(), then rte_dev_remove() of the device when no
  * other ethdev port of it is left (viad owns the ports it opens, adopted or
@@ -50,6 +59,7 @@ struct ethdev_priv {
 	struct rte_device *dev;  /**< Device behind port->port_id. */
 	bool guarded;            /**< bursts run under burst_guard (memif) */
 	uint64_t faults;         /**< bursts a fault ended */
+	struct via_exc *exc;     /**< exception path, or NULL */
 };
 
 /*
@@ -111,23 +121,25 @@ ethdev_rx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint1
 	sigjmp_buf jb;
 	uint16_t got;
 
-	if (!priv->guarded)
-		return rte_eth_rx_burst(port->port_id, q, pkts, n);
-	if (sigsetjmp(jb, 0) != 0) {
-		burst_faulted(port);
-		return 0;
+	if (!priv->guarded) {
+		got = rte_eth_rx_burst(port->port_id, q, pkts, n);
+	} else {
+		if (sigsetjmp(jb, 0) != 0) {
+			burst_faulted(port);
+			return 0;
+		}
+		burst_guard = &jb;
+		got = rte_eth_rx_burst(port->port_id, q, pkts, n);
+		burst_guard = NULL;
 	}
-	burst_guard = &jb;
-	got = rte_eth_rx_burst(port->port_id, q, pkts, n);
-	burst_guard = NULL;
-	return got;
+	return priv->exc == NULL || got == 0 ? got : via_exc_divert(priv->exc, q, pkts, got);
 }
 
 #define TX_GUARD_MAX 64   /* frames of one guarded transmit burst */
 #define ETHDEV_XDP_HEADROOM 256 /* XDP_PACKET_HEADROOM: where AF_XDP places a frame */
 
 static uint16_t
-ethdev_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+ethdev_port_tx(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct ethdev_priv *priv = port->priv;
 	uint16_t refs[TX_GUARD_MAX], i;
@@ -161,6 +173,46 @@ ethdev_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint1
 			rte_pktmbuf_refcnt_update(pkts[i], -1);
 	}
 	return sent;
+}
+
+/* viad's frames first, then at most one burst of the kernel's (queue 0:
+ * its holder polls the exception path, see glue_exception.c) */
+static uint16_t
+ethdev_tx_burst(struct via_port *port, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct ethdev_priv *priv = port->priv;
+	struct rte_mbuf *kernel[VIA_EXC_BURST];
+	uint16_t sent = ethdev_port_tx(port, q, pkts, n), nk;
+
+	if (priv->exc == NULL || q != 0)
+		return sent;
+	nk = via_exc_from_kernel(priv->exc, kernel);
+	if (nk != 0)
+		via_exc_sent(priv->exc, kernel, nk, ethdev_port_tx(port, 0, kernel, nk));
+	return sent;
+}
+
+/* The link, and the exception interface put back in step with the port:
+ * viad's control thread asks every 100 ms. */
+static int
+ethdev_link_get(struct via_port *port, struct via_port_link *link)
+{
+	struct ethdev_priv *priv = port->priv;
+
+	if (priv->exc != NULL)
+		via_exc_sync(priv->exc);
+	return via_glue_default_ops()->link_get(port, link);
+}
+
+/* The ethdev's counters, and the exception path's. */
+static int
+ethdev_stats_get(struct via_port *port, struct via_port_stats *st)
+{
+	struct ethdev_priv *priv = port->priv;
+
+	if (priv->exc != NULL)
+		via_exc_stats(priv->exc, st);
+	return via_glue_default_ops()->stats_get(port, st);
 }
 
 /*
@@ -429,19 +481,134 @@ memif_stale_socket(const char *name, const char *devargs)
 	close(fd);
 }
 
+/* Steps 1-3 of probe for @p devargs: *pid configured, *info its own. */
+static int
+ethdev_attach(struct via_port *port, const struct via_glue_port_conf *conf,
+	      const char *devargs, uint16_t *pidp, struct rte_eth_dev_info *info)
+{
+	bool hotplugged;
+	uint16_t pid;
+	int rc;
+
+	/*
+	 * Look for the port first: rte_dev_probe() of an already attached
+	 * device returns -EEXIST or even 0 (22.11 overwrites -EEXIST with the
+	 * result of the secondary-process sync), so its return value cannot
+	 * tell "attached now" from "was already there".
+	 */
+	rc = ethdev_find_port(devargs, &pid);
+	if (rc == -EBUSY) {
+		GLUE_LOG(ERR, "%s: \"%s\" is already used by another port",
+			 port->name, devargs);
+		return rc;
+	}
+	hotplugged = rc != 0;
+	if (hotplugged) {
+		memif_stale_socket(port->name, devargs);
+		rc = rte_dev_probe(devargs);
+		if (rc < 0 && rc != -EEXIST) {
+			GLUE_LOG(ERR, "%s: rte_dev_probe(\"%s\"): %s",
+				 port->name, devargs, rte_strerror(-rc));
+			return rc;
+		}
+		rc = ethdev_find_port(devargs, &pid);
+		if (rc < 0) {
+			GLUE_LOG(ERR, "%s: no ethdev port for \"%s\"",
+				 port->name, devargs);
+			ethdev_detach_devargs(devargs);
+			return rc;
+		}
+	} else {
+		GLUE_LOG(INFO, "%s: \"%s\" already attached (port %u), "
+			 "adopting it", port->name, devargs, pid);
+	}
+
+	memset(info, 0, sizeof(*info));
+	rc = rte_eth_dev_info_get(pid, info);
+	if (rc == 0)
+		rc = ethdev_configure(port, pid, conf, info);
+	if (rc < 0) {
+		/* leave an adopted device alone, undo our own hot-plug */
+		if (hotplugged)
+			ethdev_release(pid, info->device);
+		return rc;
+	}
+	*pidp = pid;
+	return 0;
+}
+
+/*
+ * Steps 1-4 of probe: with viad's XDP program where conf asks for it and it
+ * loads, else as given.
+ */
+static int
+ethdev_attach_xdp(struct via_port *port, const struct via_glue_port_conf *conf,
+		  uint16_t *pid, struct rte_eth_dev_info *info)
+{
+	char devargs[512];
+	int rc;
+
+	if (conf->xdp_prog == NULL || strncmp(conf->devargs, "net_af_xdp", 10) != 0 ||
+	    strstr(conf->devargs, "xdp_prog=") != NULL)
+		return ethdev_attach(port, conf, conf->devargs, pid, info);
+	if (conf->xdp_prog[0] == '\0') {
+		GLUE_LOG(WARNING, "%s: no XDP program (viad.xdp_prog is empty: built without "
+			 "clang and libbpf-dev): the PMD's own takes every frame of the interface, "
+			 "so IP on it stops while viad runs", port->name);
+		return ethdev_attach(port, conf, conf->devargs, pid, info);
+	}
+	if (access(conf->xdp_prog, R_OK) != 0) {
+		rc = -errno;
+	} else if ((size_t)snprintf(devargs, sizeof(devargs), "%s,xdp_prog=%s", conf->devargs,
+				    conf->xdp_prog) >= sizeof(devargs)) {
+		rc = -ENAMETOOLONG;
+	} else {
+		rc = ethdev_attach(port, conf, devargs, pid, info);
+		if (rc == 0) {
+			GLUE_LOG(INFO, "%s: XDP program %s: VIA frames to viad, the others "
+				 "to the kernel", port->name, conf->xdp_prog);
+			return 0;
+		}
+		if (rc == -EBUSY)
+			return rc;
+	}
+	GLUE_LOG(WARNING, "%s: XDP program %s not loaded (%s): the PMD's own takes every "
+		 "frame of the interface, so IP on it stops while viad runs", port->name,
+		 conf->xdp_prog, rte_strerror(-rc));
+	return ethdev_attach(port, conf, conf->devargs, pid, info);
+}
+
+/* Step 5: the exception interface, with the port's MAC and MTU. */
+static int
+ethdev_exc_open(struct via_port *port, const struct via_glue_port_conf *conf, uint16_t pid)
+{
+	struct ethdev_priv *priv = port->priv;
+	struct rte_ether_addr mac;
+	uint16_t mtu;
+	int rc;
+
+	rc = rte_eth_macaddr_get(pid, &mac);
+	if (rc == 0)
+		rc = rte_eth_dev_get_mtu(pid, &mtu);
+	if (rc == 0)
+		rc = via_exc_open(&priv->exc, port->name, conf->ip_interface, &mac, mtu,
+				  conf->nb_rxq, conf->mp);
+	return rc;
+}
+
 /**
  * probe slot.  Errors: -EINVAL (no devargs, no mempool, invalid MAC
  * override, too many queues, MTU out of range), -EBUSY (port already used
  * by another via_port), -ENODEV (device attached but no ethdev port found),
  * rte_dev_probe() errors (e.g. -ENOENT/-EINVAL for unknown drivers or bad
- * arguments), ethdev configure/queue-setup/MAC/promiscuous errors.
+ * arguments), ethdev configure/queue-setup/MAC/promiscuous errors, and
+ * the exception interface's (via_exc_open()).
  */
 static int
 ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 {
 	struct ethdev_priv *priv = port->priv;
 	struct rte_eth_dev_info info;
-	bool hotplugged;
 	uint16_t pid;
 	int rc;
 
@@ -450,49 +617,15 @@ ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 		return -EINVAL;
 	if (conf->mac != NULL && !rte_is_valid_assigned_ether_addr(conf->mac))
 		return -EINVAL;
-
-	/*
-	 * Look for the port first: rte_dev_probe() of an already attached
-	 * device returns -EEXIST or even 0 (22.11 overwrites -EEXIST with the
-	 * result of the secondary-process sync), so its return value cannot
-	 * tell "attached now" from "was already there".
-	 */
-	rc = ethdev_find_port(conf->devargs, &pid);
-	if (rc == -EBUSY) {
-		GLUE_LOG(ERR, "%s: \"%s\" is already used by another port",
-			 port->name, conf->devargs);
+	rc = ethdev_attach_xdp(port, conf, &pid, &info);
+	if (rc < 0)
 		return rc;
-	}
-	hotplugged = rc != 0;
-	if (hotplugged) {
-		memif_stale_socket(port->name, conf->devargs);
-		rc = rte_dev_probe(conf->devargs);
-		if (rc < 0 && rc != -EEXIST) {
-			GLUE_LOG(ERR, "%s: rte_dev_probe(\"%s\"): %s",
-				 port->name, conf->devargs, rte_strerror(-rc));
-			return rc;
-		}
-		rc = ethdev_find_port(conf->devargs, &pid);
+	if (conf->ip_interface != NULL) {
+		rc = ethdev_exc_open(port, conf, pid);
 		if (rc < 0) {
-			GLUE_LOG(ERR, "%s: no ethdev port for \"%s\"",
-				 port->name, conf->devargs);
-			ethdev_detach_devargs(conf->devargs);
+			ethdev_release(pid, info.device);
 			return rc;
 		}
-	} else {
-		GLUE_LOG(INFO, "%s: \"%s\" already attached (port %u), "
-			 "adopting it", port->name, conf->devargs, pid);
-	}
-
-	memset(&info, 0, sizeof(info));
-	rc = rte_eth_dev_info_get(pid, &info);
-	if (rc == 0)
-		rc = ethdev_configure(port, pid, conf, &info);
-	if (rc < 0) {
-		/* leave an adopted device alone, undo our own hot-plug */
-		if (hotplugged)
-			ethdev_release(pid, info.device);
-		return rc;
 	}
 
 	claimed[pid] = true;
@@ -517,6 +650,8 @@ ethdev_remove(struct via_port *port)
 	if (port->port_id >= RTE_MAX_ETHPORTS)
 		return;
 	claimed[port->port_id] = false;
+	via_exc_close(priv->exc);
+	priv->exc = NULL;
 	ethdev_release(port->port_id, priv->dev);
 	port->port_id = VIA_PORT_ID_NONE;
 }
@@ -527,6 +662,8 @@ static const struct via_glue_module ethdev_module = {
 	.ops = {
 		.probe = ethdev_probe,
 		.remove = ethdev_remove,
+		.link_get = ethdev_link_get,
+		.stats_get = ethdev_stats_get,
 		.rx_burst = ethdev_rx_burst,
 		.tx_burst = ethdev_tx_burst,
 		.needs = ethdev_needs,

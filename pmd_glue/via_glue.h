@@ -46,7 +46,8 @@
  *    (devargs/mp missing, bad MAC, too many queues, MTU out of range),
  *    -EBUSY (port already open), -ENODEV, rte_dev_probe() errors (e.g.
  *    -EFAULT/-EINVAL/-ENODEV/-EPERM for bad devargs), ethdev
- *    configure/queue-setup/MTU/MAC/promiscuous errors.
+ *    configure/queue-setup/MTU/MAC/promiscuous errors, and the exception
+ *    interface's (conf->ip_interface: -EEXIST, -EINVAL, net_tap's).
  *  - "loopback": software port, tx re-enters rx of the same port; MAC
  *    02:00:00:00:00:<index>, MTU 9000, link up at 100 Gbps.  mp optional
  *    (used to copy shared mbufs).  probe errors: -EINVAL (> 16 queues, MTU
@@ -131,6 +132,15 @@ struct via_glue_port_conf {
 	/** faulty: module of the wrapped port; NULL = "loopback".  Other
 	 *  modules ignore it. */
 	const char *inner_glue;
+	/** ethdev, net_af_xdp devices: XDP object handed to the PMD as
+	 *  xdp_prog= (a program and an XSKMAP named "xsks_map"); where it
+	 *  cannot load or is "" (none built), the PMD's own program with a
+	 *  log line.  NULL = the PMD's own.  Other modules ignore it. */
+	const char *xdp_prog;
+	/** ethdev: name of a kernel interface (TAP) that carries the frames
+	 *  that are not VIA's, both ways (glue_exception.c); NULL = none.
+	 *  Other modules ignore it. */
+	const char *ip_interface;
 };
 
 /**
@@ -193,6 +203,11 @@ struct via_port_stats {
 	uint64_t tx_errors;
 	uint64_t rx_missed;    /**< Dropped for lack of rx resources
 				*   (ethdev: imissed + rx_nombuf). */
+	/* ethdev with conf->ip_interface: the frames that are not VIA's,
+	 * through the kernel interface (all 0 without one) */
+	uint64_t ip_to_kernel;   /**< Received, handed to the kernel. */
+	uint64_t ip_from_kernel; /**< Sent by the kernel, transmitted. */
+	uint64_t ip_dropped;     /**< Either way, not taken (ring full). */
 };
 
 /**

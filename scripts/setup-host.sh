@@ -13,6 +13,10 @@ fi
 
 packages=(libdpdk-dev dpdk-dev libnuma-dev meson ninja-build pkg-config gcc clang
 	libhugetlbfs-bin iproute2
+	# IP beside VIA on a port (bpf/, tests/topo/ipcoexist.sh): the XDP
+	# program's headers, ping for the test, iperf3 for its benchmark
+	# (tests/perf/ipcoexist_bench.sh)
+	libbpf-dev libxdp-dev iputils-ping iperf3
 	# the libfabric provider (fabric/) and its tests: fi_pingpong, Open MPI
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
 	# clang's libFuzzer and sanitizer runtimes (tests/fuzz), python3 for the scripts

@@ -637,6 +637,8 @@ def test_install(env):
     lua = one("/share/via-dpdk/wireshark/via.lua")
     one("/include/via-dpdk/via_glue.h")
     one("/pkgconfig/via-glue.pc")
+    if os.path.exists(os.path.join(env.build, "bpf", "via_xdp.o")):
+        one("/viad/via_xdp.o")  # the af_xdp ports' XDP program (issue 16)
     pages = [one("/share/man/man8/viad.8"), one("/share/man/man5/viad.conf.5"),
              one("/share/man/man8/viactl.8"), one("/share/man/man7/vipl.7")]
     if lua:

@@ -69,6 +69,7 @@ conf_equal(const struct via_conf *a, const struct via_conf *b)
 	    strcmp(a->allowed_gids, b->allowed_gids) ||
 	    strcmp(a->hosts_path, b->hosts_path) ||
 	    strcmp(a->glue_dir, b->glue_dir) ||
+	    strcmp(a->xdp_prog, b->xdp_prog) ||
 	    strcmp(a->log_level, b->log_level) ||
 	    a->poll_mode != b->poll_mode ||
 	    a->idle_spin_us != b->idle_spin_us ||
@@ -111,7 +112,8 @@ conf_equal(const struct via_conf *a, const struct via_conf *b)
 		    p->tx_corrupt != q->tx_corrupt ||
 		    p->tx_delay != q->tx_delay || p->delay_us != q->delay_us ||
 		    p->corrupt_bits != q->corrupt_bits ||
-		    p->corrupt_where != q->corrupt_where || p->seed != q->seed)
+		    p->corrupt_where != q->corrupt_where || p->seed != q->seed ||
+		    p->xdp_filter != q->xdp_filter || strcmp(p->ip_interface, q->ip_interface))
 			return 0;
 	}
 	return 1;
@@ -587,6 +589,30 @@ test_faulty_keys(void)
 		     "rx_delay needs glue 'faulty' (glue is 'loopback')");
 }
 
+/* IP beside VIA (issue 16): af_xdp ports filter by default; an exception
+ * interface needs glue ethdev and a name the kernel takes. */
+static void
+test_ip_keys(void)
+{
+	struct via_conf c;
+	char err[512] = "";
+	const char *path = write_file("[viad]\nxdp_prog = /x/via_xdp.o\n"
+				      "[port]\nglue = ethdev\ndevargs = net_memif0\nip_interface = via0ip\n"
+				      "[port]\nglue = ethdev\ndevargs = net_af_xdp0,iface=e0\nxdp_filter = no\n");
+
+	via_conf_defaults(&c);
+	CHECK(via_conf_load(&c, path, err, sizeof(err)) == 0);
+	CHECK(strcmp(c.xdp_prog, "/x/via_xdp.o") == 0);
+	CHECK(strcmp(c.ports[0].ip_interface, "via0ip") == 0 && c.ports[0].xdp_filter == 1);
+	CHECK(c.ports[1].ip_interface[0] == '\0' && c.ports[1].xdp_filter == 0);
+	expect_error("[port]\nip_interface = ip0\n", 1, "port via0: ip_interface needs glue 'ethdev'");
+	expect_error("[port]\nglue = ethdev\ndevargs = x\nip_interface = a/b\n", 1,
+		     "port via0: 'a/b' is not an interface name");
+	expect_error("[port]\nglue = ethdev\ndevargs = x\nip_interface = 0123456789abcdef\n", 4,
+		     "too long (at most 15 characters)");
+	expect_error("[port]\nxdp_filter = maybe\n", 2, "expected one of");
+}
+
 static void
 test_load_errno(void)
 {
@@ -918,6 +944,7 @@ main(int argc, char **argv)
 	test_full_file();
 	test_errors();
 	test_faulty_keys();
+	test_ip_keys();
 	test_load_errno();
 	test_set();
 	test_size_suffixes();
