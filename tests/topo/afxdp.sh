@@ -26,18 +26,9 @@ read -r CPU0 CPU1 < <(topo_cpus)
 
 netns_add "$NSA" || exit 1
 netns_add "$NSB" || exit 1
-ip link add "$VETH_A" netns "$NSA" type veth peer name "$VETH_B" netns "$NSB" ||
-	{ topo_fail "cannot create veth pair $VETH_A/$VETH_B"; exit 1; }
-if ! ip -n "$NSA" link set "$VETH_A" up || ! ip -n "$NSB" link set "$VETH_B" up; then
-	topo_fail "cannot set the veths up"
-	exit 1
-fi
-
-veth_mac() {
-	ip -n "$1" -o link show dev "$2" | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p'
-}
-MAC_A=$(veth_mac "$NSA" "$VETH_A")
-MAC_B=$(veth_mac "$NSB" "$VETH_B")
+veth_pair "$NSA" "$VETH_A" "$NSB" "$VETH_B" || exit 1
+MAC_A=$(if_mac "$NSA" "$VETH_A")
+MAC_B=$(if_mac "$NSB" "$VETH_B")
 if [ -z "$MAC_A" ] || [ -z "$MAC_B" ]; then
 	topo_fail "cannot read the veth MACs"
 	exit 1

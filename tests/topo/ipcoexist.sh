@@ -61,9 +61,6 @@ netns_add "$NSB" || exit 1
 ip -n "$NSA" link set lo up && ip -n "$NSB" link set lo up ||
 	{ topo_fail "cannot set lo up in the namespaces"; exit 1; }
 
-if_mac() { # NS IFACE
-	ip -n "$1" -o link show dev "$2" 2>/dev/null | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p'
-}
 if_mtu() { # NS IFACE
 	ip -n "$1" -o link show dev "$2" 2>/dev/null | sed -n 's|.* mtu \([0-9]*\).*|\1|p'
 }
@@ -198,11 +195,9 @@ part_afxdp() {
 		skipped=1
 		return 0
 	fi
-	ip link add "$VETH_A" netns "$NSA" type veth peer name "$VETH_B" netns "$NSB" ||
-		{ topo_fail "cannot create veth pair $VETH_A/$VETH_B"; return 1; }
+	veth_pair "$NSA" "$VETH_A" "$NSB" "$VETH_B" || return 1
 	ip -n "$NSA" addr add "$NET_VETH.1/24" dev "$VETH_A" &&
-		ip -n "$NSB" addr add "$NET_VETH.2/24" dev "$VETH_B" &&
-		ip -n "$NSA" link set "$VETH_A" up && ip -n "$NSB" link set "$VETH_B" up ||
+		ip -n "$NSB" addr add "$NET_VETH.2/24" dev "$VETH_B" ||
 		{ topo_fail "cannot address the veths"; return 1; }
 	mac_a=$(if_mac "$NSA" "$VETH_A")
 	mac_b=$(if_mac "$NSB" "$VETH_B")

@@ -12,6 +12,8 @@
 #   viad_stop NAME                          SIGTERM, wait 10 s; SIGKILL + failure
 #   viad_sock NAME / viad_log NAME          its socket / log path
 #   netns_add NS                            create a netns (deleted by cleanup)
+#   veth_pair NS_A IF_A NS_B IF_B           a veth pair between two of them, up
+#   if_mac NS IFACE                         the MAC of an interface
 #   check_start NAME SOCKET ARGS...         topo_check in the background
 #   check_run NAME SOCKET ARGS...           topo_check in the foreground
 #   check_wait NAME                         exit status of a background check
@@ -249,6 +251,20 @@ viad_stop() {
 netns_add() {
 	ip netns add "$1" || { topo_fail "ip netns add $1"; return 1; }
 	TOPO_NETNS+=("$1")
+}
+
+# veth_pair NS_A IF_A NS_B IF_B: IF_A in NS_A joined to IF_B in NS_B, both
+# up; they go with the namespaces
+veth_pair() {
+	if ! ip link add "$2" netns "$1" type veth peer name "$4" netns "$3" ||
+	   ! ip -n "$1" link set "$2" up || ! ip -n "$3" link set "$4" up; then
+		topo_fail "cannot create the veth pair $2/$4"
+		return 1
+	fi
+}
+
+if_mac() { # NS IFACE
+	ip -n "$1" -o link show dev "$2" 2>/dev/null | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p'
 }
 
 # check_start NAME SOCKET ARGS...: topo_check in the background, output in

@@ -35,13 +35,8 @@ read -r CPU0 CPU1 < <(topo_cpus)
 
 netns_add "$NSA" || exit 1
 netns_add "$NSB" || exit 1
-ip link add "$VETH_A" netns "$NSA" type veth peer name "$VETH_B" netns "$NSB" ||
-	{ topo_fail "cannot create veth pair $VETH_A/$VETH_B"; exit 1; }
-if ! ip -n "$NSA" link set "$VETH_A" up || ! ip -n "$NSB" link set "$VETH_B" up; then
-	topo_fail "cannot set the veths up"
-	exit 1
-fi
-MAC_A=$(ip -n "$NSA" -o link show dev "$VETH_A" | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p')
+veth_pair "$NSA" "$VETH_A" "$NSB" "$VETH_B" || exit 1
+MAC_A=$(if_mac "$NSA" "$VETH_A")
 [ -n "$MAC_A" ] || { topo_fail "cannot read $VETH_A's MAC"; exit 1; }
 
 for side in A B; do
