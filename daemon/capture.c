@@ -107,6 +107,9 @@ static struct {
 	uint8_t *slab;
 	uint32_t snaplen;
 	uint64_t dropped;          /* atomic: frames that found no free slot */
+	int64_t to_take;           /* atomic: frames the data path may still queue
+				    * (--count; INT64_MAX: no limit). Frames past
+				    * the count are not for the capture: not drops */
 	/* base of the timestamps: the same instant on both clocks */
 	uint64_t base_ns;
 	uint64_t base_cycles;
@@ -131,7 +134,11 @@ via_capture_frames(struct rte_mbuf *const *pkts, uint16_t n, enum via_capture_di
 		struct capture_slot *s;
 		const void *p;
 
+		if (__atomic_sub_fetch(&cap.to_take, 1, __ATOMIC_RELAXED) < 0)
+			return;                 /* the count is queued already */
 		if (rte_ring_mc_dequeue(cap.free_slots, (void **)&s) != 0) {
+			/* lost: a later frame takes its place in the count */
+			__atomic_fetch_add(&cap.to_take, 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&cap.dropped, 1, __ATOMIC_RELAXED);
 			continue;
 		}
@@ -523,6 +530,8 @@ capture_run(int c, const struct via_nic *nic, struct capture_out *o, uint64_t co
 	cap.base_cycles = rte_get_timer_cycles();
 	cap.base_ns = start_ns = realtime_ns();
 	__atomic_store_n(&cap.dropped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cap.to_take, count != 0 ? (int64_t)RTE_MIN(count, (uint64_t)INT64_MAX)
+						  : INT64_MAX, __ATOMIC_RELAXED);
 	out_shb(o);
 	out_idb(o, nic, cap.snaplen);
 	out_flush(o);
