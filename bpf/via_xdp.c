@@ -19,9 +19,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-/* VIA_ETHERTYPE of daemon/wire.h (docs/wire-format.md); the topology test
- * afxdp_ip.sh fails if the two disagree, as no VIA frame reaches viad */
-#define VIA_ETHERTYPE 0x88B5
+#include "via_ethertype.h"
 
 /* the PMD's queues: net_af_xdp takes at most as many as the interface has */
 #define VIA_XDP_MAX_QUEUES 64

@@ -335,19 +335,3 @@ via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why)
 	}
 	return 0;
 }
-
-struct via_vi *
-via_vi_of_frame(struct viad *d, const struct via_nic *nic, const uint8_t src_mac[6],
-		uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, struct via_poll_stats *st)
-{
-	struct via_vi *vi = via_idtab_lookup(&d->vis, dst_vi);
-
-	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED)
-		return NULL;
-	if (vi->conn.id != conn_id || vi->conn.remote_vi != src_vi ||
-	    memcmp(vi->conn.remote_mac, src_mac, 6) != 0) {
-		st->frames_unmatched++;
-		return NULL;
-	}
-	return vi;
-}

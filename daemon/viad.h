@@ -20,6 +20,8 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include <vipl.h>
+
 #include "conf.h"
 #include "via_abi.h"
 #include "via_ctl.h"
@@ -817,17 +819,6 @@ void via_vi_free(struct viad *d, struct via_vi *vi);
 int via_vi_set_attr(struct viad *d, struct via_session *s, uint32_t id,
 		    const struct via_ctl_vi_attr *attr);
 struct via_vi *via_vi_get(struct viad *d, struct via_session *s, uint32_t id);
-struct via_poll_stats;
-/**
- * The VI a frame from @p src_mac on @p nic belongs to: VI @p dst_vi,
- * Connected, whose connection has that peer MAC, connection id and peer VI
- * (@p src_vi) (VIA §4.1). NULL otherwise; a frame for a Connected VI that
- * differs in source MAC, connection id or VI pair is forged or stale and
- * counts in @p st's frames_unmatched (design.md section 10, "Threat model").
- */
-struct via_vi *via_vi_of_frame(struct viad *d, const struct via_nic *nic,
-			       const uint8_t src_mac[6], uint32_t dst_vi, uint32_t src_vi,
-			       uint32_t conn_id, struct via_poll_stats *st);
 /** Whether the client's ring of @p wq holds no descriptor viad has not taken. */
 bool via_vi_wq_empty(struct via_vi *vi, enum via_wq_kind wq);
 
@@ -931,6 +922,30 @@ void via_poll_stats_sum(struct via_ctl_counters *c);
 const struct via_poll_stats *via_poll_stats_of(unsigned lcore);
 /** The counters of the calling lcore (a poll lcore or the control thread). */
 struct via_poll_stats *via_poll_stats_here(void);
+
+/* Per received frame: inline on the data path. */
+/**
+ * The VI a frame from @p src_mac on @p nic belongs to: VI @p dst_vi,
+ * Connected, whose connection has that peer MAC, connection id and peer VI
+ * (@p src_vi) (VIA §4.1). NULL otherwise; a frame for a Connected VI that
+ * differs in source MAC, connection id or VI pair is forged or stale and
+ * counts in @p st's frames_unmatched (design.md section 10, "Threat model").
+ */
+static inline struct via_vi *
+via_vi_of_frame(struct viad *d, const struct via_nic *nic, const uint8_t src_mac[6],
+		uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, struct via_poll_stats *st)
+{
+	struct via_vi *vi = via_idtab_lookup(&d->vis, dst_vi);
+
+	if (vi == NULL || vi->owner->nic != nic || vi->state != VIP_STATE_CONNECTED)
+		return NULL;
+	if (vi->conn.id != conn_id || vi->conn.remote_vi != src_vi ||
+	    memcmp(vi->conn.remote_mac, src_mac, 6) != 0) {
+		st->frames_unmatched++;
+		return NULL;
+	}
+	return vi;
+}
 
 /* ---- nic.c: ports as VI NICs ------------------------------------------ */
 

@@ -22,7 +22,8 @@
 #include <rte_ether.h>
 #include <rte_hash_crc.h>
 
-#define VIA_ETHERTYPE     0x88B5
+#include "via_ethertype.h"
+
 #define VIA_WIRE_VERSION  1
 
 /** Opcodes; the table in wire.c says what each carries. */

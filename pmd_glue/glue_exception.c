@@ -48,12 +48,10 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
+#include "via_ethertype.h"
 #include "via_glue.h"
 #include "glue_internal.h"
 
-/* EtherType of VIA frames (daemon/wire.h VIA_ETHERTYPE, docs/wire-format.md);
- * the glue does not include the daemon's headers */
-#define EXC_VIA_ETHERTYPE 0x88B5
 
 /* kernel frames per TAP receive ring: they wait there while VIA bursts */
 #define EXC_TAP_DESC 512
@@ -225,7 +223,7 @@ via_exc_divert(struct via_exc *x, uint16_t q, struct rte_mbuf **pkts, uint16_t n
 		const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(pkts[i], const struct rte_ether_hdr *);
 
 		if (pkts[i]->data_len >= RTE_ETHER_HDR_LEN &&
-		    eth->ether_type == rte_cpu_to_be_16(EXC_VIA_ETHERTYPE)) {
+		    eth->ether_type == rte_cpu_to_be_16(VIA_ETHERTYPE)) {
 			pkts[keep++] = pkts[i];
 			continue;
 		}
