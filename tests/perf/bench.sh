@@ -4,7 +4,8 @@
 # tests/perf/bench.sh: VIA-DPDK against its floors and against the kernel, in
 # one run, on the same two CPUs, summed up in one table.
 #
-#   in one process:   vipl_pingpong --loopback    vs  raw_pingpong --port ring
+#   in one process:   vipl_pingpong --loopback    vs  raw_pingpong --port ring, with
+#                                                     one and two exchanges per sample
 #                                                 vs  cacheline_pingpong
 #   two processes:    vipl_pingpong over two viads joined by memif
 #                                                 vs  raw_pingpong --port memif
@@ -370,15 +371,18 @@ bench_cacheline() {
 	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
 }
 
-# 2. raw rte_ring ping-pong, one process, two lcores
+# 2. raw rte_ring ping-pong, one process, two lcores: ID EXCHANGES LABEL
+# (EXCHANGES round trips per timed sample; 2 crosses between the two lcores
+# as often as a VIA loopback round trip, whose ping and pong each go to the
+# poll lcore and back)
 bench_raw_ring() {
-	local id=raw_ring pin="one process: client lcore CPU $A, server lcore CPU $B" rc
-	local label="raw_pingpong --port ring (no VIA)"
+	local id=$1 exchanges=$2 label=$3 rc
+	local pin="one process: client lcore CPU $A, server lcore CPU $B"
 	[ -n "$rpp" ] || { status $id failed "raw_pingpong.c $compile_why" "$pin" 2 "$label"; return; }
-	prefixes+=("${tag}_ring")
-	timeout "$step_timeout" "$rpp" --lcores="0@$A,1@$B" --file-prefix="${tag}_ring" "${eal_mem[@]}" \
+	prefixes+=("${tag}_$id")
+	timeout "$step_timeout" "$rpp" --lcores="0@$A,1@$B" --file-prefix="${tag}_$id" "${eal_mem[@]}" \
 		--no-pci --log-level=error -- --port ring --size "$lat_sizes" -n "$raw_n" -w "$raw_w" \
-		--json -q >"$run/$id.jsonl" 2>"$run/$id.log"
+		--exchanges "$exchanges" --json -q >"$run/$id.jsonl" 2>"$run/$id.log"
 	rc=$?
 	if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 2 "$label"
 	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
@@ -851,7 +855,8 @@ bench_memcpy() {
 
 : >"$run/status.tsv"
 bench_cacheline cacheline "cache-line ping-pong"
-bench_raw_ring
+bench_raw_ring raw_ring 1 "raw_pingpong --port ring (no VIA)"
+bench_raw_ring raw_ring2 2 "raw_pingpong --port ring --exchanges 2 (no VIA)"
 bench_vipl_lo
 bench_scale
 bench_raw_memif

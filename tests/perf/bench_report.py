@@ -256,6 +256,7 @@ def report(run, results, plotbase):
         p("")
     lo = by_size(recs.get("vipl_lo", []))
     ring = by_size(recs.get("raw_ring", []))
+    ring2 = by_size(recs.get("raw_ring2", []))
     sp = by_size(recs.get("sockperf", []))
     vm = by_size(recs.get("vipl_memif", []))
     rm = by_size(recs.get("raw_memif", []))
@@ -273,15 +274,19 @@ def report(run, results, plotbase):
     p("  cache-line ping-pong RTT (size-independent floor of one client<->viad exchange): "
       "p50 %s us, p99 %s us" % (fmt(cl_p50, 0, 3).strip(),
                                 fmt(cl["rtt_ns"]["p99"] / 1000 if cl else None, 0, 3).strip()))
-    p("%8s | %9s %9s | %9s %9s | %8s %8s | %9s %8s" % (
-        "size", "VIA lo", "p99", "ring", "p99", "VIA/ring", "VIA/cl", "sockperf", "krn/VIA"))
+    p("%8s | %9s %9s | %9s %9s | %9s | %8s %9s %8s | %9s %8s" % (
+        "size", "VIA lo", "p99", "ring", "p99", "ring x2", "VIA/ring", "VIA/ringx2", "VIA/cl",
+        "sockperf", "krn/VIA"))
     for s in sizes:
         v = rtt(lo, s, "p50")
-        p("%8d | %8s%s %9s | %8s%s %9s | %8s %8s | %9s %8s" % (
+        p("%8d | %8s%s %9s | %8s%s %9s | %8s%s | %8s %9s %8s | %9s %8s" % (
             s, fmt(v), mark("vipl_lo"), fmt(rtt(lo, s, "p99")), fmt(rtt(ring, s, "p50"), 8, 3),
-            mark("raw_ring"), fmt(rtt(ring, s, "p99"), 9, 3),
-            fmt_ratio(ratio(v, rtt(ring, s, "p50"))), fmt_ratio(ratio(v, cl_p50)),
+            mark("raw_ring"), fmt(rtt(ring, s, "p99"), 9, 3), fmt(rtt(ring2, s, "p50"), 8, 3),
+            mark("raw_ring2"), fmt_ratio(ratio(v, rtt(ring, s, "p50"))),
+            fmt_ratio(ratio(v, rtt(ring2, s, "p50")), 9), fmt_ratio(ratio(v, cl_p50)),
             fmt(rtt(sp, s, "p50")), fmt_ratio(ratio(rtt(sp, s, "p50"), v))))
+    p("  (ring x2: two ring round trips per sample, as many crossings between the two CPUs as "
+      "a VIA\n  loopback round trip, whose ping and pong each go to the poll lcore and back)")
     p("")
     p("Round-trip latency between two processes: VIA-DPDK over two viads joined by memif vs "
       "raw memif (us)")

@@ -50,6 +50,7 @@
 #define RPP_DATA	1u
 #define RPP_STOP	2u
 #define RPP_MAX_SIZES	32
+#define RPP_MAX_EXCHANGES 8
 #define RPP_MAX_PAYLOAD	9000u
 #define RPP_MIN_PAYLOAD	16u	/* the rpp header below */
 #define RPP_BURST	32
@@ -77,6 +78,7 @@ struct opts {
 	unsigned nsizes;
 	uint32_t iters;
 	uint32_t warmup;
+	uint32_t exchanges;	/* round trips per timed sample */
 	uint32_t timeout_ms;	/* one round trip; longer counts as lost */
 	uint32_t link_timeout_s;
 	uint32_t max_lost;
@@ -98,6 +100,7 @@ struct end {
 static struct opts o = {
 	.iters = 100000,
 	.warmup = 1000,
+	.exchanges = 1,
 	.timeout_ms = 1000,
 	.link_timeout_s = 30,
 	.max_lost = 10,
@@ -135,6 +138,10 @@ usage(int rc)
 		"                  cannot carry are reported as skipped)\n"
 		"  -n N            timed round trips per size (default 100000)\n"
 		"  -w N            warm-up round trips per size, not timed (default 1000)\n"
+		"  --exchanges N   round trips per timed sample, back to back (default 1, at\n"
+		"                  most %u): 2 is the in-process floor of a VIA loopback round\n"
+		"                  trip, whose ping and whose pong each go to the poll lcore and\n"
+		"                  back (vipl_pingpong --loopback)\n"
 		"  -t MS           a round trip longer than this counts as lost (default 1000)\n"
 		"  --max-lost N    give up after N lost frames (default 10)\n"
 		"  --link-timeout S  wait at most S seconds for the link (default 30)\n"
@@ -142,7 +149,7 @@ usage(int rc)
 		"  -q              no progress messages on stderr\n"
 		"The server echoes every frame (MACs swapped) until the client's STOP frame,\n"
 		"SIGINT/SIGTERM, or the link going down.\n",
-		prog, prog, prog, RPP_MIN_PAYLOAD, RPP_MAX_PAYLOAD);
+		prog, prog, prog, RPP_MIN_PAYLOAD, RPP_MAX_PAYLOAD, RPP_MAX_EXCHANGES);
 	exit(rc);
 }
 
@@ -204,7 +211,7 @@ static void
 parse_opts(int argc, char **argv)
 {
 	enum { OPT_PORT = 256, OPT_ROLE, OPT_SOCKET, OPT_DEVARGS, OPT_SIZE, OPT_JSON,
-	       OPT_MAXLOST, OPT_LINKTO };
+	       OPT_MAXLOST, OPT_LINKTO, OPT_EXCHANGES };
 	static const struct option lo[] = {
 		{ "port", required_argument, NULL, OPT_PORT },
 		{ "role", required_argument, NULL, OPT_ROLE },
@@ -214,6 +221,7 @@ parse_opts(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "max-lost", required_argument, NULL, OPT_MAXLOST },
 		{ "link-timeout", required_argument, NULL, OPT_LINKTO },
+		{ "exchanges", required_argument, NULL, OPT_EXCHANGES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -247,6 +255,7 @@ parse_opts(int argc, char **argv)
 		case OPT_JSON: o.json = true; break;
 		case OPT_MAXLOST: o.max_lost = parse_u32(optarg, "--max-lost", false); break;
 		case OPT_LINKTO: o.link_timeout_s = parse_u32(optarg, "--link-timeout", false); break;
+		case OPT_EXCHANGES: o.exchanges = parse_u32(optarg, "--exchanges", false); break;
 		case 'n': o.iters = parse_u32(optarg, "-n", false); break;
 		case 'w': o.warmup = parse_u32(optarg, "-w", false); break;
 		case 't': o.timeout_ms = parse_u32(optarg, "-t", false); break;
@@ -269,6 +278,8 @@ parse_opts(int argc, char **argv)
 		die("--port ethdev needs --devargs DEVARGS");
 	if (o.iters == 0)
 		die("-n must be at least 1");
+	if (o.exchanges == 0 || o.exchanges > RPP_MAX_EXCHANGES)
+		die("--exchanges must be 1..%u", RPP_MAX_EXCHANGES);
 	if (o.timeout_ms == 0)
 		die("-t must be at least 1");
 }
@@ -604,9 +615,10 @@ print_header(void)
 {
 	if (o.json)
 		return;
-	printf("# raw_pingpong: port %s, %s, RTT in us (tsc %.3f MHz)\n", port_names[o.port],
+	printf("# raw_pingpong: port %s, %s, RTT in us (tsc %.3f MHz)%s\n", port_names[o.port],
 	       o.port == PORT_RING ? "client and server lcores in one process" : "client",
-	       rte_get_tsc_hz() / 1e6);
+	       rte_get_tsc_hz() / 1e6,
+	       o.exchanges > 1 ? ", each sample several round trips (--exchanges)" : "");
 	printf("%8s %9s %6s %9s %9s %9s %9s %9s %9s %9s\n", "size", "iters", "lost", "min",
 	       "p50", "p90", "p99", "p99.9", "max", "mean");
 }
@@ -635,9 +647,10 @@ print_row(const struct end *e, uint32_t size, uint32_t n, uint32_t lost, const s
 		       "\"frame_len\":%u,"
 		       "\"iters\":%u,\"lost\":%u,\"rtt_us\":{\"min\":%.3f,\"p50\":%.3f,"
 		       "\"p90\":%.3f,\"p99\":%.3f,\"p99.9\":%.3f,\"max\":%.3f,\"mean\":%.3f},"
-		       "\"oneway_p50_us\":%.3f,\"tsc_hz\":%" PRIu64 ",\"lcore\":%u}\n",
+		       "\"oneway_p50_us\":%.3f,\"exchanges\":%u,\"tsc_hz\":%" PRIu64 ",\"lcore\":%u}\n",
 		       port_names[o.port], e->driver, size, size + RTE_ETHER_HDR_LEN, n, lost, l->min, l->p50,
-		       l->p90, l->p99, l->p999, l->max, l->mean, l->p50 / 2, rte_get_tsc_hz(),
+		       l->p90, l->p99, l->p999, l->max, l->mean, l->p50 / 2 / o.exchanges, o.exchanges,
+		       rte_get_tsc_hz(),
 		       rte_lcore_id());
 	}
 	fflush(stdout);
@@ -649,8 +662,9 @@ client(struct end *e)
 {
 	const uint64_t timeout = (uint64_t)o.timeout_ms * rte_get_tsc_hz() / 1000;
 	uint64_t seq = 1, t0, t1, *cyc;
-	struct rte_mbuf *m, *echo;
-	uint32_t i, j, size, lost, n;
+	struct rte_mbuf *m, *echo, *out[RPP_MAX_EXCHANGES];
+	uint32_t i, j, k, size, lost, n;
+	bool refused;
 	struct lat l;
 	int rc = 0;
 
@@ -666,18 +680,34 @@ client(struct end *e)
 		}
 		lost = 0;
 		n = 0;
-		for (j = 0; j < o.warmup + o.iters && !quit; j++, seq++) {
-			m = build(e, size, RPP_DATA, seq);
+		for (j = 0; j < o.warmup + o.iters && !quit; j++) {
+			/* built before the clock starts, as the one frame of a
+			 * single exchange always was */
+			for (k = 0; k < o.exchanges; k++)
+				out[k] = build(e, size, RPP_DATA, seq + k);
+			echo = NULL;
+			refused = false;
 			t0 = rte_rdtsc();
-			if (!end_tx_all(e, &m, 1)) {
+			for (k = 0; k < o.exchanges; k++) {
+				refused = !end_tx_all(e, &out[k], 1); /* frees it if refused */
+				if (refused)
+					break;
+				echo = await(e, seq + k, RTE_ETHER_HDR_LEN + size, t0, timeout);
+				if (echo == NULL || k + 1 == o.exchanges)
+					break;
+				rte_pktmbuf_free(echo);
+			}
+			t1 = rte_rdtsc();
+			seq += o.exchanges;
+			if (k + 1 < o.exchanges)
+				rte_pktmbuf_free_bulk(&out[k + 1], o.exchanges - k - 1);
+			if (refused) {
 				if (!quit)
 					fprintf(stderr, "%s: size %u: the port refuses to send "
 						"(link down?)\n", prog, size);
 				rc = 1;
 				break;
 			}
-			echo = await(e, seq, RTE_ETHER_HDR_LEN + size, t0, timeout);
-			t1 = rte_rdtsc();
 			if (echo == NULL) {
 				if (quit)
 					break;
