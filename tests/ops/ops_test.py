@@ -216,6 +216,10 @@ def test_telemetry(env):
     (sess_vis,) = telemetry(v, "/viad/vis,%s" % sid)
     check(sess_vis is not None and sorted(sess_vis["ids"]) == sorted(ids),
           "/viad/vis,SESSION: that session's VIs")
+    # the window starts once frames move: the pingpong first allocates its
+    # latency array (800 MB, which meson's MALLOC_PERTURB_ has malloc fill)
+    wait_for(lambda: ((telemetry(v, "/viad/counters")[0] or {}).get("frames_tx") or 0) > 0)
+    (c1,) = telemetry(v, "/viad/counters")
     time.sleep(0.3)
     (c2, lc) = telemetry(v, "/viad/counters", "/viad/lcores")
     check(c1 and c2 and c2["frames_tx"] > c1["frames_tx"] and c2["timer_hz"] > 0 and
