@@ -104,6 +104,21 @@
  *    VIA_DAEMON_STOPPING, seq_cst, then FUTEX_WAKE on it); waiters see it
  *    at their next timeout at the latest, where they also check that
  *    viad's socket is alive (a killed viad wakes nobody).
+ * 6. A queue that needs no doorbell, library -> viad. viad says so in the
+ *    ring's word polled (via_ring_shared): a post publishes prod (seq_cst
+ *    store), loads polled (seq_cst), and rings the doorbell of pair 1 only
+ *    if it reads 0. A send queue is polled for a while after the VI's turn
+ *    sent something: viad loads its producer index at every iteration
+ *    (dp.c, "polled send queues"). A receive queue is polled while its VI
+ *    is Connected: viad takes its descriptors when a message comes, and
+ *    has nothing to do at a post (vi.c, via_vi_set_state()). Here viad is
+ *    the sleeper and polled its flag, inverted: it stops with a seq_cst
+ *    store of 0 and a fence, then its last look loads prod
+ *    (via_ring_set_polled()), before a send queue goes back to doorbells,
+ *    before its poller sleeps, and (a doorbell of its own, looked at in
+ *    the next iteration) before a VI leaves Connected. Either that look
+ *    sees the post, or the post sees 0 and rings. A client that writes
+ *    polled only loses its own doorbells; viad never reads it.
  */
 #ifndef VIA_ABI_H
 #define VIA_ABI_H
@@ -113,7 +128,7 @@
 #include "via_ring.h"
 
 /** Bumped on any change of this file or of via_ctl.h. */
-#define VIA_ABI_VERSION 8u
+#define VIA_ABI_VERSION 9u
 
 /** "VIADSHM1": first 8 bytes of every session segment. */
 #define VIA_SHM_COOKIE 0x314d485344414956ull

@@ -50,6 +50,11 @@
  * The ring has no sleep handshake of its own: a consumer that sleeps is
  * woken through the segment's doorbells, sleeper flags and wait words,
  * whose orderings are stated once, in via_abi.h ("Wake-up contract").
+ * What the ring has is the consumer's word @c polled, next to prod: while
+ * it is set, the consumer loads prod on its own and a producer need not
+ * ring a doorbell (via_ring_produce_needs_bell(), via_ring_set_polled();
+ * via_abi.h, pair 6). Rings whose consumer never sets it (CQs, error
+ * queues) always read "ring".
  *
  * Neither side is thread-safe: one thread at a time per struct via_ring.
  */
@@ -75,10 +80,16 @@
  * the daemon and clients, which may be built separately.
  */
 struct via_ring_shared {
-	/* Producer-owned cache line: only the producer writes it. */
+	/* Producer's cache line: the producer writes prod at every publish;
+	 * the consumer writes polled only when it starts or stops polling. */
 	/** Free-running count of produced slots; store-release by producer. */
 	alignas(VIA_CACHE_LINE) uint32_t prod;
-	uint8_t prod_pad[VIA_CACHE_LINE - sizeof(uint32_t)];
+	/** Nonzero while the consumer loads prod without being rung: stored
+	 *  by the consumer, seq_cst; loaded by the producer after publishing
+	 *  (via_abi.h, "Wake-up contract", pair 6). On prod's line, so that the
+	 *  producer's load finds it in the line its publish just owned. */
+	uint32_t polled;
+	uint8_t prod_pad[VIA_CACHE_LINE - 2 * sizeof(uint32_t)];
 
 	/* Consumer-owned cache line: only the consumer writes it. */
 	/** Free-running count of consumed slots; store-release by consumer. */
@@ -95,6 +106,8 @@ _Static_assert(alignof(struct via_ring_shared) == VIA_CACHE_LINE,
 	       "via_ring_shared must be cache-line aligned");
 _Static_assert(offsetof(struct via_ring_shared, prod) == 0,
 	       "via_ring_shared.prod offset is ABI");
+_Static_assert(offsetof(struct via_ring_shared, polled) == 4,
+	       "via_ring_shared.polled offset is ABI");
 _Static_assert(offsetof(struct via_ring_shared, cons) == VIA_CACHE_LINE,
 	       "via_ring_shared.cons offset is ABI");
 
@@ -300,6 +313,32 @@ via_ring_produce(struct via_ring *r, uint32_t n)
 }
 
 /**
+ * Producer: publish the next n slots, and say whether the consumer must be
+ * rung to notice them.
+ *
+ * The store of prod and the load of polled are seq_cst, against the
+ * consumer's seq_cst store of polled = 0 and its load of prod after it
+ * (via_ring_set_polled()): either the consumer's look sees the new prod,
+ * or this load sees that it stopped polling (via_abi.h, "Wake-up
+ * contract", pair 6).
+ *
+ * @param r
+ *   Producer side of the ring.
+ * @param n
+ *   Number of slots, at most the last via_ring_free_count() result.
+ * @return
+ *   true: the consumer does not poll this ring now; ring its doorbell.
+ *   false: it polls prod and will find the slots by itself.
+ */
+static inline bool
+via_ring_produce_needs_bell(struct via_ring *r, uint32_t n)
+{
+	r->local += n;
+	__atomic_store_n(&r->sh->prod, r->local, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&r->sh->polled, __ATOMIC_SEQ_CST) == 0;
+}
+
+/**
  * Producer: copy one element into the ring and publish it.
  *
  * @param r
@@ -378,6 +417,32 @@ static inline const void *
 via_ring_peek(struct via_ring *r, uint32_t i)
 {
 	return r->slots + (size_t)((r->local + i) & r->mask) * r->slot_size;
+}
+
+/**
+ * Consumer: start or stop loading prod on its own (the word @c polled of
+ * via_ring_shared). Starting needs no order: a producer that has not seen
+ * it yet rings, which costs one needless look. Stopping is seq_cst and
+ * fenced, and must be followed by a look at the ring (via_ring_avail()),
+ * which then sees every publish whose producer saw the consumer still
+ * polling (via_abi.h, "Wake-up contract", pair 6).
+ *
+ * @param r
+ *   Consumer side of the ring.
+ * @param on
+ *   Whether the consumer polls from now on.
+ */
+static inline void
+via_ring_set_polled(struct via_ring *r, bool on)
+{
+	if (on) {
+		__atomic_store_n(&r->sh->polled, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_store_n(&r->sh->polled, 0, __ATOMIC_SEQ_CST);
+	/* the look that follows loads prod with acquire: the fence orders
+	 * it after the store (a seq_cst load would do too) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 /**

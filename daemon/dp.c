@@ -22,6 +22,10 @@
 #define DP_SEND_BUDGET  16     /* descriptors per VI per turn: fairness */
 #define DP_SEND_QUANTUM 16384  /* bytes per VI per turn (deficit round robin) */
 #define INBOX_ROUNDS    8      /* inbox bursts per iteration */
+#define DP_POLLED_MAX   64     /* send rings a shard polls without doorbells */
+#define DP_POLLED_US    50     /* how long after a VI's last send */
+
+static uint64_t polled_cycles; /* DP_POLLED_US in timer cycles */
 
 /*
  * VIA §11.2.2.1: the VIs whose doorbell rang are served in turn, by deficit
@@ -70,11 +74,57 @@ vi_send(struct viad *d, struct via_vi *vi)
 	return work;
 }
 
-/* A VI whose doorbell rang: its send queue, and what else waits for it. */
-static unsigned
-vi_visit(struct viad *d, struct via_vi *vi)
+/*
+ * Polled send queues (via_abi.h, "Wake-up contract", pair 6). A VI whose
+ * turn sent something has its send ring's producer index loaded at every
+ * iteration for DP_POLLED_US after, and its ring's polled word says so: the
+ * library's posts then ring no doorbell. A post touches one shared line
+ * instead of three (producer index, doorbell word, summary word), and viad
+ * finds it with one load instead of three dependent ones: a summary, a
+ * word, an index. At most DP_POLLED_MAX per shard, so that an iteration
+ * stays short; the other VIs have their doorbells.
+ */
+static void
+polled_keep(struct via_shard *me, struct via_vi *vi, uint64_t now)
 {
-	unsigned work;
+	vi->polled_until = now + polled_cycles;
+	if (vi->polled_listed || me->nb_polled == DP_POLLED_MAX)
+		return;
+	TAILQ_INSERT_TAIL(&me->polled_vis, vi, polled_link);
+	vi->polled_listed = true;
+	me->nb_polled++;
+	via_ring_set_polled(&vi->wq[VIA_WQ_SEND], true);
+}
+
+/* Back to doorbells. @return whether a post came meanwhile (the last look) */
+static bool
+polled_stop(struct via_shard *me, struct via_vi *vi)
+{
+	TAILQ_REMOVE(&me->polled_vis, vi, polled_link);
+	vi->polled_listed = false;
+	me->nb_polled--;
+	via_ring_set_polled(&vi->wq[VIA_WQ_SEND], false);
+	return via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0;
+}
+
+bool
+via_dp_polled_stop_all(struct via_shard *me)
+{
+	bool posted = false;
+
+	while (!TAILQ_EMPTY(&me->polled_vis))
+		posted |= polled_stop(me, TAILQ_FIRST(&me->polled_vis));
+	return posted;
+}
+
+/* A VI whose doorbell rang, or whose polled send ring has posts: its send
+ * queue, and what else waits for it. */
+static unsigned
+vi_visit(struct viad *d, struct via_vi *vi, uint64_t now)
+{
+	unsigned sent, work;
+
+	vi->turn_iteration = vi->shard->iteration;
 
 	/* the next send slot's line, fetched while vi_send() waits for the
 	 * producer index's (its address needs no index of the client's) */
@@ -83,7 +133,9 @@ vi_visit(struct viad *d, struct via_vi *vi)
 	 * receives included */
 	if (vi->state == VIP_STATE_ERROR && via_ring_avail(&vi->wq[VIA_WQ_RECV]) > 0)
 		via_dp_flush(d, vi);
-	work = vi_send(d, vi);
+	work = sent = vi_send(d, vi);
+	if (sent > 0 && vi->state == VIP_STATE_CONNECTED)
+		polled_keep(vi->shard, vi, now);
 	/* work left (waiting its turn counts: the poller must not doze) */
 	if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0 || vi->tx.active ||
 	    vi->answers.head != vi->answers.tail) {
@@ -215,7 +267,7 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
  * later post from setting the summary bit again.
  */
 static unsigned
-bells_take(struct viad *d, struct via_shard *me, struct via_session *s, uint32_t j)
+bells_take(struct viad *d, struct via_shard *me, struct via_session *s, uint32_t j, uint64_t now)
 {
 	uint64_t mine = me->bell_masks[j], sum;
 	unsigned work = 0;
@@ -246,8 +298,36 @@ bells_take(struct viad *d, struct via_shard *me, struct via_session *s, uint32_t
 
 			w &= w - 1;
 			if (vi != NULL)
-				work += vi_visit(d, vi);
+				work += vi_visit(d, vi, now);
 		}
+	}
+	return work;
+}
+
+/*
+ * The send rings this shard polls, after the VIs whose doorbell rang: a
+ * turn for each with posts that had none yet in this iteration; the others
+ * go back to doorbells once their time is up. The first of the list goes
+ * last for the next iteration: round robin among them, so that none takes
+ * the port's room before the others every time (VIA §11.2.2.1).
+ */
+static unsigned
+polled_visit(struct viad *d, struct via_shard *me, uint64_t now)
+{
+	struct via_vi *vi, *next;
+	unsigned work = 0;
+
+	TAILQ_FOREACH_SAFE(vi, &me->polled_vis, polled_link, next) {
+		if (vi->turn_iteration == me->iteration)
+			continue;
+		if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0 ||
+		    ((int64_t)(now - vi->polled_until) > 0 && polled_stop(me, vi)))
+			work += vi_visit(d, vi, now);
+	}
+	if (me->nb_polled > 1) {
+		vi = TAILQ_FIRST(&me->polled_vis);
+		TAILQ_REMOVE(&me->polled_vis, vi, polled_link);
+		TAILQ_INSERT_TAIL(&me->polled_vis, vi, polled_link);
 	}
 	return work;
 }
@@ -261,6 +341,7 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 	unsigned i, work = 0;
 	uint64_t now;
 
+	me->iteration++;
 	via_net_enter(me, st);
 	/* sends whose frames were freed since (zero copy) complete first */
 	work += via_zc_reap(d, me);
@@ -288,8 +369,9 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 		if (!s->opened)
 			continue;
 		for (i = 0; i < via_bell_summary_words(s->bell_words_live); i++)
-			work += bells_take(d, me, s, i);
+			work += bells_take(d, me, s, i, now);
 	}
+	work += polled_visit(d, me, now);
 	/* frames the turns just sent to VIs of this shard (one viad's own
 	 * VIs talking) are delivered now, not an iteration later */
 	if (!rte_ring_empty(me->inbox))
@@ -325,6 +407,7 @@ via_dp_init(struct viad *d)
 	d->ev.sq_released = via_sq_drain;
 	d->ev.conn_ended = via_dp_flush;
 	d->ev.conn_reset = via_dp_vi_reset;
+	polled_cycles = rte_get_timer_hz() / 1000000 * DP_POLLED_US;
 	return via_net_init(d);
 }
 

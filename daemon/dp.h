@@ -53,16 +53,12 @@ void via_dp_fini(struct viad *d);
  */
 unsigned via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st);
 
-/** Ring @p vi's doorbell from viad's side: it has work left for later. */
-static inline void
-via_dp_ring_again(struct via_vi *vi)
-{
-	struct via_session *s = vi->owner;
-	uint32_t w = vi->bell / 64;
-
-	via_bell_ring(&s->bells[w], 1ull << (vi->bell % 64), &s->bell_summary[w / 64],
-		      1ull << (w % 64));
-}
+/**
+ * Every send ring shard @p me polls goes back to doorbells (its poller is
+ * about to sleep): each ring's polled word is cleared, then looked at.
+ * @return whether a post came meanwhile (the poller must not sleep)
+ */
+bool via_dp_polled_stop_all(struct via_shard *me);
 
 /* ---- dp_req.c: the requester (VIA §6.3, §9.6.1) ----------------------------- */
 

@@ -343,6 +343,7 @@ shards_init(struct viad *d)
 		sh->index = d->nb_shards++;
 		sh->lcore = lcore;
 		TAILQ_INIT(&sh->rel_vis);
+		TAILQ_INIT(&sh->polled_vis);
 	}
 	bell_masks_init(d);
 	VLOG_INFO("%u poll lcore(s): VIs are spread over them, a VI stays on its own",

@@ -62,9 +62,11 @@ prepare_sleep(struct viad *d, struct via_shard *me)
 	unsigned i;
 
 	/* the count first, then the last look (seq_cst both): a client that
-	 * rang after our look sees the count and writes the eventfd */
+	 * rang after our look sees the count and writes the eventfd; the
+	 * send rings polled without doorbells go back to them first, and
+	 * are looked at (pair 6) */
 	count_asleep(d, 1);
-	if (!rte_ring_empty(me->inbox) || via_zc_pending(me))
+	if (via_dp_polled_stop_all(me) || !rte_ring_empty(me->inbox) || via_zc_pending(me))
 		return 0;
 	for (i = 0; me->index == 0 && i < d->nb_nics; i++) {
 		if (!rte_ring_empty(d->nics[i].backlog))

@@ -179,6 +179,10 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 	TAILQ_REMOVE(&s->vis, vi, link);
 	if (vi->rel_listed)
 		TAILQ_REMOVE(&vi->shard->rel_vis, vi, rel_link);
+	if (vi->polled_listed) {
+		TAILQ_REMOVE(&vi->shard->polled_vis, vi, polled_link);
+		vi->shard->nb_polled--;
+	}
 	vi->shard->nb_vis--;
 	s->by_bell[vi->bell] = NULL;
 	s->bell_taken[vi->bell / 64] &= ~(1ull << (vi->bell % 64));
@@ -309,6 +313,17 @@ via_vi_set_state(struct via_vi *vi, uint32_t state, const char *why)
 	} else if (state == VIP_STATE_IDLE && vi->requested_transfer != 0) {
 		vi->attr.max_transfer = vi->requested_transfer;
 		vi->requested_transfer = 0;
+	}
+	/* a Connected VI's receives are taken when a message comes, so their
+	 * posts need no doorbell (via_abi.h, "Wake-up contract", pair 6); in
+	 * any other state a post may need a visit (§5.4: in Error it completes
+	 * in error), so the doorbells are back before the state changes, and
+	 * one rings now, from here, for a post that did not ring meanwhile */
+	if (state == VIP_STATE_CONNECTED) {
+		via_ring_set_polled(&vi->wq[VIA_WQ_RECV], true);
+	} else if (vi->state == VIP_STATE_CONNECTED) {
+		via_ring_set_polled(&vi->wq[VIA_WQ_RECV], false);
+		via_dp_ring_again(vi);
 	}
 	vi->state = state;
 	/* the consumer connects the VI: now the errors of its Idle time (§5.1) */

@@ -264,6 +264,11 @@ struct via_shard {
 	unsigned lcore;
 	struct rte_ring *inbox;       /**< frames for this shard's VIs: MP/SC */
 	struct via_vi_list rel_vis;   /**< its connected reliable VIs: timers, ACKs */
+	/** VIs whose send ring it polls without doorbells (dp.c, "polled send
+	 *  queues"), and how many */
+	struct via_vi_list polled_vis;
+	uint32_t nb_polled;
+	uint64_t iteration;           /**< poll iterations so far */
 	uint32_t nb_vis;              /**< VIs placed on it (placement balance) */
 	/** its bits of each doorbell summary word: those of the bell words it
 	 *  owns (word index modulo the number of shards) */
@@ -759,6 +764,10 @@ struct via_vi_reads {
 struct via_vi {
 	TAILQ_ENTRY(via_vi) link;
 	TAILQ_ENTRY(via_vi) rel_link;   /**< in shard->rel_vis while listed */
+	TAILQ_ENTRY(via_vi) polled_link; /**< in shard->polled_vis while polled_listed */
+	bool polled_listed;
+	uint64_t polled_until;          /**< timer cycles: back to doorbells after */
+	uint64_t turn_iteration;        /**< its shard's iteration of its last turn */
 	TAILQ_ENTRY(via_vi) req_link;   /**< in the CM's list while conn.requesting */
 	bool rel_listed;
 	uint32_t bell;                  /**< doorbell bit in the owner's segment */
@@ -795,6 +804,21 @@ struct via_vi {
 	struct via_ring wq[VIA_WQ_COUNT];  /**< viad's consumer views */
 	struct via_shm_vi *sh;
 };
+
+/**
+ * Ring @p vi's doorbell from viad's side: its turn comes with the others'
+ * (work left for a later iteration, a polled send ring with posts, a post
+ * that may have found its ring polled and not rung).
+ */
+static inline void
+via_dp_ring_again(struct via_vi *vi)
+{
+	struct via_session *s = vi->owner;
+	uint32_t w = vi->bell / 64;
+
+	via_bell_ring(&s->bells[w], 1ull << (vi->bell % 64), &s->bell_summary[w / 64],
+		      1ull << (w % 64));
+}
 
 /** Whether @p vi has a connection request out (VIA_CM_REQUESTING or _PEER_REQUESTING). */
 static inline bool

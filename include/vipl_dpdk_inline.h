@@ -126,9 +126,10 @@ vipl_dpdk_dp_poll_cq(struct vipl_dpdk_cq *cq)
 
 /**
  * Post @p desc (in memory of handle @p mh) on queue @p kind of the VI of
- * @p handle: a 16-byte entry in the queue's ring, the release of its
- * producer index, and the doorbell, under the queue's lock (posts of other
- * queues never contend). The lock also orders the post before a destroy
+ * @p handle: a 16-byte entry in the queue's ring, the publish of its
+ * producer index, and the doorbell unless viad polls that index now (a
+ * VI that is sending: via_abi.h, "Wake-up contract", pair 6), under the
+ * queue's lock (posts of other queues never contend). The lock also orders the post before a destroy
  * of the VI, which retires the handle under it.
  * @return VIP_SUCCESS; VIP_INVALID_PARAMETER (not a live VI, @p desc NULL);
  *         VIP_ERROR_RESOURCE (MaxDescriptorsPerQueue posted: VI Overrun,
@@ -142,6 +143,7 @@ vipl_dpdk_dp_post(VIP_VI_HANDLE handle, enum via_wq_kind kind, VIP_DESCRIPTOR *d
 	struct vipl_dpdk_wq *q;
 	struct via_wqe *slot;
 	uint32_t tail;
+	bool bell;
 
 	if (vi == NULL || desc == NULL)
 		return VIP_INVALID_PARAMETER;
@@ -166,10 +168,11 @@ vipl_dpdk_dp_post(VIP_VI_HANDLE handle, enum via_wq_kind kind, VIP_DESCRIPTOR *d
 	slot->desc_va = (uintptr_t)desc;
 	slot->desc_handle = mh;
 	slot->reserved = 0;
-	via_ring_produce(&q->ring, 1);
+	bell = via_ring_produce_needs_bell(&q->ring, 1);
 	__atomic_store_n(&q->posted[tail & q->mask], desc, __ATOMIC_RELEASE);
 	__atomic_store_n(&q->tail, tail + 1, __ATOMIC_RELEASE);
-	vipl_dpdk_dp_ring_doorbell(vi, kind);
+	if (bell)
+		vipl_dpdk_dp_ring_doorbell(vi, kind);
 	pthread_mutex_unlock(&q->lock);
 	return VIP_SUCCESS;
 }

@@ -13,13 +13,13 @@
  * - through via_abi.h and via_ring.h, the layout of viad's session segment.
  *
  * All of it is reached through one exported object, vipl_dpdk_dp, whose
- * symbol name carries VIPL_DPDK_DP_ABI_VERSION (vipl_dpdk_dp_v1, ...). Any
+ * symbol name carries VIPL_DPDK_DP_ABI_VERSION (vipl_dpdk_dp_v2, ...). Any
  * change of a layout here, of the handle bits, of what the inline code does
  * with them, or of the segment structures it reads (via_shm_wq, via_wqe,
  * via_shm_cq, via_cqe, via_ring_shared, the header's doorbells and
  * poller_asleep) bumps VIPL_DPDK_DP_ABI_VERSION, renaming the symbol: an
  * application compiled against the old header then fails to start
- * ("undefined symbol: vipl_dpdk_dp_v1") instead of misreading memory.
+ * ("undefined symbol: vipl_dpdk_dp_v2") instead of misreading memory.
  *
  * Objects never go away (vipl_handle.c): a destroyed VI, CQ, NIC or
  * connection request is kept, its handle retired, and reused for the next
@@ -46,13 +46,13 @@
 #endif
 
 /** Bumped on any change described at the top of this file. */
-#define VIPL_DPDK_DP_ABI_VERSION 1
+#define VIPL_DPDK_DP_ABI_VERSION 2
 
 /** The session segment ABI (VIA_ABI_VERSION) this contract was last checked
  *  against: the library refuses to build when via_abi.h moves on, until
  *  somebody has looked whether the change touches what the inline code
  *  reads (bump VIPL_DPDK_DP_ABI_VERSION then) and updated this. */
-#define VIPL_DPDK_DP_VIA_ABI 8u
+#define VIPL_DPDK_DP_VIA_ABI 9u
 
 #define VIPL_DPDK_DP_SYM__(v) vipl_dpdk_dp_v##v
 #define VIPL_DPDK_DP_SYM_(v) VIPL_DPDK_DP_SYM__(v)
@@ -192,14 +192,17 @@ struct vipl_dpdk_dp_ops {
 	 * Ring the doorbell of @p vi's queue @p kind: tell viad that a post
 	 * was published in the queue's ring (VIA §11.2.1.2). Called by
 	 * VipPostSend / VipPostRecv under the queue's lock, after the ring's
-	 * producer index was released, once per post.
+	 * producer index was published, for each post that found viad not
+	 * polling that index (the ring's polled word; via_abi.h, "Wake-up
+	 * contract", pair 6): a VI sending back to back rings its first post.
 	 * Default: set the VI's bit in the session's doorbell words and, if
 	 * the word was empty, the word's summary bit (via_bell_ring, seq_cst),
 	 * then, if viad's pollers sleep (poller_asleep, seq_cst load after the
 	 * ORs), write the eventfd that wakes them (via_abi.h, "Wake-up
 	 * contract", pair 1).
 	 * An override must leave viad able to see the post: until a doorbell
-	 * rings, viad does not look at the queue. It cannot fail.
+	 * rings, viad does not look at a queue it does not poll. It cannot
+	 * fail.
 	 */
 	void (*ring_doorbell)(struct vipl_dpdk_vi *vi, enum via_wq_kind kind);
 	/**

@@ -6,8 +6,10 @@
  *
  * A counting doorbell, completion poll and CQ poll, each calling the
  * default, are installed on a connected pair (the receiver's queue on a
- * CQ). Messages still move intact; each post rang the doorbell once; each
- * dequeue came through the overridden polls. Registering the defaults
+ * CQ). Messages still move intact; a post rings the doorbell only where
+ * viad does not poll its ring (via_abi.h, pair 6): a receive on a
+ * Connected VI never, a send at most once, the first always; each dequeue
+ * came through the overridden polls. Registering the defaults
  * again takes the overrides out: nothing is counted any more. Refused:
  * another ABI version, an empty slot, no table, with the table in force
  * unchanged. Run once more with the calls inlined (integration_dpops_inline):
@@ -160,8 +162,9 @@ main(int argc, char **argv)
 	      vipl_dpdk_dp.overridden);
 	n = exchange(a, b, cq, &m, MSGS);
 	CHECK(n == MSGS, "%u messages arrive intact through the overrides (%u)", MSGS, n);
-	CHECK(bells == 2 * n, "each post rang the doorbell once (%lu rings, %u posts)", bells,
-	      2 * n);
+	CHECK(bells >= 1 && bells <= n, "only sends rang the doorbell, the first did, none "
+	      "twice; receives on a Connected VI need none (%lu rings, %u sends, %u receives)",
+	      bells, n, n);
 	CHECK(wq_polls >= 2 * n, "each dequeue came through the completion poll (%lu polls, %u "
 	      "dequeues)", wq_polls, 2 * n);
 	CHECK(cq_polls >= n, "each CQ entry came through the CQ poll (%lu polls, %u entries)",

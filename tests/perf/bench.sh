@@ -455,7 +455,8 @@ lo_args() {
 bench_vipl_lo() {
 	local pin="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_pingpong (one thread, both VIs) CPU $A"
 	local pinbw="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw client and server threads on CPUs $A,$B"
-	local rc lo id why op mem
+	local pin1t="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw --one-thread CPU $A"
+	local rc lo id why op mem bwpin bwneeds
 	# not runnable: every step skipped (failed in --quick mode when declared)
 	lo_none() { # WHY-PP WHY-BW TARGET-PP TARGET-BW
 		for id in "${lo_pp[@]}"; do skip_or_fail $id "$1" "$pin" 2 "$(lo_label $id)" "$3"; done
@@ -512,8 +513,10 @@ bench_vipl_lo() {
 		else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$(lo_label $id)"; fi
 	done
 	for id in "${lo_bw[@]}"; do
+		bwpin=$pinbw bwneeds=3
+		if [ $id = vipl_rate_1t ]; then bwpin=$pin1t bwneeds=2; fi
 		if [ -z "$vbw" ]; then
-			skip_or_fail $id "vipl_bw not built" "$pinbw" 3 "$(lo_label $id)" apps/vipl_bw
+			skip_or_fail $id "vipl_bw not built" "$bwpin" $bwneeds "$(lo_label $id)" apps/vipl_bw
 			continue
 		fi
 		if [ $id = vipl_rate_1t ]; then
@@ -549,8 +552,11 @@ bench_vipl_lo() {
 				--no-check --json >"$run/$id.jsonl" 2>"$run/$id.log"
 			rc=$?
 		fi
-		if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pinbw" 3 "$(lo_label $id)"
-		else status $id failed "$(why $rc "$run/$id.log")" "$pinbw" 3 "$(lo_label $id)"; fi
+		if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then
+			status $id ok "" "$bwpin" $bwneeds "$(lo_label $id)"
+		else
+			status $id failed "$(why $rc "$run/$id.log")" "$bwpin" $bwneeds "$(lo_label $id)"
+		fi
 	done
 	stop "$lo"
 }
