@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# tests/perf/abrounds.sh: the loopback round trip of several builds against
+# each other and against the in-process floors, in alternating rounds: the
+# figures of a change when the machine's speed moves between runs (this
+# VM's does, by 2-3x, for seconds to minutes). Each round runs, seconds
+# apart: raw_pingpong --port ring with one and with two exchanges per
+# sample (the floors, from the last build), then for each build its own
+# viad (busy polling) and its own vipl_pingpong --loopback. Prints every
+# run's p50, then per build its fastest and median run and the medians of
+# the per-round ratios to the first build and to both floors. Asserts
+# nothing.
+#
+#   abrounds.sh [-r ROUNDS (9)] [-n ITERS (100000)] [-s SIZE (64)] BUILD_DIR...
+#
+# Pinning as bench.sh's vipl_lo and raw_ring steps: viad's control lcore
+# and the program on CPU A, the poll lcore (the ring's server) on CPU B.
+set -uo pipefail
+rounds=9 iters=100000 size=64
+while getopts r:n:s: o; do
+	case $o in
+	r) rounds=$OPTARG ;;
+	n) iters=$OPTARG ;;
+	s) size=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { echo "usage: $0 [-r ROUNDS] [-n ITERS] [-s SIZE] BUILD_DIR..." >&2; exit 2; }
+builds=()
+for b in "$@"; do builds+=("$(cd "$b" && pwd)") || exit 2; done
+rpp=${builds[-1]}/tests/perf/raw_pingpong
+read -r A B < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1 % len(c)])')
+run=$(mktemp -d /tmp/via-abrounds.XXXXXX) || exit 2
+tag=abrounds$$
+viad_pid=
+cleanup() {
+	[ -n "$viad_pid" ] && kill -TERM "$viad_pid" 2>/dev/null && wait "$viad_pid" 2>/dev/null
+	rm -rf "$run" "/var/run/dpdk/$tag"
+}
+trap cleanup EXIT
+
+p50_of() { # the p50 of the last JSON line on stdin
+	python3 -c 'import json,sys
+print(json.loads(sys.stdin.read().strip().splitlines()[-1])["rtt_us"]["p50"])'
+}
+
+ring() { # EXCHANGES
+	"$rpp" --lcores="0@$A,1@$B" --file-prefix="$tag" --in-memory --no-pci --log-level=error -- \
+		--port ring --size "$size" -n "$iters" -w 1000 --exchanges "$1" --json -q | p50_of
+}
+
+vipl() { # BUILD
+	"$1/daemon/viad" -s "$run/viad.sock" --set "viad.instance=$tag" --set viad.poll_mode=busy \
+		-- --lcores="0@$A,1@$B" --file-prefix="$tag" --in-memory --no-pci >"$run/viad.log" 2>&1 &
+	viad_pid=$!
+	for _ in $(seq 200); do
+		[ -S "$run/viad.sock" ] && break
+		sleep 0.05
+	done
+	VIAD_SOCKET=$run/viad.sock timeout 120 taskset -c "$A" "$1/apps/vipl_pingpong" --loopback \
+		--size "$size" -n "$iters" -w 1000 --json 2>"$run/pp.log" | p50_of
+	kill -TERM "$viad_pid" 2>/dev/null
+	wait "$viad_pid" 2>/dev/null
+	viad_pid=
+	rm -f "$run/viad.sock"
+}
+
+table=$run/p50s
+for ((r = 1; r <= rounds; r++)); do
+	line="$(ring 1) $(ring 2)"
+	for b in "${builds[@]}"; do line+=" $(vipl "$b")"; done
+	echo "$line" >>"$table"
+	echo "round $r: ring $line" | sed 's/ring \([^ ]*\) \([^ ]*\)/ring x1 \1, ring x2 \2, builds/'
+done
+python3 - "$table" "$size" "${builds[@]}" <<'PY'
+import statistics, sys
+rows = [[float(x) for x in l.split()] for l in open(sys.argv[1]) if l.strip()]
+size, builds = sys.argv[2], sys.argv[3:]
+med = statistics.median
+print(f"{size} B loopback RTT p50, {len(rows)} rounds (us; ratios: median of the per-round ratios)")
+print(f"  ring x1: fastest {min(r[0] for r in rows):.3f}, median {med(r[0] for r in rows):.3f}; "
+      f"ring x2: fastest {min(r[1] for r in rows):.3f}, median {med(r[1] for r in rows):.3f}")
+for i, b in enumerate(builds):
+    col = [r[2 + i] for r in rows]
+    print(f"  {b}: fastest {min(col):.3f}, median {med(col):.3f}; "
+          f"/first build {med(r[2 + i] / r[2] for r in rows):.3f}x, "
+          f"/ring x1 {med(r[2 + i] / r[0] for r in rows):.2f}x, "
+          f"/ring x2 {med(r[2 + i] / r[1] for r in rows):.2f}x")
+PY
