@@ -817,6 +817,18 @@ h_desc1(void *at, void *buf, VIP_MEM_HANDLE mh, uint32_t len, bool send)
 	return d;
 }
 
+void
+h_msg_prep(struct h_mem *m, uint32_t len, unsigned i, struct h_msg *msg)
+{
+	h_mem_reset(m);
+	msg->rbuf = h_mem_get(m, len, 8);
+	msg->sbuf = h_mem_get(m, len, 8);
+	memset(msg->rbuf, 0, len);
+	memset(msg->sbuf, (int)(i & 0xff), len);
+	msg->recv = h_desc1(h_mem_get(m, 64, VIP_DESCRIPTOR_ALIGNMENT), msg->rbuf, m->mh, len, false);
+	msg->send = h_desc1(h_mem_get(m, 64, VIP_DESCRIPTOR_ALIGNMENT), msg->sbuf, m->mh, len, true);
+}
+
 /* ---- asynchronous error recorder ------------------------------------------- */
 
 #define H_MAX_ERR_EVENTS 4096

@@ -193,6 +193,16 @@ void *h_mem_get(struct h_mem *m, size_t size, size_t align);
  */
 VIP_DESCRIPTOR *h_desc1(void *at, void *buf, VIP_MEM_HANDLE mh, uint32_t len, bool send);
 
+/** One message's descriptors, from @p m (reset first). */
+struct h_msg {
+	VIP_DESCRIPTOR *recv, *send;
+	uint8_t *rbuf;   /**< zeroed */
+	uint8_t *sbuf;   /**< @p len bytes of (i & 0xff) */
+};
+
+/** A receive and a send descriptor of @p len bytes each, in @p m. */
+void h_msg_prep(struct h_mem *m, uint32_t len, unsigned i, struct h_msg *msg);
+
 /* ---- asynchronous error recorder (VipErrorCallback, VIA 2.8.2.5) ---------- */
 
 /** One VIP_ERROR_DESCRIPTOR delivered to h_err_handler, as recorded. */

@@ -62,19 +62,15 @@ exchange(VIP_VI_HANDLE a, VIP_VI_HANDLE b, VIP_CQ_HANDLE cq, struct h_mem *m, un
 
 	for (i = 0; i < n; i++) {
 		VIP_DESCRIPTOR *r, *s, *out = NULL;
-		uint8_t *rbuf, *sbuf;
 		VIP_VI_HANDLE vi = NULL;
 		VIP_BOOLEAN rq = VIP_FALSE;
+		struct h_msg msg;
 		VIP_RETURN rc;
 		uint64_t t0;
 
-		h_mem_reset(m);
-		rbuf = h_mem_get(m, MSG_SIZE, 8);
-		sbuf = h_mem_get(m, MSG_SIZE, 8);
-		memset(rbuf, 0, MSG_SIZE);
-		memset(sbuf, (int)(i & 0xff), MSG_SIZE);
-		r = h_desc1(h_mem_get(m, 64, VIP_DESCRIPTOR_ALIGNMENT), rbuf, m->mh, MSG_SIZE, false);
-		s = h_desc1(h_mem_get(m, 64, VIP_DESCRIPTOR_ALIGNMENT), sbuf, m->mh, MSG_SIZE, true);
+		h_msg_prep(m, MSG_SIZE, i, &msg);
+		r = msg.recv;
+		s = msg.send;
 		if (VipPostRecv(b, r, m->mh) != VIP_SUCCESS || VipPostSend(a, s, m->mh) != VIP_SUCCESS)
 			break;
 		/* the bound only turns a hang into a failure */
@@ -84,7 +80,7 @@ exchange(VIP_VI_HANDLE a, VIP_VI_HANDLE b, VIP_CQ_HANDLE cq, struct h_mem *m, un
 		if (rc != VIP_SUCCESS || vi != b || rq != VIP_TRUE ||
 		    VipRecvDone(b, &out) != VIP_SUCCESS || out != r ||
 		    out->CS.Status != (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE) ||
-		    out->CS.Length != MSG_SIZE || memcmp(rbuf, sbuf, MSG_SIZE) != 0)
+		    out->CS.Length != MSG_SIZE || memcmp(msg.rbuf, msg.sbuf, MSG_SIZE) != 0)
 			break;
 		t0 = h_now_ms();
 		while ((rc = VipSendDone(a, &out)) == VIP_NOT_DONE && h_now_ms() - t0 < H_TIMEOUT_MS)

@@ -62,25 +62,19 @@ spin_us(uint64_t us)
 static bool
 message(VIP_VI_HANDLE a, VIP_VI_HANDLE b, struct h_mem *m, unsigned i, uint64_t pause_us)
 {
-	VIP_DESCRIPTOR *r, *s, *out = NULL;
-	uint8_t *rbuf, *sbuf;
+	VIP_DESCRIPTOR *out = NULL;
+	struct h_msg msg;
 
-	h_mem_reset(m);
-	rbuf = h_mem_get(m, MSG_SIZE, 8);
-	sbuf = h_mem_get(m, MSG_SIZE, 8);
-	memset(rbuf, 0, MSG_SIZE);
-	memset(sbuf, (int)(i & 0xff), MSG_SIZE);
-	r = h_desc1(h_mem_get(m, 64, VIP_DESCRIPTOR_ALIGNMENT), rbuf, m->mh, MSG_SIZE, false);
-	s = h_desc1(h_mem_get(m, 64, VIP_DESCRIPTOR_ALIGNMENT), sbuf, m->mh, MSG_SIZE, true);
-	if (VipPostRecv(b, r, m->mh) != VIP_SUCCESS)
+	h_msg_prep(m, MSG_SIZE, i, &msg);
+	if (VipPostRecv(b, msg.recv, m->mh) != VIP_SUCCESS)
 		return false;
 	spin_us(pause_us);
-	if (VipPostSend(a, s, m->mh) != VIP_SUCCESS)
+	if (VipPostSend(a, msg.send, m->mh) != VIP_SUCCESS)
 		return false;
-	return VipRecvWait(b, WAIT_MS, &out) == VIP_SUCCESS && out == r &&
+	return VipRecvWait(b, WAIT_MS, &out) == VIP_SUCCESS && out == msg.recv &&
 	       out->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE) &&
-	       out->CS.Length == MSG_SIZE && memcmp(rbuf, sbuf, MSG_SIZE) == 0 &&
-	       VipSendWait(a, WAIT_MS, &out) == VIP_SUCCESS && out == s &&
+	       out->CS.Length == MSG_SIZE && memcmp(msg.rbuf, msg.sbuf, MSG_SIZE) == 0 &&
+	       VipSendWait(a, WAIT_MS, &out) == VIP_SUCCESS && out == msg.send &&
 	       out->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
 }
 

@@ -31,15 +31,8 @@ shift $((OPTIND - 1))
 builds=()
 for b in "$@"; do builds+=("$(cd "$b" && pwd)") || exit 2; done
 rpp=${builds[-1]}/tests/perf/raw_pingpong
-read -r A B < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1 % len(c)])')
-run=$(mktemp -d /tmp/via-abrounds.XXXXXX) || exit 2
-tag=abrounds$$
-viad_pid=
-cleanup() {
-	[ -n "$viad_pid" ] && kill -TERM "$viad_pid" 2>/dev/null && wait "$viad_pid" 2>/dev/null
-	rm -rf "$run" "/var/run/dpdk/$tag"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/viad_lib.sh"
+perf_setup abrounds
 
 p50_of() { # the p50 of the last JSON line on stdin
 	python3 -c 'import json,sys
@@ -52,19 +45,10 @@ ring() { # EXCHANGES
 }
 
 vipl() { # BUILD
-	"$1/daemon/viad" -s "$run/viad.sock" --set "viad.instance=$tag" --set viad.poll_mode=busy \
-		-- --lcores="0@$A,1@$B" --file-prefix="$tag" --in-memory --no-pci >"$run/viad.log" 2>&1 &
-	viad_pid=$!
-	for _ in $(seq 200); do
-		[ -S "$run/viad.sock" ] && break
-		sleep 0.05
-	done
+	perf_viad_start "$1"
 	VIAD_SOCKET=$run/viad.sock timeout 120 taskset -c "$A" "$1/apps/vipl_pingpong" --loopback \
 		--size "$size" -n "$iters" -w 1000 --json 2>"$run/pp.log" | p50_of
-	kill -TERM "$viad_pid" 2>/dev/null
-	wait "$viad_pid" 2>/dev/null
-	viad_pid=
-	rm -f "$run/viad.sock"
+	perf_viad_stop
 }
 
 table=$run/p50s

@@ -20,24 +20,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../build}" && pwd) || exit 2
 rounds=${2:-7}
 iters=${3:-20000}
-read -r A B < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1 % len(c)])')
-run=$(mktemp -d /tmp/via-linkcost.XXXXXX) || exit 2
-tag=linkcost$$
-viad_pid=
-cleanup() {
-	[ -n "$viad_pid" ] && kill -TERM "$viad_pid" 2>/dev/null && wait "$viad_pid" 2>/dev/null
-	rm -rf "$run" "/var/run/dpdk/$tag"
-}
-trap cleanup EXIT
-
-"$build/daemon/viad" -s "$run/viad.sock" --set "viad.instance=$tag" --set viad.poll_mode=busy \
-	-- --lcores="0@$A,1@$B" --file-prefix="$tag" --in-memory --no-pci >"$run/viad.log" 2>&1 &
-viad_pid=$!
-for _ in $(seq 200); do
-	[ -S "$run/viad.sock" ] && break
-	sleep 0.05
-done
-[ -S "$run/viad.sock" ] || { cat "$run/viad.log"; echo "linkcost: viad did not start" >&2; exit 1; }
+. "$here/viad_lib.sh"
+perf_setup linkcost
+perf_viad_start "$build"
 
 declare -A bin=(
 	[direct]=$build/apps/vipl_pingpong

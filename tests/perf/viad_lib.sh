@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# tests/perf/viad_lib.sh, sourced by the scripts that run one viad at a time
+# on two CPUs (linkcost.sh, abrounds.sh): perf_setup NAME picks the CPUs A
+# and B, a scratch directory $run and an EAL prefix $tag, removed at exit;
+# perf_viad_start BUILD starts BUILD's viad (busy polling, control lcore on
+# CPU A, poll lcore on CPU B, socket $run/viad.sock); perf_viad_stop stops it.
+
+perf_setup() { # NAME
+	read -r A B < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1 % len(c)])')
+	run=$(mktemp -d "/tmp/via-$1.XXXXXX") || exit 2
+	tag=$1$$
+	viad_pid=
+	trap 'perf_viad_stop; rm -rf "$run" "/var/run/dpdk/$tag"' EXIT
+}
+
+perf_viad_start() { # BUILD
+	"$1/daemon/viad" -s "$run/viad.sock" --set "viad.instance=$tag" --set viad.poll_mode=busy \
+		-- --lcores="0@$A,1@$B" --file-prefix="$tag" --in-memory --no-pci >"$run/viad.log" 2>&1 &
+	viad_pid=$!
+	for _ in $(seq 200); do
+		[ -S "$run/viad.sock" ] && return 0
+		sleep 0.05
+	done
+	cat "$run/viad.log" >&2
+	echo "viad did not start" >&2
+	exit 1
+}
+
+perf_viad_stop() {
+	[ -n "$viad_pid" ] && kill -TERM "$viad_pid" 2>/dev/null && wait "$viad_pid" 2>/dev/null
+	viad_pid=
+	rm -f "$run/viad.sock"
+}
