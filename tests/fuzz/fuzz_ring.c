@@ -8,7 +8,7 @@
  * the slots point to. The input writes them; then viad's own code runs on
  * them, unchanged: daemon/dp.c and dp_resp.c are included here whole, so
  * their static functions are the ones viad runs (the poller's doorbell scan
- * bells_take() and through it vi_visit(), vi_send(), via_req_start(),
+ * bells_take() and polled_visit(), and through them vi_visit(), vi_send(), via_req_start(),
  * via_desc_fetch(), via_dp_complete(); recv_take(); via_dp_flush()), over
  * abi/via_ring.h's consumer
  * and producer views. Nothing needs EAL: the VIs are never connected, so
@@ -402,8 +402,10 @@ run_op(struct fuzz_in *in, uint8_t op)
 		write_desc(in);
 		break;
 	case OP_POLL:                   /* the poll lcore's doorbell scan (via_dp_poll) */
+		vd.shards[0].iteration++;
 		for (i = 0; i < via_bell_summary_words(s->bell_words_live); i++)
-			bells_take(&vd, &vd.shards[0], s, i);
+			bells_take(&vd, &vd.shards[0], s, i, vd.shards[0].iteration);
+		polled_visit(&vd, &vd.shards[0], vd.shards[0].iteration);
 		break;
 	case OP_RECV:                   /* a message arrived: take a receive descriptor */
 		if (vi->rx.state == VIA_RX_IDLE) {

@@ -17,6 +17,8 @@
 #   issue 18:         vipl_bw --loopback --one-thread: the 64 B message rate of one
 #                     poll lcore with one application thread (Send, RDMA Write,
 #                     Write with immediate data; nothing lost)
+#                     and poll_cost: what a VipRecvDone or VipCQDone that finds
+#                     nothing costs the program, ns per call
 #   issue 12:         vipl_pingpong --loopback --mem provider vs heap at 64 B and
 #                     8 KiB; --wait block and --cq --wait block vs poll at 64 B
 #                     (heap memory: the legacy program's way)
@@ -38,7 +40,8 @@
 #   --no-install      do not apt-get install sockperf, iperf3, gnuplot-nox
 #   --no-plots        no PNG plots
 #   --keep            keep the scratch directory (logs of every process)
-# Environment: VIAD, VIPL_PINGPONG, VIPL_BW, VIPL_INFO override the binaries.
+# Environment: VIAD, VIPL_PINGPONG, VIPL_BW, VIPL_INFO, VIPL_POLL_COST override
+# the binaries.
 #
 # Exit status: 0; 1 when a benchmark that could run failed, or in --quick mode
 # when a piece the build provides is missing; 2 for bad usage.  Benchmarks
@@ -110,6 +113,7 @@ if [ "$quick" = 1 ]; then
 	vm_n=200 vm_w=20
 	bw_n=2000 bw_w=200
 	cl_n=100000
+	pc_n=1000000
 	kern_t=1
 	mc_ms=20 mc_sizes=64,4K,64K,1M
 	step_timeout=60
@@ -121,6 +125,7 @@ else
 	vm_n=20000 vm_w=1000
 	bw_n='' bw_w=''
 	cl_n=1000000
+	pc_n=20000000
 	kern_t=3
 	mc_ms=200 mc_sizes=
 	step_timeout=600
@@ -304,6 +309,7 @@ viad=$(app "${VIAD:-}" daemon/viad)
 vpp=$(app "${VIPL_PINGPONG:-}" apps/vipl_pingpong)
 vbw=$(app "${VIPL_BW:-}" apps/vipl_bw)
 vinfo=$(app "${VIPL_INFO:-}" apps/vipl_info)
+vpc=$(app "${VIPL_POLL_COST:-}" tests/perf/poll_cost)
 
 # ------------------------------------------------------------- metadata
 
@@ -442,6 +448,7 @@ lo_label() {
 	vipl_bw_lo_read) echo "vipl_bw --loopback --op read -r rd" ;;
 	vipl_bw_mem) echo "vipl_bw -l --mem heap|provider, ${mem_size} B" ;;
 	vipl_rate_1t) echo "vipl_bw -l --one-thread 64 B, send|write|write-imm" ;;
+	vipl_poll_cost) echo "poll_cost: empty VipRecvDone, VipCQDone" ;;
 	esac
 }
 lo_args() {
@@ -456,11 +463,13 @@ bench_vipl_lo() {
 	local pin="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_pingpong (one thread, both VIs) CPU $A"
 	local pinbw="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw client and server threads on CPUs $A,$B"
 	local pin1t="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw --one-thread CPU $A"
+	local pinpc="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); poll_cost CPU $A"
 	local rc lo id why op mem bwpin bwneeds
 	# not runnable: every step skipped (failed in --quick mode when declared)
 	lo_none() { # WHY-PP WHY-BW TARGET-PP TARGET-BW
 		for id in "${lo_pp[@]}"; do skip_or_fail $id "$1" "$pin" 2 "$(lo_label $id)" "$3"; done
 		for id in "${lo_bw[@]}"; do skip_or_fail $id "$2" "$pinbw" 3 "$(lo_label $id)" "$4"; done
+		skip_or_fail vipl_poll_cost "$1" "$pinpc" 2 "$(lo_label vipl_poll_cost)" "$3"
 	}
 	if [ -z "$viad" ]; then
 		lo_none "viad not built" "viad not built" daemon/viad daemon/viad
@@ -482,6 +491,7 @@ bench_vipl_lo() {
 			if [ -n "$vbw" ]; then status $id failed "$why" "$pinbw" 3 "$(lo_label $id)"
 			else skip_or_fail $id "vipl_bw not built" "$pinbw" 3 "$(lo_label $id)" apps/vipl_bw; fi
 		done
+		status vipl_poll_cost failed "$why" "$pinpc" 2 "$(lo_label vipl_poll_cost)"
 		return
 	fi
 	lo=$viad_pid
@@ -558,6 +568,17 @@ bench_vipl_lo() {
 			status $id failed "$(why $rc "$run/$id.log")" "$bwpin" $bwneeds "$(lo_label $id)"
 		fi
 	done
+	# issue 18 part 1: what a poll that finds nothing costs the program
+	id=vipl_poll_cost
+	if [ -z "$vpc" ]; then
+		skip_or_fail $id "poll_cost not built" "$pinpc" 2 "$(lo_label $id)" tests/perf/poll_cost
+	else
+		VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vpc" -n "$pc_n" \
+			--json >"$run/$id.jsonl" 2>"$run/$id.log"
+		rc=$?
+		if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pinpc" 2 "$(lo_label $id)"
+		else status $id failed "$(why $rc "$run/$id.log")" "$pinpc" 2 "$(lo_label $id)"; fi
+	fi
 	stop "$lo"
 }
 

@@ -376,6 +376,15 @@ def report(run, results, plotbase):
                 fmt(r.get("lost_pct"), 8, 3), ">= 2 M msg/s (send)"
                 if r.get("op", "send") == "send" else ""))
         p("")
+    pc = [r for r in recs.get("vipl_poll_cost", []) if "recv_done_empty_ns" in r]
+    if pc:
+        r = pc[-1]
+        p("Issue 18, a poll that finds nothing: poll_cost, ns per call (%d calls each)" % r["calls"])
+        p("  VipRecvDone, empty queue %s%s | VipCQDone, empty CQ %s | VipRecvDone, receive "
+          "pending %s" % (fmt(r["recv_done_empty_ns"], 0, 2).strip(), mark("vipl_poll_cost"),
+                          fmt(r["cq_done_empty_ns"], 0, 2).strip(),
+                          fmt(r["recv_done_pending_ns"], 0, 2).strip()))
+        p("")
     mem = [r for r in recs.get("vipl_bw_mem", []) if "MBps" in r]
     lmem = [r for r in recs.get("vipl_lo_mem", []) if "rtt_us" in r]
     if mem or lmem:
