@@ -85,8 +85,10 @@ vi_send(struct viad *d, struct via_vi *vi)
  * stays short; the other VIs have their doorbells.
  */
 static void
-polled_keep(struct via_shard *me, struct via_vi *vi, uint64_t now)
+polled_keep(struct via_vi *vi, uint64_t now)
 {
+	struct via_shard *me = vi->shard;
+
 	vi->polled_until = now + polled_cycles;
 	if (vi->polled_listed || me->nb_polled == DP_POLLED_MAX)
 		return;
@@ -98,11 +100,11 @@ polled_keep(struct via_shard *me, struct via_vi *vi, uint64_t now)
 
 /* Back to doorbells. @return whether a post came meanwhile (the last look) */
 static bool
-polled_stop(struct via_shard *me, struct via_vi *vi)
+polled_stop(struct via_vi *vi)
 {
-	TAILQ_REMOVE(&me->polled_vis, vi, polled_link);
+	TAILQ_REMOVE(&vi->shard->polled_vis, vi, polled_link);
 	vi->polled_listed = false;
-	me->nb_polled--;
+	vi->shard->nb_polled--;
 	via_ring_set_polled(&vi->wq[VIA_WQ_SEND], false);
 	return via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0;
 }
@@ -113,7 +115,7 @@ via_dp_polled_stop_all(struct via_shard *me)
 	bool posted = false;
 
 	while (!TAILQ_EMPTY(&me->polled_vis))
-		posted |= polled_stop(me, TAILQ_FIRST(&me->polled_vis));
+		posted |= polled_stop(TAILQ_FIRST(&me->polled_vis));
 	return posted;
 }
 
@@ -122,7 +124,7 @@ via_dp_polled_stop_all(struct via_shard *me)
 static unsigned
 vi_visit(struct viad *d, struct via_vi *vi, uint64_t now)
 {
-	unsigned sent, work;
+	unsigned work;
 
 	vi->turn_iteration = vi->shard->iteration;
 
@@ -133,9 +135,9 @@ vi_visit(struct viad *d, struct via_vi *vi, uint64_t now)
 	 * receives included */
 	if (vi->state == VIP_STATE_ERROR && via_ring_avail(&vi->wq[VIA_WQ_RECV]) > 0)
 		via_dp_flush(d, vi);
-	work = sent = vi_send(d, vi);
-	if (sent > 0 && vi->state == VIP_STATE_CONNECTED)
-		polled_keep(vi->shard, vi, now);
+	work = vi_send(d, vi);
+	if (work > 0 && vi->state == VIP_STATE_CONNECTED)
+		polled_keep(vi, now);
 	/* work left (waiting its turn counts: the poller must not doze) */
 	if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0 || vi->tx.active ||
 	    vi->answers.head != vi->answers.tail) {
@@ -321,7 +323,7 @@ polled_visit(struct viad *d, struct via_shard *me, uint64_t now)
 		if (vi->turn_iteration == me->iteration)
 			continue;
 		if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) > 0 ||
-		    ((int64_t)(now - vi->polled_until) > 0 && polled_stop(me, vi)))
+		    ((int64_t)(now - vi->polled_until) > 0 && polled_stop(vi)))
 			work += vi_visit(d, vi, now);
 	}
 	if (me->nb_polled > 1) {

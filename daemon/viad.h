@@ -764,12 +764,12 @@ struct via_vi_reads {
 struct via_vi {
 	TAILQ_ENTRY(via_vi) link;
 	TAILQ_ENTRY(via_vi) rel_link;   /**< in shard->rel_vis while listed */
+	TAILQ_ENTRY(via_vi) req_link;   /**< in the CM's list while conn.requesting */
+	bool rel_listed;
 	TAILQ_ENTRY(via_vi) polled_link; /**< in shard->polled_vis while polled_listed */
 	bool polled_listed;
 	uint64_t polled_until;          /**< timer cycles: back to doorbells after */
 	uint64_t turn_iteration;        /**< its shard's iteration of its last turn */
-	TAILQ_ENTRY(via_vi) req_link;   /**< in the CM's list while conn.requesting */
-	bool rel_listed;
 	uint32_t bell;                  /**< doorbell bit in the owner's segment */
 	struct via_shard *shard;        /**< the poll lcore that serves it */
 	struct via_session *owner;
