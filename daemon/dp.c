@@ -49,18 +49,21 @@ vi_send(struct viad *d, struct via_vi *vi)
 	for (i = 0; i < DP_SEND_BUDGET && vi->tx_deficit > 0; i++) {
 		if (!vi->tx.active) {
 			struct via_wqe w;
+			const uint8_t *slot;
 
 			/* the ring may have been flushed meanwhile (a broken connection) */
 			if (via_ring_avail(r) == 0)
 				break;
-			/* copied out before use: the client may rewrite the slot */
-			w = *(const struct via_wqe *)via_ring_peek(r, 0);
 			if (vi->state == VIP_STATE_CONNECTED &&
 			    (!via_frame_room(vi) || vi->sq.reads == VIA_MAX_READS ||
-			     (vi->sq.reads > 0 && via_desc_fenced(d, vi, &w))))
+			     (vi->sq.reads > 0 && via_desc_fenced(d, vi))))
 				break;
-			via_ring_consume(r, 1);
+			slot = via_desc_take(vi, VIA_WQ_SEND, &w);
 			vi->tx_deficit -= (int64_t)via_req_start(d, vi, &w) + VIA_DP_DESC_COST;
+			/* a line entry's data are framed from the slot itself */
+			vi->tx.inline_data = via_vi_lines(vi) &&
+					     (vi->taken[VIA_WQ_SEND].status & VIA_WQE_INLINE)
+						     ? slot + VIA_WQE_LINE_SIZE : NULL;
 		} else if (vi->state == VIP_STATE_CONNECTED && !via_frame_room(vi)) {
 			break;
 		}
@@ -129,8 +132,13 @@ vi_visit(struct viad *d, struct via_vi *vi, uint64_t now)
 	vi->turn_iteration = vi->shard->iteration;
 
 	/* the next send slot's line, fetched while vi_send() waits for the
-	 * producer index's (its address needs no index of the client's) */
+	 * producer index's (its address needs no index of the client's); a
+	 * line entry is its own index, and its inline data the next line,
+	 * fetched side by side instead of one after the other */
 	rte_prefetch0(via_ring_peek(&vi->wq[VIA_WQ_SEND], 0));
+	if (vi->entry_size > VIA_WQE_LINE_SIZE)
+		rte_prefetch0((const uint8_t *)via_ring_peek(&vi->wq[VIA_WQ_SEND], 0) +
+			      VIA_WQE_LINE_SIZE);
 	/* VIA §5.4: whatever is posted to a VI in Error completes in error,
 	 * receives included */
 	if (vi->state == VIP_STATE_ERROR && via_ring_avail(&vi->wq[VIA_WQ_RECV]) > 0)
@@ -248,10 +256,11 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 		struct via_ring *r = &vi->wq[q];
 
 		while (via_ring_avail(r) > 0) {
-			struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
-			const struct via_mr *mr = via_desc_region(d, vi, q, &w, VIP_ERROR_POST_DESC);
+			const struct via_mr *mr;
+			struct via_wqe w;
 
-			via_ring_consume(r, 1);
+			via_desc_take(vi, q, &w);
+			mr = via_desc_region(d, vi, q, &w, VIP_ERROR_POST_DESC);
 			via_dp_complete(d, vi, q, &w, mr, 0, 0,
 					VIP_STATUS_DESC_FLUSHED_ERROR |
 					via_desc_flushed_op(vi, q, &w, mr));

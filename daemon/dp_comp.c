@@ -34,7 +34,12 @@ via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const str
 	struct via_cq *cq = vi->cq[q];
 
 	(void)d;
-	if (desc_mr != NULL) {
+	if (via_vi_lines(vi)) {
+		/* into the ring entry, which the library polls; an unusable
+		 * descriptor reads as the library would mark it (§9.9.1) */
+		via_desc_line_done(vi, q, desc_mr != NULL ? len : 0, desc_mr != NULL ? imm : 0,
+				   desc_mr != NULL ? status : VIP_STATUS_PROTECTION_ERROR);
+	} else if (desc_mr != NULL) {
 		uint32_t fields[2] = { imm, len };
 		uint8_t *p = via_mem_direct(desc_mr, w->desc_va);
 

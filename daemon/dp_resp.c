@@ -102,13 +102,13 @@ recv_take(struct viad *d, struct via_vi *vi)
 			return 0;
 	}
 	while (via_ring_avail(r) > 0) {
-		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
 		VIP_CONTROL_SEGMENT cs;
 		const struct via_mr *mr;
+		struct via_wqe w;
 		uint64_t total;
 		uint32_t status;
 
-		via_ring_consume(r, 1);
+		via_desc_take(vi, VIA_WQ_RECV, &w);
 		mr = via_desc_fetch(d, vi, VIA_WQ_RECV, &w, &cs, NULL, rx->segs, &rx->nb_segs,
 				    &total, &status);
 		if (mr == NULL || status != 0 || total > UINT32_MAX) {

@@ -672,6 +672,9 @@ struct via_vi_tx {
 	uint16_t nb_segs;
 	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
 	struct via_zc *zc;         /**< its zero-copy frames' tracker, or NULL */
+	/** its data, when its line entry carries it (VIA_WQE_INLINE): in the
+	 *  ring slot, which the client posts again only after the completion */
+	const uint8_t *inline_data;
 };
 
 struct rte_mbuf;
@@ -799,11 +802,27 @@ struct via_vi {
 	uint8_t nb_idle_errors;
 	struct via_cq *cq[VIA_WQ_COUNT];
 	uint32_t wq_capacity;
+	/** bytes of its ring entries: sizeof(struct via_wqe), or a line
+	 *  entry's (struct via_wqe_line, then inline data), the VI's choice */
+	uint32_t entry_size;
 	uint64_t shm_off;
 	uint64_t shm_len;
 	struct via_ring wq[VIA_WQ_COUNT];  /**< viad's consumer views */
 	struct via_shm_vi *sh;
+	/** line entries: the first line of the entry each queue took last,
+	 *  copied out of the ring before anything reads it (via_desc_take) */
+	struct via_wqe_line taken[VIA_WQ_COUNT];
+	/** line entries: each queue's completions written so far, which is
+	 *  the ring index of the next one (completions go in ring order) */
+	uint32_t completed[VIA_WQ_COUNT];
 };
+
+/** Whether @p vi's rings hold line entries (struct via_wqe_line). */
+static inline bool
+via_vi_lines(const struct via_vi *vi)
+{
+	return vi->entry_size >= VIA_WQE_LINE_SIZE;
+}
 
 /**
  * Ring @p vi's doorbell from viad's side: its turn comes with the others'
@@ -835,6 +854,12 @@ via_cm_requesting(const struct via_vi *vi)
  */
 int via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_create_req *req,
 		  struct via_vi **out);
+/**
+ * viad's consumer views of @p vi's rings in its segment (at vi->sh, of
+ * vi->wq_capacity entries of vi->entry_size bytes), from their indices:
+ * at VI_CREATE, when the rings are zero. @return 0, -EINVAL
+ */
+int via_vi_attach_rings(struct via_vi *vi);
 /** @return 0, -ENOENT, -EBUSY (not Idle or descriptors still posted, VIA §9.3.2) */
 int via_vi_destroy(struct viad *d, struct via_session *s, uint32_t id);
 /** Free a VI whatever its state and queues: its owner is gone. */

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define VIA_IT_HARNESS_C
 #include "harness.h"
 
 #define MAX_VIADS 32
@@ -700,6 +701,19 @@ h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag)
 	a->Ptag = ptag;
 	a->EnableRdmaWrite = VIP_FALSE;
 	a->EnableRdmaRead = VIP_FALSE;
+}
+
+VIP_RETURN
+h_create_vi(VIP_NIC_HANDLE nic, VIP_VI_ATTRIBUTES *attr, VIP_CQ_HANDLE send_cq,
+	    VIP_CQ_HANDLE recv_cq, VIP_VI_HANDLE *vi)
+{
+	const char *lines = getenv("VIA_TEST_LINES");
+	VIP_DPDK_VI_ATTRIBUTES da = { .EntryDescriptors = VIP_TRUE };
+
+	if (lines == NULL)
+		return VipCreateVi(nic, attr, send_cq, recv_cq, vi);
+	da.InlineSize = strtoul(lines, NULL, 10);
+	return VipDpdkCreateVi(nic, attr, &da, send_cq, recv_cq, vi);
 }
 
 /* ---- the suite's memory kind ---------------------------------------------------- */
