@@ -35,9 +35,15 @@ const struct via_mr *
 via_desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
 	    uint32_t code)
 {
+	/* what stands for the region of a VI of line entries at a completion */
+	static const struct via_mr ring_entry;
 	const struct via_mr *mr;
 	int err;
 
+	/* its completions go into its ring, never into the descriptor: there
+	 * is no write of the client's memory for COMP_PROT to refuse */
+	if (code == VIP_ERROR_COMP_PROT && via_vi_lines(vi))
+		return &ring_entry;
 	mr = via_mr_check(d, vi->owner, w->desc_handle, w->desc_va, DESC_CS_SIZE, vi->attr.ptag,
 			  VIA_MR_LOCAL_READ | VIA_MR_LOCAL_WRITE, &err);
 	if (mr == NULL || w->reserved != 0) {
@@ -171,7 +177,9 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 		*status = VIP_STATUS_FORMAT_ERROR;
 		return mr;
 	}
-	if (via_mr_check(d, s, w->desc_handle, w->desc_va,
+	/* the whole descriptor in its region, when viad reads it */
+	if (e == NULL &&
+	    via_mr_check(d, s, w->desc_handle, w->desc_va,
 			 DESC_CS_SIZE + (uint64_t)n * DESC_SEG_SIZE, vi->attr.ptag,
 			 VIA_MR_LOCAL_READ, &err) == NULL) {
 		*status = VIP_STATUS_PROTECTION_ERROR;

@@ -319,16 +319,17 @@ vipl_dpdk_dp_wq_take(struct vipl_dpdk_vi *vi, const void *handle, enum via_wq_ki
 			goto out;
 		status = __atomic_load_n(st, __ATOMIC_ACQUIRE);
 	}
+	/* the descriptor is the consumer's now: viad is done with it */
 	if (!(status & VIP_STATUS_DONE)) {
-		status = VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR;
+		__atomic_store_n(&d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR,
+				 __ATOMIC_RELAXED);
 	} else if (q->ring.seq_off != 0) {
 		const struct via_wqe_line *e = vipl_dpdk_dp_line(q, head);
 
 		d->CS.Length = e->length;
 		d->CS.ImmediateData = e->imm;
+		__atomic_store_n(&d->CS.Status, status, __ATOMIC_RELAXED);
 	}
-	/* the descriptor is the consumer's now: viad is done with it */
-	__atomic_store_n(&d->CS.Status, status, __ATOMIC_RELAXED);
 	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&q->reaped, q->reaped + 1, __ATOMIC_RELEASE);
 	*out = d;
