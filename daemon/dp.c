@@ -122,6 +122,25 @@ via_dp_polled_stop_all(struct via_shard *me)
 	return posted;
 }
 
+/*
+ * The receive entry a message of @p vi will take, when its peer is a VI of
+ * this viad with line entries: fetched now, while the turn frames the
+ * message, instead of when the frame is delivered (the client wrote it
+ * when it posted the receive, long before). Its address needs nothing of
+ * the client's: the peer's own consumer index.
+ */
+static void
+peer_recv_prefetch(struct viad *d, const struct via_vi *vi)
+{
+	struct via_vi *peer;
+
+	if (vi->state != VIP_STATE_CONNECTED || !via_net_to_self(vi->owner->nic, vi->conn.remote_mac))
+		return;
+	peer = via_idtab_lookup(&d->vis, vi->conn.remote_vi);
+	if (peer != NULL && via_vi_lines(peer))
+		rte_prefetch0(via_ring_peek(&peer->wq[VIA_WQ_RECV], 0));
+}
+
 /* A VI whose doorbell rang, or whose polled send ring has posts: its send
  * queue, and what else waits for it. */
 static unsigned
@@ -139,6 +158,8 @@ vi_visit(struct viad *d, struct via_vi *vi, uint64_t now)
 	if (vi->entry_size > VIA_WQE_LINE_SIZE)
 		rte_prefetch0((const uint8_t *)via_ring_peek(&vi->wq[VIA_WQ_SEND], 0) +
 			      VIA_WQE_LINE_SIZE);
+	if (via_vi_lines(vi))
+		peer_recv_prefetch(d, vi);
 	/* VIA §5.4: whatever is posted to a VI in Error completes in error,
 	 * receives included */
 	if (vi->state == VIP_STATE_ERROR && via_ring_avail(&vi->wq[VIA_WQ_RECV]) > 0)

@@ -115,7 +115,11 @@ vipl_dpdk_dp_post_line(struct vipl_dpdk_vi *vi, enum via_wq_kind kind, const VIP
 	 * read by viad, which finds the error */
 	if (n <= VIA_WQE_LINE_SEGS && desc->CS.Reserved == 0) {
 		_Static_assert(sizeof(e->seg[0]) == sizeof(desc->DS[0]), "segments alike");
-		memcpy(e->seg, desc->DS, n * sizeof(e->seg[0]));
+		/* one or two fixed-size copies, no call */
+		if (n > 0)
+			memcpy(&e->seg[0], &desc->DS[0], sizeof(e->seg[0]));
+		if (n > 1)
+			memcpy(&e->seg[1], &desc->DS[1], sizeof(e->seg[1]));
 		flags = VIA_WQE_DESC;
 		if (kind == VIA_WQ_SEND &&
 		    vipl_dpdk_dp_inline(e, desc, q->ring.slot_size - VIA_WQE_LINE_SIZE, vi->mrs))

@@ -18,27 +18,28 @@
 #        VipSendDone/VipRecvDone call (the calls that find nothing count:
 #        how many a message takes depends on the speed of each side).
 #
-#   icount.sh [-n MSGS (20000)] [-s SIZE (64)] [-p 'PROGRAM ARGS'] BUILD_DIR...
+#   icount.sh [-n MSGS (20000)] [-s SIZE (64)] [-p 'PROGRAM ARGS'] [-c A,B] BUILD_DIR...
 #
 # PROGRAM ARGS default to vipl_pingpong --loopback; any option of the
 # build's apps (--inline N, --mem heap, ...) goes there; a build whose
 # program refuses them is reported so. Prints one table row per build and
 # side. Needs valgrind. Asserts nothing.
 set -uo pipefail
-n=20000 size=64 prog='vipl_pingpong --loopback'
-while getopts n:s:p: o; do
+n=20000 size=64 prog='vipl_pingpong --loopback' cpus=
+while getopts n:s:p:c: o; do
 	case $o in
 	n) n=$OPTARG ;;
 	s) size=$OPTARG ;;
 	p) prog=$OPTARG ;;
+	c) cpus=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: $0 [-n MSGS] [-s SIZE] [-p 'PROGRAM ARGS'] BUILD_DIR..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 [-n MSGS] [-s SIZE] [-p 'PROGRAM ARGS'] [-c A,B] BUILD_DIR..." >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "icount: valgrind is not installed" >&2; exit 2; }
 . "$(dirname "$0")/viad_lib.sh"
-perf_setup icount
+perf_setup icount "$cpus"
 
 # the program's own iteration option: round trips (pingpong) or messages (bw)
 case $prog in
