@@ -153,7 +153,8 @@ vipl_dpdk_dp_ring_doorbell_default(struct vipl_dpdk_vi *vi, enum via_wq_kind kin
  * POST_DESC); the count is read only every count_mask + 1 polls that
  * found the head not done, because viad writes its line at every
  * completion and a poller reading it at each turn would pull it to and
- * fro between two cores.
+ * fro between two cores; and never on a ring of line entries, whose
+ * completions viad always writes (into the entry).
  */
 static inline bool
 vipl_dpdk_dp_poll_completion_default(struct vipl_dpdk_wq *q, const VIP_DESCRIPTOR *head)
@@ -166,6 +167,10 @@ vipl_dpdk_dp_poll_completion_default(struct vipl_dpdk_wq *q, const VIP_DESCRIPTO
 	if (__atomic_load_n(vipl_dpdk_dp_status_word(q, __atomic_load_n(&q->head, __ATOMIC_ACQUIRE),
 						     head), __ATOMIC_ACQUIRE) & VIP_STATUS_DONE)
 		return true;
+	/* viad writes every completion of a line entry: the count, whose
+	 * line viad writes at each completion, is never needed to find one */
+	if (q->ring.seq_off != 0)
+		return false;
 	n = __atomic_load_n(&q->empty_polls, __ATOMIC_RELAXED) + 1;
 	__atomic_store_n(&q->empty_polls, n, __ATOMIC_RELAXED);
 	if ((n & __atomic_load_n(&q->count_mask, __ATOMIC_RELAXED)) != 0)

@@ -270,7 +270,8 @@ struct vipl_dpdk_dp_ops {
 	 * the Status word of the head's entry, found by the queue's head
 	 * index), or, every count_mask + 1 polls that found it
 	 * not done, viad's completion count of the queue is ahead of reaped
-	 * (a completion viad could not write back: the dequeue reports it).
+	 * (a completion viad could not write back: the dequeue reports it;
+	 * not on a ring of line entries, where viad writes every one).
 	 */
 	bool (*poll_completion)(struct vipl_dpdk_wq *q, const VIP_DESCRIPTOR *head);
 	/**
