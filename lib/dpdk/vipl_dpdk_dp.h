@@ -13,7 +13,7 @@
  * - through via_abi.h and via_ring.h, the layout of viad's session segment.
  *
  * All of it is reached through one exported object, vipl_dpdk_dp, whose
- * symbol name carries VIPL_DPDK_DP_ABI_VERSION (vipl_dpdk_dp_v2, ...). Any
+ * symbol name carries VIPL_DPDK_DP_ABI_VERSION (vipl_dpdk_dp_v3, ...). Any
  * change of a layout here, of the handle bits, of what the inline code does
  * with them, or of the segment structures it reads (via_shm_wq, via_wqe,
  * via_shm_cq, via_cqe, via_ring_shared, the header's doorbells and
