@@ -375,6 +375,8 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 
 	me->iteration++;
 	via_net_enter(me, st);
+	/* completions in a burst: their wait words once per queue, at the end */
+	me->batch = true;
 	/* sends whose frames were freed since (zero copy) complete first */
 	work += via_zc_reap(d, me);
 	for (i = 0; i < d->nb_nics; i++) {
@@ -408,6 +410,8 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 	 * VIs talking) are delivered now, not an iteration later */
 	if (!rte_ring_empty(me->inbox))
 		work += rx_inbox(d, me, st);
+	via_dp_complete_flush(me);
+	me->batch = false;
 	return work;
 }
 

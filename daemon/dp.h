@@ -135,12 +135,18 @@ bool via_frame_room(struct via_vi *vi);
 
 /**
  * Write a completion into the client's descriptor in region @p desc_mr
- * (NULL: unusable, only counted), then the queue's wait word, then the CQ
+ * (NULL: unusable, only counted), or into its line entry, then the queue's
+ * wait word (at the end of the iteration on a poll lcore), then the CQ
  * entry (VIA §6.4.2). @p status includes the VIP_STATUS_OP_* bits.
  */
 void via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
 		     const struct via_wqe *w, const struct via_mr *desc_mr, uint32_t len,
 		     uint32_t imm, uint32_t status);
+/**
+ * Bump the wait words of the completions shard @p me owes (via_shard.batch):
+ * once per queue, for all of them; at the end of its iteration.
+ */
+void via_dp_complete_flush(struct via_shard *me);
 /** Complete a send descriptor (its region looked up again by handle; with
  *  @p has_desc false it is only counted: it was unusable, POST_DESC said so);
  *  @p status includes the VIP_STATUS_OP_* bits. */

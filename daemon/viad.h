@@ -245,6 +245,8 @@ struct via_nic {
 TAILQ_HEAD(via_vi_list, via_vi);
 
 #define VIA_MAX_SHARDS VIA_CONF_MAX_POLL_LCORES
+/** VIs whose completions' wait words a shard bumps at the end of its iteration */
+#define VIA_SHARD_OWED_MAX 32
 /** Summary words of the largest session: limits.max_vi / 64 / 64 */
 #define VIA_BELL_SUMMARY_MAX 64
 
@@ -277,6 +279,11 @@ struct via_shard {
 	 *  thread (a lock-free stack), reaped by this shard (zc.c) */
 	struct via_zc *zc_released;
 	struct via_zc *zc_free;       /**< spare trackers, under the shard's lock */
+	/** within an iteration: the wait words of completions are bumped at
+	 *  its end, once per queue (dp_comp.c), for the VIs listed in owed */
+	bool batch;
+	uint16_t nb_owed;
+	struct via_vi *owed[VIA_SHARD_OWED_MAX];
 } __attribute__((aligned(64)));
 
 struct via_vi;
@@ -439,6 +446,8 @@ void via_session_async_error(struct via_session *s, uint32_t code, uint32_t vi_c
 			     uint32_t resource, uint32_t op, uint64_t desc_va);
 /** Wake a futex waiter of @p w if one says it sleeps (via_abi.h, "Wake-up contract", pair 3). */
 void via_shm_wait_bump(struct via_shm_wait *w);
+/** via_shm_wait_bump() for @p n completions at once (one add, one look at the sleepers). */
+void via_shm_wait_add(struct via_shm_wait *w, uint32_t n);
 /** Resolve a NIC name: viaN, /dev/via_lo, /dev/via_ethN. NULL if none. */
 struct via_nic *via_nic_by_name(struct viad *d, const char *name);
 
@@ -815,6 +824,9 @@ struct via_vi {
 	/** line entries: each queue's completions written so far, which is
 	 *  the ring index of the next one (completions go in ring order) */
 	uint32_t completed[VIA_WQ_COUNT];
+	/** completions of each queue whose wait word waits for the end of
+	 *  its shard's iteration (via_shard.owed lists the VI while any does) */
+	uint32_t owed[VIA_WQ_COUNT];
 };
 
 /** Whether @p vi's rings hold line entries (struct via_wqe_line). */
