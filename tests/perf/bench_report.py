@@ -174,16 +174,16 @@ def issue30(recs):
     l0, _ = p50("vipl_lo_line", 0)
     d64, _ = p50("vipl_lo", 64)
     goal("64 B loopback RTT p50, line entries", "vipl_lo_line", l64,
-         "two ring round trips (raw_ring2, 64 B)", ring2_64, 1.2)
+         "ring x2 (raw_ring2), 64 B", ring2_64, 1.2)
     goal("0 B loopback RTT p50, line entries", "vipl_lo_line", l0,
-         "two ring round trips (raw_ring2, 16 B: its smallest)", ring2_16, 1.1)
+         "ring x2, 16 B (its smallest frame)", ring2_16, 1.1)
     goal("64 B loopback RTT p50, 16-byte entries", "vipl_lo", d64,
-         "two ring round trips (raw_ring2, 64 B)", ring2_64, 1.2)
+         "ring x2 (raw_ring2), 64 B", ring2_64, 1.2)
     for op, name in (("send", "Send"), ("write", "RDMA Write")):
         r = [x for x in recs.get("vipl_rate_line", []) if x.get("op", "send") == op and
              "msg_per_s" in x]
         v = r[0]["msg_per_s"] if r else None
-        goal("64 B %s msg/s, one poll lcore, one thread, line entries" % name,
+        goal("64 B %s msg/s, 1 poll lcore, 1 thread, line entries" % name,
              "vipl_rate_line", v, "10 M msg/s", 10e6, 1.0, unit="msg/s", less=False)
         if r:
             out[-1]["lost_pct"] = r[0].get("lost_pct")
@@ -193,7 +193,7 @@ def issue30(recs):
     for b in idle:
         v50, v99 = p50(b, 64)
         n = [x.get("idle_vis") for x in recs[b] if "idle_vis" in x]
-        goal("64 B RTT p50 and p99 beside %s idle VIs, line entries" % (n[0] if n else "?"),
+        goal("64 B RTT p50, p99 beside %s idle VIs, line entries" % (n[0] if n else "?"),
              b, v50, "no idle VI (vipl_idle0_line)", b50, 1.1, p99=v99, base99=b99)
     hp, _ = p50("vipl_lo_line_mem", 64, mem="heap")
     pp, _ = p50("vipl_lo_line_mem", 64, mem="provider")
@@ -566,7 +566,7 @@ def report(run, results, plotbase):
     if i30:
         p("Issue 30, latency at the floor: every goal with its ratio (VIs with line entries, "
           "--inline 64)")
-        p("  %-56s %11s | %-40s %11s | %7s %7s | %-8s %s" % (
+        p("  %-58s %11s | %-34s %11s | %7s %7s | %-8s %s" % (
             "goal", "figure", "against", "", "ratio", "p99", "limit", "met"))
         for r in i30:
             unit = r["unit"]
@@ -574,8 +574,8 @@ def report(run, results, plotbase):
 
             def v(x):
                 return fmt(x, 11, prec)
-            p("  %-56s %11s | %-40s %11s | %7s %7s | %-8s %s" % (
-                r["goal"][:56], v(r["value"]), (r["baseline"] or "")[:40],
+            p("  %-58s %11s | %-34s %11s | %7s %7s | %-8s %s" % (
+                r["goal"][:58], v(r["value"]), (r["baseline"] or "")[:34],
                 v(r["baseline_value"]) if r["baseline_value"] is not None else "",
                 "-" if r["ratio"] is None else "%.2fx" % r["ratio"],
                 "" if r["ratio_p99"] is None else "%.2fx" % r["ratio_p99"], r["limit"],

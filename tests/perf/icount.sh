@@ -11,8 +11,9 @@
 #        per message are the inclusive counts of its turns (vi_visit: a
 #        descriptor taken, validated, framed, completed) and of its
 #        deliveries (rx_deliver: a frame placed in a receive, completed),
-#        over the frames delivered; the rest of via_dp_poll, per iteration,
-#        is the cost of looking for work.
+#        over the frames delivered, and of the wait words of the
+#        completions bumped at the end of an iteration; the rest of
+#        via_dp_poll, per iteration, is the cost of looking for work.
 #  lib   its viad runs natively and the program under callgrind: the
 #        library's instructions per VipPostSend and VipPostRecv, and per
 #        VipSendDone/VipRecvDone call (the calls that find nothing count:
@@ -104,14 +105,17 @@ for b in "$@"; do
 		continue
 	fi
 	perf_viad_stop
-	read -r -a r < <(cg_calls "$run/viad.cg" vi_visit rx_deliver via_dp_poll | awk '{printf "%s %s ", $2, $3}')
+	read -r -a r < <(cg_calls "$run/viad.cg" vi_visit rx_deliver via_dp_complete_flush via_dp_poll |
+		awk '{printf "%s %s ", $2, $3}')
 	python3 - "$b" "${r[@]}" <<'PY'
 import sys
-b, (vis, vis_n, rx, rx_n, poll, poll_n) = sys.argv[1], map(int, sys.argv[2:8])
+b, (vis, vis_n, rx, rx_n, fl, fl_n, poll, poll_n) = sys.argv[1], map(int, sys.argv[2:10])
 msgs = max(rx_n, 1)
-print(f"{b:40s} viad  per message {(vis + rx) / msgs:7.0f} (turns {vis / msgs:.0f}, deliveries "
-      f"{rx / msgs:.0f}; {vis_n / msgs:.2f} turns a message), per iteration looking for work "
-      f"{(poll - vis - rx) / max(poll_n, 1):.0f}; {msgs} frames")
+# the wait words of an iteration's completions are bumped at its end
+# (via_dp_complete_flush, absent from older builds): message work too
+print(f"{b:40s} viad  per message {(vis + rx + fl) / msgs:7.0f} (turns {vis / msgs:.0f}, deliveries "
+      f"{rx / msgs:.0f}, wait words {fl / msgs:.0f}; {vis_n / msgs:.2f} turns a message), "
+      f"per iteration looking for work {(poll - vis - rx - fl) / max(poll_n, 1):.0f}; {msgs} frames")
 PY
 	rm -f "$run/viad.cg"
 	# viad native, the program under callgrind
