@@ -410,7 +410,8 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 	 * VIs talking) are delivered now, not an iteration later */
 	if (!rte_ring_empty(me->inbox))
 		work += rx_inbox(d, me, st);
-	via_dp_complete_flush(me);
+	if (me->nb_owed != 0)
+		via_dp_complete_flush(me);
 	me->batch = false;
 	return work;
 }
