@@ -763,6 +763,11 @@ attack_bad_bodies(void)
 		CHECK(rc == 0, "CQ_CREATE of MaxCQEntries entries (%d)", rc);
 	}
 	{
+		static const uint32_t bad_entry[] = {
+			8, 32, VIA_WQE_LINE_SIZE + 1, VIA_WQE_LINE_SIZE + 32,
+			VIA_WQE_LINE_SIZE + VIA_WQE_INLINE_MAX + VIA_WQE_LINE_SIZE, UINT32_MAX,
+			UINT32_MAX - VIA_WQE_LINE_SIZE + 1,
+		};
 		struct via_ctl_vi_create_req vc = {
 			.attr = { .reliability = VIP_SERVICE_UNRELIABLE, .max_transfer = 32768,
 				  .ptag = pt, .rdma_write = 7 },
@@ -781,6 +786,18 @@ attack_bad_bodies(void)
 		vc.attr.max_transfer = 32768;
 		vc.send_cq = cr.id;
 		vc.recv_cq = cr.id;
+		/* ring entries: 16 bytes, or line entries of 64 plus up to
+		 * VIA_WQE_INLINE_MAX in lines (issue 30); nothing else */
+		for (unsigned i = 0; i < sizeof(bad_entry) / sizeof(bad_entry[0]); i++) {
+			vc.entry_size = bad_entry[i];
+			CHECK(raw_call(fd, VIA_CTL_VI_CREATE, 12, &vc, &vr, NULL) == -EINVAL,
+			      "VI_CREATE with entry_size %u: -EINVAL", bad_entry[i]);
+		}
+		vc.entry_size = VIA_WQE_LINE_SIZE + VIA_WQE_INLINE_MAX;
+		CHECK(raw_call(fd, VIA_CTL_VI_CREATE, 13, &vc, &vr, NULL) == 0 &&
+			      vr.entry_size == vc.entry_size,
+		      "VI_CREATE of the largest line entries works");
+		vc.entry_size = 0;
 		CHECK(raw_call(fd, VIA_CTL_VI_CREATE, 13, &vc, &vr, NULL) == 0,
 		      "VI_CREATE with a good body works");
 	}
