@@ -707,12 +707,18 @@ VIP_RETURN
 h_create_vi(VIP_NIC_HANDLE nic, VIP_VI_ATTRIBUTES *attr, VIP_CQ_HANDLE send_cq,
 	    VIP_CQ_HANDLE recv_cq, VIP_VI_HANDLE *vi)
 {
+	static unsigned created;
 	const char *lines = getenv("VIA_TEST_LINES");
 	VIP_DPDK_VI_ATTRIBUTES da = { .EntryDescriptors = VIP_TRUE };
+	char *end;
 
 	if (lines == NULL)
 		return VipCreateVi(nic, attr, send_cq, recv_cq, vi);
-	da.InlineSize = strtoul(lines, NULL, 10);
+	da.InlineSize = strtoul(lines, &end, 10);
+	/* ":alternate": every other VI, so that a pair made one VI after the
+	 * other joins the two kinds of entries */
+	if (strcmp(end, ":alternate") == 0 && __atomic_fetch_add(&created, 1, __ATOMIC_RELAXED) % 2)
+		return VipCreateVi(nic, attr, send_cq, recv_cq, vi);
 	return VipDpdkCreateVi(nic, attr, &da, send_cq, recv_cq, vi);
 }
 
