@@ -146,14 +146,12 @@ via_guard_fd(void)
 void
 via_guard_fini(void)
 {
-	signal(SIGBUS, SIG_DFL);
+	/* the table and the handler stay until exit: a mapping that frames
+	 * in flight still pin is unmapped, and unguarded, when the ports are
+	 * closed after the control thread ends */
 	if (notify_fd >= 0)
 		close(notify_fd);
-	if (slots != NULL)
-		munmap(slots, (size_t)nb_slots * sizeof(*slots));
 	notify_fd = -1;
-	slots = NULL;
-	nb_slots = high = cursor = 0;
 }
 
 uint32_t

@@ -246,6 +246,7 @@ enum via_guard_kind {
 int via_guard_init(uint32_t capacity);
 /** The eventfd that becomes readable after a bus error in a client mapping. */
 int via_guard_fd(void);
+/** Close that eventfd: the control thread ends; the guard itself stays until exit. */
 void via_guard_fini(void);
 /**
  * Guard [@p va, +@p len), a mapping of session @p session's memory.
