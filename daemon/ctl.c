@@ -362,7 +362,7 @@ h_conn_accept(struct viad *d, struct via_session *s, const void *req, void *rep,
 
 	(void)rep;
 	(void)fd_out;
-	return via_cm_accept(d, s, q->conn, q->vi);
+	return via_cm_accept(d, s, q->conn, q->vi, s->in.hdr.seq);
 }
 
 static int
@@ -568,6 +568,7 @@ _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one 
  * waiting one counts against its user's limits.user_max_requests. */
 static const bool may_defer[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_CONN_WAIT] = true,
+	[VIA_CTL_CONN_ACCEPT] = true,
 	[VIA_CTL_CONN_REQUEST] = true,
 	[VIA_CTL_PEER_WAIT] = true,
 };

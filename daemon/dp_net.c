@@ -252,10 +252,9 @@ via_net_frame_init(struct rte_mbuf *m, struct via_nic *nic, const uint8_t dst[6]
 	return h;
 }
 
-/* A frame of the connection manager or the transport: no message data. */
-static void
-send_control(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
-	     const void *payload, uint16_t len)
+void
+via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
+		  const void *payload, uint16_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
 	struct via_wire_hdr *h;
@@ -298,7 +297,7 @@ via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t
 	struct via_wire_hdr h;
 
 	ctrl_hdr(&h, op, flags, dst_vi, src_vi, conn_id);
-	send_control(nic, mac, &h, payload, len);
+	via_dp_send_frame(nic, mac, &h, payload, len);
 }
 
 void
@@ -312,7 +311,7 @@ via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_
 	via_wire_set_imm(&h, imm);
 	if (op == VIA_OP_NAK)
 		via_dp_stats()->naks_tx++;
-	send_control(nic, mac, &h, NULL, 0);
+	via_dp_send_frame(nic, mac, &h, NULL, 0);
 }
 
 bool

@@ -196,9 +196,12 @@ VipConnectAccept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDLE ViHandle)
 		return VIP_INVALID_PARAMETER;
 	req.conn = c->id;
 	req.vi = vi->id;
+	/* answered once the requester confirmed, or refused (viad's
+	 * cm_unreachable_ms at most): docs/wire-format.md section 7 */
 	rc = vipl_ctl_call(c->nic, VIA_CTL_CONN_ACCEPT, &req, NULL, NULL);
-	/* on a conflict of attributes the request stays valid (VIA §9.4.2) */
-	if (rc == 0)
+	/* on a conflict of attributes (VIA §9.4.2), or a VI that is not Idle,
+	 * the request stays valid; otherwise it is answered for good */
+	if (rc != -EPROTONOSUPPORT && rc != -EMSGSIZE && rc != -EDOM && rc != -EPERM)
 		conn_free(c);
 	return vipl_return(rc);
 }

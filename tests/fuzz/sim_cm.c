@@ -20,7 +20,8 @@
  *   - accept and give-up exclude each other: a VipConnectAccept (or the
  *     accepting end of a peer connection) that returned success has a
  *     requester whose call returned success for the same connection;
- *     where no frame of it was lost, the other way round too;
+ *     where no frame of it was lost and neither end disconnected it, the
+ *     other way round too;
  *   - a reject is seen as a reject: a rejected connection never succeeds
  *     at the requester, and VIP_REJECT comes only from a reject;
  *   - where no frame was lost, every Connected VI's peer is Connected to
@@ -35,6 +36,13 @@
  * violation, printing its seed and its schedule (the trace of that seed,
  * run again). --trace prints the trace of every schedule. Exit status 0
  * when every schedule held.
+ *
+ * The frames go through what a poll lcore does with them first
+ * (via_cm_admit for a CONN_REQ from another MAC, via_cm_wants_frame for
+ * data of a VI in a handshake), then cm.c's cm_input; data frames are what
+ * rx_data does (taken by a Connected VI of the connection, or RESET). The
+ * applications send a data frame at once after half of their connects, and
+ * every Connected VI one at the end.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -168,7 +176,6 @@ struct sim_frame {
 	uint8_t src[6], dst[6];
 	struct via_wire_hdr h;
 	struct via_wire_conn payload;
-	bool live;
 };
 
 /* One viad: its daemon context and what the sessions and VIs need. */
@@ -210,6 +217,7 @@ struct sim_conn {
 	bool acc_ok;                 /* an accepting end returned success */
 	bool rejected;               /* VipConnectReject returned success */
 	bool lost;                   /* a frame of it was dropped */
+	bool disconnected;           /* an end called VipDisconnect on it */
 	bool killed;                 /* a session of it ended */
 };
 
@@ -243,7 +251,8 @@ struct actor {
 };
 
 static struct sim_viad viads[SIM_VIADS];
-static struct sim_frame frames[SIM_FRAMES];
+static struct sim_frame frames[SIM_FRAMES]; /* in flight: the first nb_frames */
+static unsigned nb_frames;
 static struct sim_call calls[SIM_CALLS];
 static unsigned nb_calls;
 static struct sim_conn conns[SIM_CONNS];
@@ -269,6 +278,7 @@ static char violation_buf[400];
 static uint64_t frames_sent, frames_lost;
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void check_rc(const struct sim_call *c);
 
 static void
 fail(const char *fmt, ...)
@@ -336,9 +346,9 @@ net_send(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *h
 	uint64_t at;
 
 	frames_sent++;
-	trace("  viad %c sends %s conn %#x dst_vi %u src_vi %u%s to %s", 'A' + from,
+	trace("  viad %c sends %s conn %#x dst_vi %u src_vi %u imm %#x%s to %s", 'A' + from,
 	      op_name(h->opcode), via_wire_conn_id(h), via_wire_dst_vi(h), via_wire_src_vi(h),
-	      via_wire_flags(h) & VIA_WF_PEER ? " PEER" : "",
+	      via_wire_imm(h), via_wire_flags(h) & VIA_WF_PEER ? " PEER" : "",
 	      viad_of_mac(mac) < 0 ? "nobody" : viad_of_mac(mac) == 0 ? "A" : "B");
 	if (now_ms < p.chaos_end && chance(p.drop_permille)) {
 		struct sim_conn *sc = conn_of(via_wire_conn_id(h));
@@ -352,14 +362,12 @@ net_send(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *h
 	if (now_ms < p.chaos_end && chance(p.dup_permille))
 		copies = 2;
 	for (c = 0; c < copies; c++) {
-		for (k = 0; k < SIM_FRAMES && frames[k].live; k++)
-			;
-		if (k == SIM_FRAMES) {
+		if (nb_frames == SIM_FRAMES) {
 			fail("more than %d frames in flight", SIM_FRAMES);
 			return;
 		}
+		k = (int)nb_frames++;
 		at = now_ms + draw(p.max_delay_ms + 1);
-		frames[k].live = true;
 		frames[k].at = at;
 		memcpy(frames[k].src, nic->info.mac, 6);
 		memcpy(frames[k].dst, mac, 6);
@@ -385,26 +393,13 @@ hdr_fill(struct via_wire_hdr *h, uint8_t op, uint16_t flags, uint32_t dst_vi, ui
 }
 
 void
-via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		 uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
-		 uint16_t len)
+via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
+		  const void *payload, uint16_t len)
 {
-	struct via_wire_hdr h;
+	struct via_wire_hdr h = *tmpl;
 
-	hdr_fill(&h, op, flags, dst_vi, src_vi, conn_id);
+	h.version = VIA_WIRE_VERSION;
 	net_send(nic, mac, &h, payload, len);
-}
-
-void
-via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm)
-{
-	struct via_wire_hdr h;
-
-	hdr_fill(&h, op, flags, dst_vi, src_vi, conn_id);
-	via_wire_set_seq(&h, seq);
-	via_wire_set_imm(&h, imm);
-	net_send(nic, mac, &h, NULL, 0);
 }
 
 uint32_t
@@ -414,12 +409,31 @@ via_dp_frame_payload(const struct via_nic *nic)
 	return 1500 - 48;
 }
 
+static struct via_poll_stats stats;
+
 struct via_poll_stats *
 via_poll_stats_here(void)
 {
-	static struct via_poll_stats st;
+	return &stats;
+}
 
-	return &st;
+const struct via_poll_stats *
+via_poll_stats_of(unsigned lcore)
+{
+	(void)lcore;
+	return &stats;
+}
+
+/* cm.c hands a frame to the data path (via_dp_cm_input, not called here) */
+void
+via_resp_input(struct viad *d, struct via_nic *nic, const struct rte_mbuf *m,
+	       struct via_poll_stats *st)
+{
+	(void)d;
+	(void)nic;
+	(void)m;
+	(void)st;
+	abort();
 }
 
 /* viad's answer to a deferred call of session @p s. */
@@ -443,6 +457,7 @@ via_ctl_reply(struct viad *d, struct via_session *s, unsigned op, uint32_t seq, 
 		c->answered = true;
 		c->out = false;
 		c->rc = status;
+		check_rc(c);
 		if (c->kind == CALL_WAIT && status == 0 && body != NULL)
 			c->wait_rep = *(const struct via_ctl_conn_wait_rep *)body;
 		trace("  viad %c answers %s of actor %d: %s", 'A' + x, call_names[c->kind], c->actor,
@@ -565,6 +580,7 @@ viad_setup(int x)
 	via_conf_defaults(&d->conf);
 	/* the grace: from "fails at the first answer" to the default */
 	d->conf.cm_nomatch_grace_ms = (uint32_t[]){ 0, 30, 200, 500 }[draw(4)];
+	d->conf.cm_unreachable_ms = p.unreachable_ms;
 	TAILQ_INIT(&d->session_list);
 	d->nb_shards = 1;
 	TAILQ_INIT(&d->shards[0].rel_vis);
@@ -681,7 +697,7 @@ schedule_setup(void)
 	next_seq = 1;
 	violation = NULL;
 	frames_sent = frames_lost = 0;
-	memset(frames, 0, sizeof(frames));
+	nb_frames = 0;
 	p.unreachable_ms = (uint32_t[]){ 400, 1000, 3000 }[draw(3)];
 	p.act_end = now_ms + 50 + draw(1500);
 	/* half of the schedules lose nothing: there, every check is exact */
@@ -729,27 +745,39 @@ call_new(struct actor *a, enum call_kind kind, uint64_t bound)
 
 static void call_done(struct actor *a);
 
+/* One data frame of @p vi's connection, as a Send's first frame. */
+static void
+data_send(const struct via_vi *vi)
+{
+	struct via_wire_hdr h;
+
+	hdr_fill(&h, VIA_OP_SEND, 0, vi->conn.remote_vi, vi->id, vi->conn.id);
+	trace("VI %u sends a data frame", vi->id);
+	net_send(vi->owner->nic, vi->conn.remote_mac, &h, NULL, 0);
+}
+
 /* The call returned @p rc now, or deferred its answer; the calls whose
  * answer decides the actor's next move go on in call_done(). */
 static void
 call_returned(struct actor *a, struct sim_call *c, int rc)
 {
-	a->call = (int)(c - calls);
 	if (rc == VIA_CTL_DEFERRED) {
 		c->out = true;
+		a->call = (int)(c - calls);
 		a->st = AS_CALL;
 		trace("  actor %d: %s deferred", c->actor, call_names[c->kind]);
 		return;
 	}
 	c->answered = true;
 	c->rc = rc;
+	check_rc(c);
 	trace("  actor %d: %s returns %s", c->actor, call_names[c->kind],
 	      rc == 0 ? "success" : strerror(-rc));
 	if (c->kind == CALL_REQUEST || c->kind == CALL_WAIT || c->kind == CALL_ACCEPT ||
-	    c->kind == CALL_PEER_WAIT)
+	    c->kind == CALL_PEER_WAIT) {
+		a->call = (int)(c - calls);
 		call_done(a);
-	else
-		a->call = -1;
+	}
 }
 
 static uint32_t
@@ -852,7 +880,7 @@ server_answer(struct actor *a)
 	c = call_new(a, CALL_ACCEPT, now_ms + p.unreachable_ms + CM_RETRY_MS + 2 * p.max_delay_ms);
 	trace("actor %d (viad %c): ConnectAccept(conn %#x, vi %u)", c->actor, 'A' + a->x,
 	      a->handle_conn, a->vi->id);
-	rc = via_cm_accept(&sv->d, &sv->s[a->s], a->handle, a->vi->id);
+	rc = via_cm_accept(&sv->d, &sv->s[a->s], a->handle, a->vi->id, c->seq);
 	call_returned(a, c, rc);
 }
 
@@ -924,6 +952,8 @@ peer_result(struct actor *a, int rc)
 			else
 				sc->req_ok = true;
 		}
+		if (chance(500))
+			data_send(a->vi);
 		a->st = AS_CONNECTED;
 		a->wake = now_ms + draw(300);
 		return;
@@ -946,6 +976,8 @@ disconnect(struct actor *a)
 
 	trace("actor %d (viad %c): Disconnect(vi %u, %s)", c->actor, 'A' + a->x, a->vi->id,
 	      via_vi_state_name(a->vi->state));
+	if (a->vi->conn.id != 0 && conn_of(a->vi->conn.id) != NULL)
+		conn_of(a->vi->conn.id)->disconnected = true;
 	rc = via_cm_disconnect(&sv->d, &sv->s[a->s], a->vi->id);
 	call_returned(a, c, rc);
 	if (rc != 0)
@@ -971,6 +1003,10 @@ call_done(struct actor *a)
 				sc->req_failed = true;
 		}
 		if (c->rc == 0) {
+			/* programs often send at once: the data may overtake
+			 * the CONN_ACK (or stand in for a lost one) */
+			if (chance(500))
+				data_send(a->vi);
 			a->st = AS_CONNECTED;
 			a->wake = now_ms + draw(300);
 		} else {
@@ -1114,15 +1150,20 @@ session_kill(int x, int s)
 
 /* ---- the network ---------------------------------------------------------- */
 
-/* What viad's data path does with a data frame (dp_resp.c rx_data). */
+/* What viad's data path does with a data frame: dp.c rx_deliver (a VI in a
+ * handshake: the connection manager first), then dp_resp.c rx_data. */
 static void
 data_input(struct sim_viad *sv, const struct sim_frame *f)
 {
 	struct viad *d = &sv->d;
-	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(&f->h));
+	struct via_vi *vi;
+	struct via_wire_hdr h;
 
-	if (vi != NULL && via_cm_requesting(vi) && vi->conn.id == via_wire_conn_id(&f->h)) {
-		trace("    data for a requesting VI: dropped");
+	if (via_cm_wants_frame(d, &f->h)) {
+		if (cm_input(d, &d->nics[0], f->src, &f->h))
+			trace("    data taken, after the connection manager");
+		else
+			trace("    data dropped by the connection manager");
 		return;
 	}
 	vi = via_vi_of_frame(d, &d->nics[0], f->src, via_wire_dst_vi(&f->h),
@@ -1131,23 +1172,47 @@ data_input(struct sim_viad *sv, const struct sim_frame *f)
 		trace("    data taken by VI %u", vi->id);
 		return;
 	}
-	via_dp_send_ctrl(&d->nics[0], f->src, VIA_OP_RESET, 0, via_wire_src_vi(&f->h),
-			 via_wire_dst_vi(&f->h), via_wire_conn_id(&f->h), NULL, 0);
+	hdr_fill(&h, VIA_OP_RESET, 0, via_wire_src_vi(&f->h), via_wire_dst_vi(&f->h),
+		 via_wire_conn_id(&f->h));
+	net_send(&d->nics[0], f->src, &h, NULL, 0);
+}
+
+/* A poll lcore's look at a CONN_REQ from the port (via_cm_admit): frames
+ * from the NIC's own MAC stay in viad and are not looked at. */
+static bool
+admitted(struct sim_viad *sv, const struct sim_frame *f)
+{
+	uint8_t fr[RTE_ETHER_HDR_LEN + sizeof(struct via_wire_hdr)];
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)fr;
+	struct rte_mbuf m;
+
+	if (memcmp(f->src, f->dst, 6) == 0)
+		return true;
+	memset(&m, 0, sizeof(m));
+	memcpy(eth->src_addr.addr_bytes, f->src, 6);
+	memcpy(eth->dst_addr.addr_bytes, f->dst, 6);
+	memcpy(fr + RTE_ETHER_HDR_LEN, &f->h, sizeof(f->h));
+	m.buf_addr = fr;
+	return via_cm_admit(&sv->d, &sv->d.nics[0], &m, via_poll_stats_here());
 }
 
 static void
-frame_deliver(struct sim_frame *f)
+frame_deliver(unsigned i)
 {
+	/* out of the network first: the answers sent now take slots */
+	const struct sim_frame copy = frames[i], *f = &copy;
 	int x = viad_of_mac(f->dst);
 	struct sim_viad *sv;
 
-	f->live = false;
+	frames[i] = frames[--nb_frames];
 	if (x < 0)
 		return;        /* nobody has that MAC */
 	sv = &viads[x];
 	trace("viad %c receives %s conn %#x dst_vi %u src_vi %u", 'A' + x, op_name(f->h.opcode),
 	      via_wire_conn_id(&f->h), via_wire_dst_vi(&f->h), via_wire_src_vi(&f->h));
-	if (via_wire_ops[f->h.opcode].flags & VIA_OPF_CM) {
+	if (!admitted(sv, f)) {
+		trace("    not admitted");
+	} else if (via_wire_ops[f->h.opcode].flags & VIA_OPF_CM) {
 		/* the header and its payload, as cm_input reads them */
 		struct {
 			struct via_wire_hdr h;
@@ -1191,19 +1256,27 @@ rc_allowed(enum call_kind k, int rc)
 	}
 }
 
-/* After every step. */
+/* An answer is one of its call's codes. */
+static void
+check_rc(const struct sim_call *c)
+{
+	if (c->rc != 0 && !rc_allowed(c->kind, c->rc))
+		fail("%s of actor %d returned %s, not one of its codes", call_names[c->kind],
+		     c->actor, strerror(-c->rc));
+}
+
+/* After every step: no call out past its bound (an actor has one at most). */
 static void
 check_step(void)
 {
 	unsigned i;
 
-	for (i = 0; i < nb_calls && violation == NULL; i++) {
-		const struct sim_call *c = &calls[i];
+	for (i = 0; i < nb_actors && violation == NULL; i++) {
+		const struct sim_call *c;
 
-		if (c->answered && c->rc != 0 && c->rc != VIA_CTL_DEFERRED &&
-		    !rc_allowed(c->kind, c->rc))
-			fail("%s of actor %d returned %s, not one of its codes",
-			     call_names[c->kind], c->actor, strerror(-c->rc));
+		if (actors[i].st != AS_CALL)
+			continue;
+		c = &calls[actors[i].call];
 		if (c->out && now_ms > c->bound)
 			fail("%s of actor %d (started at %" PRIu64 ") not answered within %" PRIu64
 			     " ms", call_names[c->kind], c->actor, c->start - SIM_START_MS,
@@ -1273,9 +1346,9 @@ check_settled(void)
 			fail("conn %#x: accepted (VipConnectAccept returned success) while its "
 			     "requester %s", sc->id,
 			     sc->req_failed ? strerror(-sc->req_rc) : "never succeeded");
-		else if (sc->req_ok && !sc->acc_ok && !sc->lost)
-			fail("conn %#x: the requester connected, its acceptor did not, no frame lost",
-			     sc->id);
+		else if (sc->req_ok && !sc->acc_ok && !sc->lost && !sc->disconnected)
+			fail("conn %#x: the requester connected and stayed, its acceptor did not, "
+			     "no frame lost", sc->id);
 		else if (sc->rejected && sc->req_ok)
 			fail("conn %#x: rejected, and the requester connected", sc->id);
 		else if (sc->req_rc == -ECONNREFUSED && !sc->rejected)
@@ -1309,10 +1382,8 @@ events_due(struct ev *due, unsigned max, uint64_t *next)
 		else if (at__ < *next)                                           \
 			*next = at__;                                            \
 	} while (0)
-	for (i = 0; i < SIM_FRAMES; i++) {
-		if (frames[i].live)
-			CONSIDER(frames[i].at, EV_FRAME, i);
-	}
+	for (i = 0; i < nb_frames; i++)
+		CONSIDER(frames[i].at, EV_FRAME, i);
 	for (x = 0; x < SIM_VIADS; x++)
 		CONSIDER(viads[x].timer_at, EV_TIMER, x);
 	for (i = 0; i < nb_actors; i++) {
@@ -1337,7 +1408,7 @@ event_run(const struct ev *e)
 
 	switch (e->kind) {
 	case EV_FRAME:
-		frame_deliver(&frames[e->i]);
+		frame_deliver((unsigned)e->i);
 		break;
 	case EV_TIMER: {
 		struct sim_viad *sv = &viads[e->i];
@@ -1374,6 +1445,35 @@ event_run(const struct ev *e)
 	}
 }
 
+/* What is left but housekeeping: frames, moves, calls, handshakes, waits
+ * (a request held in a table only expires). NULL: nothing. */
+static const char *
+busy(void)
+{
+	unsigned i;
+	int x;
+
+	if (nb_frames > 0)
+		return "a frame in flight";
+	for (i = 0; i < nb_actors; i++) {
+		if (actors[i].st != AS_DONE && (actors[i].wake != UINT64_MAX ||
+						actors[i].st == AS_CALL)) {
+			static char what[80];
+
+			snprintf(what, sizeof(what), "actor %u %s", i,
+				 actors[i].st == AS_CALL ? "waits for an answer" : "has a move");
+			return what;
+		}
+	}
+	for (x = 0; x < SIM_VIADS; x++) {
+		if (!TAILQ_EMPTY(&viads[x].d.cm->handshakes))
+			return "a VI in a handshake";
+		if (!TAILQ_EMPTY(&viads[x].d.cm->listeners))
+			return "a VipConnectWait";
+	}
+	return p.kill_at != UINT64_MAX ? "a session to kill" : NULL;
+}
+
 /* Run until nothing is left to happen (or a violation). */
 static void
 run_until_quiet(uint64_t limit)
@@ -1389,10 +1489,11 @@ run_until_quiet(uint64_t limit)
 		}
 		n = events_due(due, sizeof(due) / sizeof(due[0]), &next);
 		if (n == 0) {
-			if (next == UINT64_MAX)
+			if (next == UINT64_MAX || busy() == NULL)
 				return;
 			if (next > limit) {
-				fail("still busy at +%" PRIu64 " ms", limit - SIM_START_MS);
+				fail("still busy at +%" PRIu64 " ms: %s", limit - SIM_START_MS,
+				     busy());
 				return;
 			}
 			now_ms = next;
@@ -1412,13 +1513,9 @@ probe_connections(void)
 
 	for (i = 0; i < nb_actors; i++) {
 		const struct via_vi *vi = actors[i].vi;
-		struct via_wire_hdr h;
 
-		if (vi == NULL || vi->state != VIP_STATE_CONNECTED)
-			continue;
-		hdr_fill(&h, VIA_OP_SEND, 0, vi->conn.remote_vi, vi->id, vi->conn.id);
-		trace("VI %u of viad %c sends a data frame", vi->id, 'A' + actors[i].x);
-		net_send(vi->owner->nic, vi->conn.remote_mac, &h, NULL, 0);
+		if (vi != NULL && vi->state == VIP_STATE_CONNECTED)
+			data_send(vi);
 	}
 }
 
