@@ -53,7 +53,7 @@ enum via_wire_op {
 };
 
 /**
- * Why a CONN_REJECT refuses, in its imm (docs/wire-format.md section 7.3):
+ * Why a CONN_REJECT refuses, in its imm (docs/wire-format.md section 7.4):
  * the consumer did, or the attributes of the two VIs cannot make a
  * connection (§9.4.2's conflicts: VipConnectPeerDone/Wait return them).
  */

@@ -38,7 +38,7 @@ for name, value in pairs(op) do op_names[value] = name end
 local numbered = { [op.SEND] = true, [op.RDMA_WRITE] = true, [op.RDMA_READ_REQ] = true,
 		   [op.RDMA_READ_RESP] = true }
 
--- CONN_REJECT's imm (wire-format.md 7.3)
+-- CONN_REJECT's imm (wire-format.md 7.4)
 local reject_reasons = { [0] = "consumer", [1] = "reliability level", [2] = "MTU",
 			 [3] = "QoS", [4] = "abandoned" }
 local levels = { [1] = "Unreliable Delivery", [2] = "Reliable Delivery", [4] = "Reliable Reception" }
