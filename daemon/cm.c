@@ -401,12 +401,7 @@ cm_send(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags, u
 {
 	struct via_wire_hdr h;
 
-	memset(&h, 0, sizeof(h));
-	h.opcode = op;
-	via_wire_set_flags(&h, flags);
-	via_wire_set_dst_vi(&h, dst_vi);
-	via_wire_set_src_vi(&h, src_vi);
-	via_wire_set_conn_id(&h, conn_id);
+	via_wire_hdr_init(&h, op, flags, dst_vi, src_vi, conn_id);
 	via_wire_set_imm(&h, imm);
 	via_dp_send_frame(nic, mac, &h, payload, payload != NULL ? sizeof(*payload) : 0);
 }
@@ -1489,6 +1484,21 @@ min_due(int64_t *due, uint64_t at, uint64_t now)
 		*due = in;
 }
 
+/* @p vi's handshake frame (@p send) again, at the retransmission interval;
+ * its deadline and the next copy are due. */
+static void
+resend_due(struct via_vi *vi, void (*send)(struct via_vi *vi), uint64_t now, int64_t *due)
+{
+	struct via_vi_conn *c = &vi->conn;
+
+	if (now >= c->next_retry_ms) {
+		send(vi);
+		c->next_retry_ms = now + CM_RETRY_MS;
+	}
+	min_due(due, c->next_retry_ms, now);
+	min_due(due, c->deadline_ms, now);
+}
+
 /* A request: its Timeout, the server's silence (cm_unreachable_ms), a copy.
  * @return whether it ended */
 static bool
@@ -1510,12 +1520,7 @@ timer_requesting(struct viad *d, struct via_vi *vi, uint64_t now, int64_t *due)
 		handshake_end(d, vi, -ETIMEDOUT);
 		return true;
 	}
-	if (now >= c->next_retry_ms) {
-		send_req(vi);
-		c->next_retry_ms = now + CM_RETRY_MS;
-	}
-	min_due(due, c->next_retry_ms, now);
-	min_due(due, c->deadline_ms, now);
+	resend_due(vi, send_req, now, due);
 	min_due(due, c->heard_ms + d->conf.cm_unreachable_ms, now);
 	return false;
 }
@@ -1539,12 +1544,7 @@ timer_accepting(struct viad *d, struct via_vi *vi, uint64_t now, int64_t *due)
 		handshake_end(d, vi, -ETIMEDOUT);
 		return true;
 	}
-	if (now >= c->next_retry_ms) {
-		send_accept(vi);
-		c->next_retry_ms = now + CM_RETRY_MS;
-	}
-	min_due(due, c->next_retry_ms, now);
-	min_due(due, c->deadline_ms, now);
+	resend_due(vi, send_accept, now, due);
 	return false;
 }
 

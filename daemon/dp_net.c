@@ -276,19 +276,6 @@ via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wi
 	via_dp_xmit(nic, &m, 1);
 }
 
-/* The header of a frame without data: who from, who to, which connection. */
-static void
-ctrl_hdr(struct via_wire_hdr *h, uint8_t op, uint16_t flags, uint32_t dst_vi, uint32_t src_vi,
-	 uint32_t conn_id)
-{
-	memset(h, 0, sizeof(*h));
-	h->opcode = op;
-	via_wire_set_flags(h, flags);
-	via_wire_set_dst_vi(h, dst_vi);
-	via_wire_set_src_vi(h, src_vi);
-	via_wire_set_conn_id(h, conn_id);
-}
-
 void
 via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
 		 uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
@@ -296,7 +283,7 @@ via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t
 {
 	struct via_wire_hdr h;
 
-	ctrl_hdr(&h, op, flags, dst_vi, src_vi, conn_id);
+	via_wire_hdr_init(&h, op, flags, dst_vi, src_vi, conn_id);
 	via_dp_send_frame(nic, mac, &h, payload, len);
 }
 
@@ -306,7 +293,7 @@ via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_
 {
 	struct via_wire_hdr h;
 
-	ctrl_hdr(&h, op, flags, dst_vi, src_vi, conn_id);
+	via_wire_hdr_init(&h, op, flags, dst_vi, src_vi, conn_id);
 	via_wire_set_seq(&h, seq);
 	via_wire_set_imm(&h, imm);
 	if (op == VIA_OP_NAK)

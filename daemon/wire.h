@@ -137,6 +137,22 @@ VIA_WIRE_FIELD16(payload_len)
 #undef VIA_WIRE_FIELD32
 
 /**
+ * A header without message data (the connection manager's, the
+ * transport's): who from, who to, which connection; everything else 0.
+ */
+static inline void
+via_wire_hdr_init(struct via_wire_hdr *h, uint8_t op, uint16_t flags, uint32_t dst_vi,
+		  uint32_t src_vi, uint32_t conn_id)
+{
+	memset(h, 0, sizeof(*h));
+	h->opcode = op;
+	via_wire_set_flags(h, flags);
+	via_wire_set_dst_vi(h, dst_vi);
+	via_wire_set_src_vi(h, src_vi);
+	via_wire_set_conn_id(h, conn_id);
+}
+
+/**
  * CRC32C of a header as if its hdr_crc were 0. rte_hash_crc() reads 8-byte
  * words, so the header is copied into a union with such words first: the
  * compiler may not assume the struct and the words do not alias.

@@ -379,19 +379,6 @@ net_send(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *h
 	}
 }
 
-static void
-hdr_fill(struct via_wire_hdr *h, uint8_t op, uint16_t flags, uint32_t dst_vi, uint32_t src_vi,
-	 uint32_t conn_id)
-{
-	memset(h, 0, sizeof(*h));
-	h->version = VIA_WIRE_VERSION;
-	h->opcode = op;
-	via_wire_set_flags(h, flags);
-	via_wire_set_dst_vi(h, dst_vi);
-	via_wire_set_src_vi(h, src_vi);
-	via_wire_set_conn_id(h, conn_id);
-}
-
 void
 via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
 		  const void *payload, uint16_t len)
@@ -751,7 +738,7 @@ data_send(const struct via_vi *vi)
 {
 	struct via_wire_hdr h;
 
-	hdr_fill(&h, VIA_OP_SEND, 0, vi->conn.remote_vi, vi->id, vi->conn.id);
+	via_wire_hdr_init(&h, VIA_OP_SEND, 0, vi->conn.remote_vi, vi->id, vi->conn.id);
 	trace("VI %u sends a data frame", vi->id);
 	net_send(vi->owner->nic, vi->conn.remote_mac, &h, NULL, 0);
 }
@@ -1172,7 +1159,7 @@ data_input(struct sim_viad *sv, const struct sim_frame *f)
 		trace("    data taken by VI %u", vi->id);
 		return;
 	}
-	hdr_fill(&h, VIA_OP_RESET, 0, via_wire_src_vi(&f->h), via_wire_dst_vi(&f->h),
+	via_wire_hdr_init(&h, VIA_OP_RESET, 0, via_wire_src_vi(&f->h), via_wire_dst_vi(&f->h),
 		 via_wire_conn_id(&f->h));
 	net_send(&d->nics[0], f->src, &h, NULL, 0);
 }

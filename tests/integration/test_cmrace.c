@@ -117,33 +117,6 @@ side_close(struct side *s)
 		VipCloseNic(s->nic);
 }
 
-/* Wait for @p vi's link (memif connects after both viads started). */
-static bool
-link_wait(const struct side *s, unsigned ms)
-{
-	uint64_t end = h_now_ms() + ms;
-	VIP_DPDK_PORT_INFO pi;
-
-	do {
-		if (VipQuerySystemManagementInfo(s->nic, VIP_DPDK_SMI_PORT, &pi) == VIP_SUCCESS &&
-		    pi.LinkUp)
-			return true;
-		h_sleep_ms(20);
-	} while (h_now_ms() < end);
-	return false;
-}
-
-/* A completed descriptor of @p vi's queue (@p recv), within @p ms. */
-static VIP_DESCRIPTOR *
-done_wait(VIP_VI_HANDLE vi, bool recv, unsigned ms)
-{
-	VIP_DESCRIPTOR *d = NULL;
-
-	if ((recv ? VipRecvWait(vi, ms, &d) : VipSendWait(vi, ms, &d)) != VIP_SUCCESS)
-		return NULL;
-	return d;
-}
-
 /* The server: wait, pause, accept; on success, take the client's message
  * and answer it. A receive is posted before the accept (§5.1). */
 static void *
@@ -180,11 +153,11 @@ server_main(void *arg)
 		usleep((useconds_t)(h_rand(&rng) % MAX_PAUSE_US));
 		rounds[i].accept = VipConnectAccept(conn, srv.vi);
 		if (rounds[i].accept == VIP_SUCCESS) {
-			d = done_wait(srv.vi, true, 2000);
+			d = h_done_wait(srv.vi, true, 2000);
 			if (d == msg.recv && (d->CS.Status & VIP_STATUS_DONE) &&
 			    !(d->CS.Status & VIP_STATUS_ERROR_MASK) && d->CS.Length == MSG_LEN) {
 				VipPostSend(srv.vi, msg.send, srv.m.mh);
-				d = done_wait(srv.vi, false, 2000);
+				d = h_done_wait(srv.vi, false, 2000);
 				rounds[i].server_msg = d == msg.send &&
 						       !(d->CS.Status & VIP_STATUS_ERROR_MASK);
 			}
@@ -216,9 +189,9 @@ client_round(unsigned i, uint64_t *rng)
 	if (rounds[i].request == VIP_SUCCESS) {
 		VipPostRecv(cli.vi, msg.recv, cli.m.mh);
 		VipPostSend(cli.vi, msg.send, cli.m.mh);
-		d = done_wait(cli.vi, false, 2000);
+		d = h_done_wait(cli.vi, false, 2000);
 		if (d == msg.send && !(d->CS.Status & VIP_STATUS_ERROR_MASK)) {
-			d = done_wait(cli.vi, true, 2000);
+			d = h_done_wait(cli.vi, true, 2000);
 			rounds[i].client_msg = d == msg.recv && !(d->CS.Status & VIP_STATUS_ERROR_MASK) &&
 					       d->CS.Length == MSG_LEN;
 		}
@@ -246,7 +219,7 @@ main(int argc, char **argv)
 		rounds[i].accept = VIP_NOT_DONE;
 	if (!side_start(&srv, true, 1500) || !side_start(&cli, false, 2500) || !side_open(&srv) ||
 	    !side_open(&cli) ||
-	    !CHECK(link_wait(&srv, 10000) && link_wait(&cli, 10000), "the memif link is up"))
+	    !CHECK(h_link_wait(srv.nic, 10000) && h_link_wait(cli.nic, 10000), "the memif link is up"))
 		goto out;
 	if (!CHECK(pthread_create(&st, NULL, server_main, NULL) == 0, "start the server thread"))
 		goto out;
