@@ -1656,9 +1656,11 @@ via_cm_session_closed(struct viad *d, struct via_session *s)
 		if (r->owner == s)
 			r->owner = NULL;
 	}
-	TAILQ_FOREACH(vi, &s->vis, link) {
-		/* no reply goes to the closed socket */
+	/* no reply goes to the closed socket, not even for a VI whose
+	 * handshake another of its VIs ends below (a request to its own NIC) */
+	TAILQ_FOREACH(vi, &s->vis, link)
 		vi->conn.reply_op = 0;
+	TAILQ_FOREACH(vi, &s->vis, link) {
 		if (vi->state == VIP_STATE_CONNECTED)
 			send_to_peer(vi, VIA_OP_DISC);
 		else if (accepting(vi))

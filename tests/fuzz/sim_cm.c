@@ -1106,8 +1106,8 @@ session_kill(int x, int s)
 	unsigned i;
 
 	trace("session %d of viad %c is killed", s, 'A' + x);
+	sv->alive[s] = false;          /* no answer may come to it from now on */
 	via_cm_session_closed(&sv->d, ss);
-	sv->alive[s] = false;
 	for (i = 0; i < nb_actors; i++) {
 		struct actor *a = &actors[i];
 
