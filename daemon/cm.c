@@ -948,12 +948,21 @@ static const struct {
 	[VIA_CM_REQ_VOID] = { "void", req_copy_ignored, 0 },
 };
 
-/* How long past its expiry @p r stays: a handle given out stays answerable. */
+/*
+ * How long past its expiry @p r stays: a handle given out stays
+ * answerable; a refusal outlives its requester's copies, which may all be
+ * lost, as its answers may: a requester that hears nothing gives up after
+ * cm_unreachable_ms, and must not find the request new again before (found
+ * by tests/fuzz/sim_cm.c, seed 5590477).
+ */
 static uint64_t
-req_keep_ms(const struct via_cm_req *r)
+req_keep_ms(const struct viad *d, const struct via_cm_req *r)
 {
-	return r->state == VIA_CM_REQ_VOID && r->owner != NULL ? CM_HANDED_OUT_MS
-							       : req_states[r->state].keep_ms;
+	if (r->state == VIA_CM_REQ_VOID && r->owner != NULL)
+		return CM_HANDED_OUT_MS;
+	if (r->state == VIA_CM_REQ_REJECTED)
+		return d->conf.cm_unreachable_ms;
+	return req_states[r->state].keep_ms;
 }
 
 int
@@ -1618,7 +1627,7 @@ again:
 		min_due(&due, l->deadline_ms, now);
 	}
 	TAILQ_FOREACH_SAFE(r, &cm->req_list, link, rn) {
-		uint64_t keep = req_keep_ms(r), end;
+		uint64_t keep = req_keep_ms(d, r), end;
 
 		if (keep == UINT64_MAX)
 			continue;             /* its VI's timer ends it */

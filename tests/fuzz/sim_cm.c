@@ -30,12 +30,12 @@
  *     does at the next transfer: RESET from a peer that has no such
  *     connection), the same holds whatever was lost.
  *
- *   sim_cm [--seed S] [--count N] [--trace] [--quiet]
+ *   sim_cm [--seed S] [--count N] [--also S,S...] [--trace] [--quiet]
  *
- * Runs N schedules from seed S (default: 1, 1000) and stops at the first
- * violation, printing its seed and its schedule (the trace of that seed,
- * run again). --trace prints the trace of every schedule. Exit status 0
- * when every schedule held.
+ * Runs the seeds of --also, then N schedules from seed S (default: 1, 1000),
+ * and stops at the first violation, printing its seed and its schedule
+ * (the trace of that seed, run again). --trace prints the trace of every
+ * schedule. Exit status 0 when every schedule held.
  *
  * The frames go through what a poll lcore does with them first
  * (via_cm_admit for a CONN_REQ from another MAC, via_cm_wants_frame for
@@ -1536,8 +1536,29 @@ schedule_run(uint64_t seed)
 static void
 usage(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [--seed S] [--count N] [--trace] [--quiet]\n", argv0);
+	fprintf(stderr, "usage: %s [--seed S] [--count N] [--also S,S...] [--trace] [--quiet]\n",
+		argv0);
 	exit(2);
+}
+
+/* Schedule @p seed, its trace printed if it fails. @return whether it held */
+static bool
+schedule_check(uint64_t seed, bool trace_all)
+{
+	tracing = trace_all;
+	if (schedule_run(seed)) {
+		if (trace_all)
+			trace_print();
+		return true;
+	}
+	printf("sim_cm: seed %" PRIu64 ": %s\n", seed, violation);
+	/* the same seed again, traced: the schedule that failed */
+	tracing = true;
+	schedule_run(seed);
+	printf("sim_cm: the schedule of seed %" PRIu64 " (last %u events):\n", seed,
+	       SIM_TRACE_LINES);
+	trace_print();
+	return false;
 }
 
 int
@@ -1545,6 +1566,8 @@ main(int argc, char **argv)
 {
 	uint64_t seed = 1, count = 1000, i, settled_lost = 0;
 	bool quiet = false, trace_all = false;
+	const char *also = "";
+	char *end;
 	int k;
 
 	for (k = 1; k < argc; k++) {
@@ -1552,6 +1575,8 @@ main(int argc, char **argv)
 			seed = strtoull(argv[++k], NULL, 0);
 		else if (strcmp(argv[k], "--count") == 0 && k + 1 < argc)
 			count = strtoull(argv[++k], NULL, 0);
+		else if (strcmp(argv[k], "--also") == 0 && k + 1 < argc)
+			also = argv[++k];
 		else if (strcmp(argv[k], "--trace") == 0)
 			trace_all = true;
 		else if (strcmp(argv[k], "--quiet") == 0)
@@ -1559,22 +1584,23 @@ main(int argc, char **argv)
 		else
 			usage(argv[0]);
 	}
+	/* --also: single seeds first, the ones that found faults */
+	for (; *also != '\0'; also = *end == ',' ? end + 1 : end) {
+		uint64_t s = strtoull(also, &end, 0);
+
+		if (end == also)
+			usage(argv[0]);
+		if (!schedule_check(s, trace_all)) {
+			printf("sim_cm: FAILED at seed %" PRIu64 "\n", s);
+			return 1;
+		}
+	}
 	for (i = 0; i < count; i++) {
-		tracing = trace_all;
-		if (!schedule_run(seed + i)) {
-			printf("sim_cm: seed %" PRIu64 ": %s\n", seed + i, violation);
-			/* the same seed again, traced: the schedule that failed */
-			tracing = true;
-			schedule_run(seed + i);
-			printf("sim_cm: the schedule of seed %" PRIu64 " (last %u events):\n", seed + i,
-			       SIM_TRACE_LINES);
-			trace_print();
+		if (!schedule_check(seed + i, trace_all)) {
 			printf("sim_cm: FAILED at seed %" PRIu64 " after %" PRIu64 " schedules\n",
 			       seed + i, i);
 			return 1;
 		}
-		if (trace_all)
-			trace_print();
 		if (frames_lost > 0)
 			settled_lost++;
 		if (!quiet && (i + 1) % 100000 == 0)
