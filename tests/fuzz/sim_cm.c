@@ -1126,9 +1126,12 @@ session_kill(int x, int s)
 		a->cancel_at = UINT64_MAX;
 		a->vi = NULL;
 	}
-	/* its VIs go, as via_session_close frees them */
+	/* its VIs go, as via_session_close frees them (via_vi_free: out of
+	 * the shard's list of reliable VIs too) */
 	while ((vi = TAILQ_FIRST(&ss->vis)) != NULL) {
 		TAILQ_REMOVE(&ss->vis, vi, link);
+		if (vi->rel_listed)
+			TAILQ_REMOVE(&vi->shard->rel_vis, vi, rel_link);
 		via_idtab_free(&sv->d.vis, vi->id);
 		free(vi);
 	}
