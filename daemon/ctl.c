@@ -15,6 +15,7 @@
 #include <pwd.h>
 #include <linux/futex.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,7 +363,7 @@ h_conn_accept(struct viad *d, struct via_session *s, const void *req, void *rep,
 
 	(void)rep;
 	(void)fd_out;
-	return via_cm_accept(d, s, q->conn, q->vi);
+	return via_cm_accept(d, s, q->conn, q->vi, s->in.hdr.seq);
 }
 
 static int
@@ -429,6 +430,40 @@ h_wake_fd(struct viad *d, struct via_session *s, const void *req, void *rep, int
 	/* a copy: dispatch closes what it sent */
 	*fd_out = fcntl(d->wake_fd, F_DUPFD_CLOEXEC, 0);
 	return *fd_out < 0 ? -errno : 0;
+}
+
+/*
+ * Whether the program of session @p s is exiting, for the log line of its
+ * witness's hang-up: a killed program closes its files (the witness pipe)
+ * before its pidfd says it exited, so the kernel's PF_EXITING flag (field 9
+ * of /proc/PID/stat) is looked at too. Decides nothing but words.
+ */
+static bool
+session_exiting(const struct via_session *s)
+{
+	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+	char path[64], buf[512], *end;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd;
+
+	if (poll(&p, 1, 0) > 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)s->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* after the command name, which may hold anything: state, ppid,
+	 * pgrp, session, tty, tpgid, flags */
+	end = strrchr(buf, ')');
+	return end == NULL ||
+	       (sscanf(end + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+		(flags & 0x4 /* PF_EXITING */) != 0);
 }
 
 /* epoll keys besides session ids */
@@ -568,6 +603,7 @@ _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one 
  * waiting one counts against its user's limits.user_max_requests. */
 static const bool may_defer[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_CONN_WAIT] = true,
+	[VIA_CTL_CONN_ACCEPT] = true,
 	[VIA_CTL_CONN_REQUEST] = true,
 	[VIA_CTL_PEER_WAIT] = true,
 };
@@ -1116,9 +1152,13 @@ via_ctl_run(struct viad *d, int lfd)
 				} else if (s != NULL && (key & EP_WITNESS)) {
 					/* its memory is another program's now: no access
 					 * to it may outlive the one that registered it */
-					VLOG_WARN("session %u (pid %d): the program was replaced "
-						  "(exec) or closed the library; the session ends",
-						  s->id, (int)s->pid);
+					if (session_exiting(s))
+						VLOG_INFO("session %u (pid %d): the process exited",
+							  s->id, (int)s->pid);
+					else
+						VLOG_WARN("session %u (pid %d): the program was "
+							  "replaced (exec) or closed the library; the "
+							  "session ends", s->id, (int)s->pid);
 					session_end(d, s);
 				} else if (s != NULL) {
 					session_readable(d, s);

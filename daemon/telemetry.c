@@ -538,7 +538,7 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_string(r, "rx_state", via_rx_state_name(vi->rx.state));
 	/* the connection (VIA §4): who is at the other end */
 	rte_tel_data_add_dict_u64(r, "conn_id", vi->conn.id);
-	rte_tel_data_add_dict_int(r, "requesting", via_cm_requesting(vi));
+	rte_tel_data_add_dict_int(r, "requesting", via_cm_handshaking(vi));
 	rte_tel_data_add_dict_string(r, "cm_state", via_cm_state_name(vi->conn.cm_state));
 	add_mac(r, "remote_mac", vi->conn.remote_mac);
 	rte_tel_data_add_dict_u64(r, "remote_vi", vi->conn.remote_vi);
@@ -620,7 +620,7 @@ vi_connected(const void *obj, uint32_t unused)
 	const struct via_vi *vi = obj;
 
 	(void)unused;
-	return vi->state != VIP_STATE_IDLE || via_cm_requesting(vi);
+	return vi->state != VIP_STATE_IDLE || via_cm_handshaking(vi);
 }
 
 static int
@@ -666,6 +666,8 @@ poll_sum(struct via_poll_stats *sum)
 		sum->naks_rx += STAT(st, naks_rx);
 		sum->frames_duplicate += STAT(st, frames_duplicate);
 		sum->frames_out_of_order += STAT(st, frames_out_of_order);
+		sum->cm_cookies_sent += STAT(st, cm_cookies_sent);
+		sum->cm_requests_refused += STAT(st, cm_requests_refused);
 		sum->rx_bursts += STAT(st, rx_bursts);
 		sum->rx_burst_frames += STAT(st, rx_burst_frames);
 		sum->iterations += STAT(st, iterations);
@@ -742,6 +744,9 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "naks_rx", p.naks_rx);
 	rte_tel_data_add_dict_u64(r, "frames_duplicate", p.frames_duplicate);
 	rte_tel_data_add_dict_u64(r, "frames_out_of_order", p.frames_out_of_order);
+	/* the connection manager's defence against forged requests */
+	rte_tel_data_add_dict_u64(r, "cm_cookies_sent", p.cm_cookies_sent);
+	rte_tel_data_add_dict_u64(r, "cm_requests_refused", p.cm_requests_refused);
 	/* the poll lcores: busy share = busy_cycles / poll_cycles */
 	rte_tel_data_add_dict_u64(r, "rx_bursts", p.rx_bursts);
 	rte_tel_data_add_dict_u64(r, "rx_burst_frames", p.rx_burst_frames);

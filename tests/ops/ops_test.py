@@ -378,7 +378,7 @@ FIELDS = ["frame.number", "frame.comment", "frame.packet_flags_direction", "via.
 
 OP = {"CONN_REQ": 1, "CONN_ACCEPT": 2, "CONN_REJECT": 3, "CONN_NOMATCH": 4, "DISC": 5,
       "RESET": 6, "SEND": 7, "ACK": 8, "NAK": 9, "RDMA_WRITE": 10, "RDMA_READ_REQ": 11,
-      "RDMA_READ_RESP": 12}
+      "RDMA_READ_RESP": 12, "CONN_ACK": 13, "CONN_COOKIE": 14}
 INBOUND, OUTBOUND = 1, 2
 GOOD, BAD, UNVERIFIED = 1, 0, 2
 
@@ -480,8 +480,8 @@ def check_run(frames, d, level, op_name):
         return
     cli, srv = q["src_vi"], acc[0]["src_vi"]
     mine = [f for f in frames if f["conn_id"] == conn]
-    check(all(f["version"] == 1 and f["reserved"] == 0 for f in mine),
-          "%s: version 1, reserved 0 in every frame" % d)
+    check(all(f["version"] == 2 and f["reserved"] == 0 for f in mine),
+          "%s: version 2, reserved 0 in every frame" % d)
     check(all(f["dir"] == OUTBOUND and f["comment"] == "in memory" for f in mine),
           "%s: every frame moved in memory, captured once, outbound" % d)
     sealed = [f for f in mine if f["opcode"] in (OP["CONN_REQ"], OP["CONN_ACCEPT"], OP["ACK"],
