@@ -44,6 +44,7 @@
 
 #include "capture.h"
 #include "capture_proto.h"
+#include "runtime.h"
 #include "via_glue.h"
 
 #define CAPTURE_SLOTS    4096    /* frames in flight to the file */
@@ -678,7 +679,9 @@ via_capture_init(struct viad *d)
 		rc = -errno;
 		goto fail;
 	}
-	unlink(cap.path);
+	rc = via_socket_claim(cap.path);
+	if (rc != 0)
+		goto fail;
 	if (bind(cap.lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(cap.path, 0600) != 0 ||
 	    listen(cap.lfd, 4) != 0) {
 		rc = -errno;

@@ -70,9 +70,12 @@ usage(FILE *f)
 		"                          totals, or rates per second every SECS\n"
 		"  lcores                  poll lcores: busy share, frames per burst\n"
 		"  hosts                   the hosts file viad resolves names with\n"
-		"  capture --port NIC -w FILE [--count N] [--snaplen BYTES] [--duration SECS]\n"
+		"  capture --port NIC -w FILE [--force] [--count N] [--snaplen BYTES]\n"
+		"          [--duration SECS]\n"
 		"                          write the NIC's frames to FILE (pcapng; - is stdout)\n"
-		"                          until N frames, SECS seconds or Ctrl-C\n"
+		"                          until N frames, SECS seconds or Ctrl-C; FILE must\n"
+		"                          be new (--force: replace a regular file or feed a\n"
+		"                          FIFO; never through a symbolic link)\n"
 		"\n"
 		"Options:\n"
 		"  -i, --instance NAME     viad's instance (viad.instance; default viad)\n"
@@ -926,7 +929,48 @@ struct capture_opts {
 	unsigned long long count;
 	unsigned long snaplen;
 	double duration;
+	bool force;            /* -w may replace an existing file */
 };
+
+/*
+ * The capture file, made by us with our rights: a new file, never one
+ * that is there already, nor one a symbolic link leads to (root running
+ * viactl in /tmp must not write where another user points it). With
+ * @p force an existing regular file is replaced, and a FIFO fed (for a
+ * live Wireshark); still no symbolic link and nothing else. *@p created:
+ * the file is ours to remove if the capture is refused. @return the fd or
+ * -1, after saying why
+ */
+static int
+output_open(const char *path, bool force, bool *created)
+{
+	int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+	struct stat st;
+	int fd;
+
+	*created = false;
+	fd = open(path, flags | O_CREAT | O_EXCL, 0644);
+	if (fd >= 0) {
+		*created = true;
+		return fd;
+	}
+	if (errno == EEXIST && force)
+		fd = open(path, flags);
+	if (fd < 0) {
+		err("%s: %s%s", path, strerror(errno),
+		    errno == EEXIST ? " (--force replaces it)" :
+		    errno == ELOOP ? " (a symbolic link: give the file itself)" : "");
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) ||
+	    (S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)) {
+		err("%s: not replaced: %s", path,
+		    S_ISREG(st.st_mode) ? strerror(errno) : "neither a regular file nor a FIFO");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
 static int
 capture_options(const struct cmd_ctx *c, struct capture_opts *o)
@@ -938,6 +982,10 @@ capture_options(const struct cmd_ctx *c, struct capture_opts *o)
 		const char *a = c->argv[i];
 		char *end = NULL;
 
+		if (strcmp(a, "--force") == 0) {
+			o->force = true;
+			continue;
+		}
 		if (i + 1 == c->argc) {
 			err("capture: '%s' needs a value", a);
 			return -1;
@@ -977,7 +1025,7 @@ static int
 cmd_capture(struct cmd_ctx *c)
 {
 	struct via_capture_req q = { .magic = VIA_CAPTURE_MAGIC, .version = VIA_CAPTURE_VERSION };
-	bool to_stdout, stop_sent = false;
+	bool to_stdout, created = false, stop_sent = false;
 	struct via_capture_rep r;
 	struct capture_opts o;
 	int fd, s = -1, rc;
@@ -995,11 +1043,9 @@ cmd_capture(struct cmd_ctx *c)
 	q.count = o.count;
 	q.snaplen = (uint32_t)o.snaplen;
 	/* the file is ours, made with our rights; viad writes into it */
-	fd = to_stdout ? STDOUT_FILENO : open(o.file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err("%s: %s", o.file, strerror(errno));
+	fd = to_stdout ? STDOUT_FILENO : output_open(o.file, o.force, &created);
+	if (fd < 0)
 		return 1;
-	}
 	rc = unix_connect(c->t.dir, VIA_CAPTURE_SOCKET, &s);
 	if (rc == 0)
 		rc = send_request(s, &q, fd);
@@ -1014,7 +1060,7 @@ cmd_capture(struct cmd_ctx *c)
 		    rc == -EACCES || rc == -EPERM ? " (capture is for viad's own user)" :
 		    rc == -ENODEV ? " (no such NIC; viactl ports lists them)" :
 		    rc == -EBUSY ? " (another capture runs)" : "");
-		if (!to_stdout)
+		if (created)
 			unlink(o.file);
 		if (s >= 0)
 			close(s);
