@@ -482,6 +482,7 @@ main(int argc, char **argv)
 	VLOG_INFO("stopped: %llu sessions served", (unsigned long long)d.counters.sessions_closed);
 out_nics:
 	via_capture_fini();
+	via_telemetry_fini();
 	if (d.wake_fd >= 0)
 		close(d.wake_fd);
 	if (d.cm_fd >= 0)

@@ -331,6 +331,9 @@ struct viad {
 	uint32_t poller_asleep;             /**< pollers asleep (adaptive mode) */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
 	struct via_events ev;               /**< events handed up (dp.h, the layers) */
+	/** taken first by via_dp_lock_all(): alone, it keeps the objects as
+	 *  they are without stopping the data path (telemetry reads them) */
+	struct via_dp_lock objects_lock;
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
 };
 
@@ -341,12 +344,14 @@ via_bell_shard(struct viad *d, uint32_t bell)
 	return &d->shards[(bell / 64) % d->nb_shards];
 }
 
-/** The control thread's hold on the whole data path: every shard, in order. */
+/** The control thread's hold on the whole data path: the objects, then
+ *  every shard, in order. */
 static inline void
 via_dp_lock_all(struct viad *d)
 {
 	unsigned i;
 
+	via_dp_lock(&d->objects_lock);
 	for (i = 0; i < d->nb_shards; i++)
 		via_dp_lock(&d->shards[i].lock);
 }
@@ -358,6 +363,7 @@ via_dp_unlock_all(struct viad *d)
 
 	for (i = d->nb_shards; i-- > 0;)
 		via_dp_unlock(&d->shards[i].lock);
+	via_dp_unlock(&d->objects_lock);
 }
 
 /* ---- session.c -------------------------------------------------------- */

@@ -31,9 +31,10 @@
 
 #include "capture_proto.h"
 #include "json.h"
+#include "telemetry_proto.h"
 
 #define EXIT_USAGE 2
-#define TEL_SOCKET "dpdk_telemetry.v2"
+#define TEL_SOCKET VIA_TELEMETRY_SOCKET
 #define TEL_REPLY_MAX (64 * 1024)   /* telemetry replies are at most 16 KiB */
 #define MAX_COLS 16
 #define WATCH_HEADER_EVERY 20
@@ -209,7 +210,7 @@ tel_close(struct tel *t)
  * the socket failed
  */
 static struct vj *
-tel_query(struct tel *t, const char *cmd)
+tel_ask(struct tel *t, const char *cmd, bool quiet)
 {
 	struct vj *reply, *value = NULL;
 	ssize_t n;
@@ -230,13 +231,26 @@ tel_query(struct tel *t, const char *cmd)
 	vj_free(reply);
 	if (value == NULL)
 		err("%s: malformed reply", cmd);
-	else if (value->type == VJ_NULL)
+	else if (value->type == VJ_NULL && !quiet)
 		err("%s: viad has no such object, or the parameters are wrong", cmd);
 	if (value != NULL && value->type == VJ_NULL) {
 		vj_free(value);
 		value = NULL;
 	}
 	return value;
+}
+
+static struct vj *
+tel_query(struct tel *t, const char *cmd)
+{
+	return tel_ask(t, cmd, false);
+}
+
+/* The same, silent about an object that does not exist: the caller says it. */
+static struct vj *
+tel_query_quiet(struct tel *t, const char *cmd)
+{
+	return tel_ask(t, cmd, true);
 }
 
 /*
@@ -360,12 +374,23 @@ print_table(const struct col *cols, unsigned ncols, const struct vj *rows)
 	}
 }
 
-/* The output of a command: its tree as JSON, or a table (none: @p ncols 0). */
+/* The output of a command: its tree as JSON, or a table (none: @p ncols 0).
+ * A list is a JSON array: an object telemetry keys by name (ports, lcores)
+ * becomes the array of its members, each of which holds its name too. */
 static int
 show(struct vj *v, const struct col *cols, unsigned ncols)
 {
+	struct vj *m;
+
 	if (v == NULL)
 		return 1;
+	if (v->type == VJ_OBJECT) {
+		v->type = VJ_ARRAY;
+		for (m = v->child; m != NULL; m = m->next) {
+			free(m->key);
+			m->key = NULL;
+		}
+	}
 	if (json_out) {
 		vj_print(stdout, v, true);
 		putchar('\n');
@@ -374,12 +399,6 @@ show(struct vj *v, const struct col *cols, unsigned ncols)
 	}
 	vj_free(v);
 	return 0;
-}
-
-static void
-fmt_key(const struct vj *row, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", row->key != NULL ? row->key : "");
 }
 
 static void
@@ -408,10 +427,21 @@ fmt_conn_id(const struct vj *row, char *buf, size_t len)
 	snprintf(buf, len, "0x%08llx", (unsigned long long)vj_u64(vj_get(row, "conn_id")));
 }
 
+/* pid/name, or "-" for another user's session (viad shows its owner only) */
 static void
 fmt_process(const struct vj *row, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s", vj_text(vj_get(row, "pid")), vj_text(vj_get(row, "comm")));
+	if (vj_get(row, "pid") == NULL)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s/%s", vj_text(vj_get(row, "pid")),
+			 vj_text(vj_get(row, "comm")));
+}
+
+static void
+fmt_uid(const struct vj *row, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", vj_get(row, "uid") != NULL ? vj_text(vj_get(row, "uid")) : "-");
 }
 
 /* A byte count with a binary prefix: 32M, 1.5G. */
@@ -536,7 +566,7 @@ static int
 cmd_ports(struct cmd_ctx *c)
 {
 	static const struct col cols[] = {
-		{ "NIC", NULL, true, fmt_key }, { "GLUE", "glue", true, NULL },
+		{ "NIC", "name", true, NULL }, { "GLUE", "glue", true, NULL },
 		{ "MAC", "mac", true, NULL }, { "MTU", "mtu", false, NULL },
 		{ "LINK", "link", true, NULL }, { "RX_PKTS", "rx_packets", false, NULL },
 		{ "TX_PKTS", "tx_packets", false, NULL }, { "RX_ERR", "rx_errors", false, NULL },
@@ -564,12 +594,41 @@ objects(struct tel *t, const char *list_cmd, const char *filter, const char *obj
 	return all;
 }
 
+/*
+ * A list of objects (@p list_cmd, each from @p obj_cmd) of all sessions or,
+ * with --session N, of session N: a session that does not exist is an
+ * error (status 1), not an empty list.
+ */
+static int
+session_objects(struct cmd_ctx *c, const char *list_cmd, const char *obj_cmd,
+		const struct col *cols, unsigned ncols)
+{
+	char filter[32], q[64];
+	struct vj *sess;
+
+	if (session_option(c, filter, sizeof(filter)) != 0)
+		return EXIT_USAGE;
+	if (connect_viad(c) == NULL)
+		return 1;
+	if (strcmp(filter, "0,") != 0) {
+		snprintf(q, sizeof(q), "/viad/session,%.*s", (int)strlen(filter) - 1, filter);
+		sess = tel_query_quiet(&c->t, q);
+		if (sess == NULL) {
+			err("no session %.*s (viactl sessions lists them)", (int)strlen(filter) - 1,
+			    filter);
+			return 1;
+		}
+		vj_free(sess);
+	}
+	return show(objects(&c->t, list_cmd, filter, obj_cmd), cols, ncols);
+}
+
 static int
 cmd_sessions(struct cmd_ctx *c)
 {
 	static const struct col cols[] = {
 		{ "SESSION", "id", false, NULL }, { "PROCESS", NULL, true, fmt_process },
-		{ "UID", "uid", false, NULL }, { "NIC", "nic", true, NULL },
+		{ "UID", NULL, false, fmt_uid }, { "NIC", "nic", true, NULL },
 		{ "SEGMENT", NULL, false, fmt_seg }, { "VIS", "vis", false, NULL },
 		{ "CQS", "cqs", false, NULL }, { "REGIONS", "regions", false, NULL },
 		{ "REGISTERED", NULL, false, fmt_regbytes }, { "ALLOCS", NULL, false, fmt_allocbytes },
@@ -595,14 +654,8 @@ cmd_vis(struct cmd_ctx *c)
 		{ "MSGS_RX", "messages_received", false, NULL },
 		{ "IN_FLIGHT", "frames_in_flight", false, NULL },
 	};
-	char filter[32];
 
-	if (session_option(c, filter, sizeof(filter)) != 0)
-		return EXIT_USAGE;
-	if (connect_viad(c) == NULL)
-		return 1;
-	return show(objects(&c->t, "/viad/vis", filter, "/viad/vi"), cols,
-		    sizeof(cols) / sizeof(cols[0]));
+	return session_objects(c, "/viad/vis", "/viad/vi", cols, sizeof(cols) / sizeof(cols[0]));
 }
 
 static int
@@ -633,21 +686,15 @@ cmd_cqs(struct cmd_ctx *c)
 		{ "CAPACITY", "capacity", false, NULL }, { "QUEUED", "queued", false, NULL },
 		{ "WORK_QUEUES", "work_queues", false, NULL },
 	};
-	char filter[32];
 
-	if (session_option(c, filter, sizeof(filter)) != 0)
-		return EXIT_USAGE;
-	if (connect_viad(c) == NULL)
-		return 1;
-	return show(objects(&c->t, "/viad/cqs", filter, "/viad/cq"), cols,
-		    sizeof(cols) / sizeof(cols[0]));
+	return session_objects(c, "/viad/cqs", "/viad/cq", cols, sizeof(cols) / sizeof(cols[0]));
 }
 
 static int
 cmd_lcores(struct cmd_ctx *c)
 {
 	static const struct col cols[] = {
-		{ "LCORE", NULL, true, fmt_key }, { "SHARD", "shard", false, NULL },
+		{ "LCORE", "lcore", false, NULL }, { "SHARD", "shard", false, NULL },
 		{ "CPU", "cpu", false, NULL }, { "VIS", "vis", false, NULL },
 		{ "BUSY%", "busy_percent", false, NULL }, { "ITERATIONS", "iterations", false, NULL },
 		{ "BUSY_ITER", "busy_iterations", false, NULL },
@@ -660,6 +707,51 @@ cmd_lcores(struct cmd_ctx *c)
 	if (connect_viad(c) == NULL)
 		return 1;
 	return show(tel_query(&c->t, "/viad/lcores"), cols, sizeof(cols) / sizeof(cols[0]));
+}
+
+/* A new member @p key of an object: a copy of @p v's text. */
+static struct vj *
+member_text(const char *key, const struct vj *v)
+{
+	struct vj *m = vj_new(VJ_STRING);
+
+	if (m != NULL) {
+		m->key = strdup(key);
+		m->text = strdup(vj_text(v));
+	}
+	return m;
+}
+
+/* --json hosts: {"file": F, "hosts": [{"name": N, "mac": M}, ...]}, from
+ * telemetry's two lists side by side (telemetry.c says why it sends two) */
+static void
+hosts_json(const struct vj *v)
+{
+	struct vj *out = vj_new(VJ_OBJECT), *list = vj_new(VJ_ARRAY);
+	const struct vj *n, *m;
+
+	if (out == NULL || list == NULL) {
+		vj_free(out);
+		vj_free(list);
+		return;
+	}
+	vj_append(out, member_text("file", vj_get(v, "file")));
+	list->key = strdup("hosts");
+	vj_append(out, list);
+	n = vj_get(v, "names") ? vj_get(v, "names")->child : NULL;
+	m = vj_get(v, "macs") ? vj_get(v, "macs")->child : NULL;
+	for (; n != NULL && m != NULL; n = n->next, m = m->next) {
+		struct vj *h = vj_new(VJ_OBJECT);
+
+		if (h == NULL)
+			break;
+		vj_append(h, member_text("name", n));
+		vj_append(h, member_text("mac", m));
+		vj_append(list, h);
+	}
+	vj_print(stdout, out, true);
+	putchar('\n');
+	vj_free(out);
 }
 
 static int
@@ -676,8 +768,7 @@ cmd_hosts(struct cmd_ctx *c)
 	if (v == NULL)
 		return 1;
 	if (json_out) {
-		vj_print(stdout, v, true);
-		putchar('\n');
+		hosts_json(v);
 		vj_free(v);
 		return 0;
 	}
