@@ -168,7 +168,7 @@ tel_open(struct tel *t, const char *instance, const char *dir)
 	rc = dir != NULL ? 0 : find_runtime_dir(instance, t->dir, sizeof(t->dir));
 	if (rc == -EACCES) {
 		err("viad '%s': permission denied: its runtime directory is not open to you "
-		    "(run as root, or join the group of viad's socket directory)", instance);
+		    "(run as root, or join viad.socket_group, the group of its sockets)", instance);
 		return rc;
 	}
 	if (rc != 0) {
@@ -1045,12 +1045,14 @@ output_open(const char *path, bool force, bool *created)
 		*created = true;
 		return fd;
 	}
-	if (errno == EEXIST && force)
+	if (errno == EEXIST && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		errno = ELOOP;
+	else if (errno == EEXIST && force)
 		fd = open(path, flags);
 	if (fd < 0) {
 		err("%s: %s%s", path, strerror(errno),
 		    errno == EEXIST ? " (--force replaces it)" :
-		    errno == ELOOP ? " (a symbolic link: give the file itself)" : "");
+		    errno == ELOOP ? " (a symbolic link: viactl writes only the file itself)" : "");
 		return -1;
 	}
 	if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) ||
