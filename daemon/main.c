@@ -73,16 +73,16 @@ apply_set(struct via_conf *c, char *arg)
 	int rc;
 
 	if (eq == NULL || eq == arg) {
-		fprintf(stderr, "viad: --set %s: expected SECTION.KEY=VALUE, e.g. "
-			"--set viad.instance=NAME (%s)\n", arg,
+		VLOG_ERR("--set %s: expected SECTION.KEY=VALUE, e.g. "
+			"--set viad.instance=NAME (%s)", arg,
 			eq == NULL ? "no '=' and value" : "no key before '='");
 		return -EINVAL;
 	}
 	*eq = '\0';
 	dot = strrchr(arg, '.');
 	if (dot == NULL || dot == arg || dot[1] == '\0') {
-		fprintf(stderr, "viad: --set %s=%s: expected SECTION.KEY=VALUE, e.g. "
-			"--set limits.max_vi=1024 (%s)\n", arg, eq + 1,
+		VLOG_ERR("--set %s=%s: expected SECTION.KEY=VALUE, e.g. "
+			"--set limits.max_vi=1024 (%s)", arg, eq + 1,
 			dot == NULL ? "no section: viad, limits, port.NAME, ..." :
 			dot == arg ? "no section before '.'" : "no key after '.'");
 		return -EINVAL;
@@ -90,7 +90,7 @@ apply_set(struct via_conf *c, char *arg)
 	*dot = '\0';
 	rc = via_conf_set(c, arg, dot + 1, eq + 1, err, sizeof(err));
 	if (rc != 0)
-		fprintf(stderr, "viad: --set %s.%s=%s: %s\n", arg, dot + 1, eq + 1, err);
+		VLOG_ERR("--set %s.%s=%s: %s", arg, dot + 1, eq + 1, err);
 	return rc;
 }
 
@@ -150,7 +150,7 @@ parse_args(int argc, char **argv, struct via_conf *c, int *eal_index)
 	if (config != NULL) {
 		rc = via_conf_load(c, config, err, sizeof(err));
 		if (rc != 0) {
-			fprintf(stderr, "viad: %s\n", err);
+			VLOG_ERR("%s", err);
 			return rc;
 		}
 	}
@@ -163,7 +163,7 @@ parse_args(int argc, char **argv, struct via_conf *c, int *eal_index)
 	if (rc == 0) {
 		rc = via_conf_check(c, err, sizeof(err));
 		if (rc != 0)
-			fprintf(stderr, "viad: %s\n", err);
+			VLOG_ERR("%s", err);
 	}
 	return rc;
 }
@@ -248,8 +248,8 @@ eal_args(const struct via_conf *c, char *prog, int argc, char **argv, char **out
 		out[n++] = "--in-memory";
 	} else {
 		/* --no-huge creates no files either; it excludes --in-memory */
-		fprintf(stderr, "viad: fewer than %u free 2 MiB hugepages: running without "
-			"hugepages (slower; see config/hugepages.md)\n", MIN_FREE_HUGEPAGES);
+		VLOG_WARN("fewer than %u free 2 MiB hugepages: running without "
+			"hugepages (slower; see config/hugepages.md)", MIN_FREE_HUGEPAGES);
 		out[n++] = "--no-huge";
 		out[n++] = "--no-shconf";
 		out[n++] = "-m";
@@ -394,7 +394,7 @@ main(int argc, char **argv)
 	eal_argc = eal_args(&d.conf, argv[0], argc - first_eal, argv + first_eal, eal_argv,
 			    eal_buf, sizeof(eal_buf));
 	if (eal_argc < 0) {
-		fprintf(stderr, "viad: EAL arguments: %s\n", strerror(-eal_argc));
+		VLOG_ERR("EAL arguments: %s", strerror(-eal_argc));
 		return 2;
 	}
 	/* before EAL, which would take a running instance's sockets or, with
@@ -420,7 +420,7 @@ main(int argc, char **argv)
 	rc = 1;
 	if (!same_dir(rte_eal_get_runtime_dir(), via_runtime_dir())) {
 		VLOG_ERR("EAL's runtime directory '%s' is not the one viad locked (%s): "
-			 "--file-prefix after -- must name the instance", rte_eal_get_runtime_dir(),
+			 "EAL arguments after -- name a runtime directory viad did not lock", rte_eal_get_runtime_dir(),
 			 via_runtime_dir());
 		goto out_eal;
 	}

@@ -97,7 +97,9 @@ uint64_t via_now_ms(void);
 
 enum via_log_level { VIA_LOG_ERR, VIA_LOG_WARNING, VIA_LOG_INFO, VIA_LOG_DEBUG };
 
-/** printf-style log line to stderr with level and time; thread-safe. */
+/** printf-style log line to stderr with level and an ISO 8601 time, or,
+ *  when stderr is the journal (JOURNAL_STREAM), with a syslog priority
+ *  prefix "<N>" instead; thread-safe. */
 void via_log(enum via_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /** @return 0, -EINVAL for an unknown name */
@@ -939,6 +941,10 @@ struct via_poll_stats {
 	uint64_t busy_iterations;  /**< iterations that found work */
 	uint64_t busy_cycles;      /**< timer cycles spent in iterations that found work */
 	uint64_t started_at;       /**< timer cycles when the lcore began polling; 0: not yet */
+	/** per NIC (its index): frames to its own address, which move in
+	 *  memory and never cross its port; its counters add them */
+	uint64_t nic_mem_frames[VIA_CONF_MAX_PORTS];
+	uint64_t nic_mem_bytes[VIA_CONF_MAX_PORTS];
 } __attribute__((aligned(64)));
 
 /** lcore entry point; @p arg is the struct viad. Returns when stopping. */
