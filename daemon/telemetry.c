@@ -251,12 +251,36 @@ poll_mode_name(enum via_poll_mode m)
 
 /* ---- viad, its configuration, its ports ---------------------------------- */
 
+/* The captures: the NICs being captured ("via0 via1", or "off"), and the
+ * frames written and dropped by each NIC's running or last capture, summed.
+ * @return how many run */
+static unsigned
+capture_summary(char *running, size_t len, uint64_t *frames, uint64_t *dropped)
+{
+	struct via_capture_status st[VIA_CONF_MAX_PORTS];
+	unsigned i, n = via_capture_get_status(st, RTE_DIM(st)), active = 0;
+	size_t at = 0;
+
+	*frames = *dropped = 0;
+	running[0] = '\0';
+	for (i = 0; i < n; i++) {
+		*frames += st[i].frames;
+		*dropped += st[i].dropped;
+		if (st[i].active && at < len)
+			at += (size_t)snprintf(running + at, len - at, "%s%s", active++ ? " " : "",
+					       st[i].port);
+	}
+	if (active == 0)
+		snprintf(running, len, "off");
+	return active;
+}
+
 static int
 tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
 {
 	const struct viad *d = tel_viad;
-	struct via_capture_status cap;
-	char version[32];
+	char version[32], captures[RTE_TEL_MAX_STRING_LEN];
+	uint64_t frames, dropped;
 
 	(void)cmd;
 	(void)params;
@@ -264,7 +288,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
 		return -EAGAIN;
 	snprintf(version, sizeof(version), "%lu.%lu", VIPL_DPDK_PROVIDER_VERSION >> 16,
 		 VIPL_DPDK_PROVIDER_VERSION & 0xffff);
-	via_capture_get_status(&cap);
+	capture_summary(captures, sizeof(captures), &frames, &dropped);
 	rte_tel_data_start_dict(r);
 	rte_tel_data_add_dict_string(r, "provider_version", version);
 	rte_tel_data_add_dict_string(r, "dpdk", rte_version());
@@ -280,7 +304,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "cqs", d->cqs.nb_live);
 	rte_tel_data_add_dict_u64(r, "regions", d->mrs.nb_live);
 	rte_tel_data_add_dict_u64(r, "ptags", d->ptags.nb_live);
-	rte_tel_data_add_dict_string(r, "capture", cap.active ? cap.port : "off");
+	rte_tel_data_add_dict_string(r, "capture", captures);
 	tel_leave();
 	return 0;
 }
@@ -786,7 +810,8 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
 {
 	struct via_ctl_counters c;
 	struct via_poll_stats p;
-	struct via_capture_status cap;
+	char captures[RTE_TEL_MAX_STRING_LEN];
+	uint64_t cap_frames, cap_dropped;
 
 	(void)cmd;
 	(void)params;
@@ -795,7 +820,7 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
 	c = tel_viad->counters;
 	tel_leave();
 	poll_sum(&p);
-	via_capture_get_status(&cap);
+	capture_summary(captures, sizeof(captures), &cap_frames, &cap_dropped);
 	rte_tel_data_start_dict(r);
 	/* VIP_DPDK_COUNTERS, in its order */
 	rte_tel_data_add_dict_u64(r, "sessions", c.sessions);
@@ -841,8 +866,8 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "poll_busy_cycles", p.busy_cycles);
 	rte_tel_data_add_dict_u64(r, "poll_cycles", poll_cycles(tel_viad, rte_get_timer_cycles()));
 	rte_tel_data_add_dict_u64(r, "timer_hz", rte_get_timer_hz());
-	rte_tel_data_add_dict_u64(r, "capture_frames", cap.frames);
-	rte_tel_data_add_dict_u64(r, "capture_dropped", cap.dropped);
+	rte_tel_data_add_dict_u64(r, "capture_frames", cap_frames);
+	rte_tel_data_add_dict_u64(r, "capture_dropped", cap_dropped);
 	return 0;
 }
 
@@ -936,19 +961,36 @@ tel_hosts(const char *cmd, const char *params, struct rte_tel_data *r)
 	return 0;
 }
 
+/* {"active": N, "running": "via0 via1", "frames", "dropped", and per NIC
+ * captured so far its running or last capture: {"via0": {...}}} */
 static int
 tel_capture(const char *cmd, const char *params, struct rte_tel_data *r)
 {
-	struct via_capture_status cap;
+	struct via_capture_status st[VIA_CONF_MAX_PORTS];
+	char captures[RTE_TEL_MAX_STRING_LEN];
+	uint64_t frames, dropped;
+	unsigned i, n, active;
 
 	(void)cmd;
 	(void)params;
-	via_capture_get_status(&cap);
+	active = capture_summary(captures, sizeof(captures), &frames, &dropped);
+	n = via_capture_get_status(st, RTE_DIM(st));
 	rte_tel_data_start_dict(r);
-	rte_tel_data_add_dict_int(r, "active", cap.active);
-	rte_tel_data_add_dict_string(r, "port", cap.port);
-	rte_tel_data_add_dict_u64(r, "frames", cap.frames);
-	rte_tel_data_add_dict_u64(r, "dropped", cap.dropped);
+	rte_tel_data_add_dict_int(r, "active", (int)active);
+	rte_tel_data_add_dict_string(r, "running", active ? captures : "");
+	rte_tel_data_add_dict_u64(r, "frames", frames);
+	rte_tel_data_add_dict_u64(r, "dropped", dropped);
+	for (i = 0; i < n; i++) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+
+		if (c == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_int(c, "active", st[i].active);
+		rte_tel_data_add_dict_u64(c, "frames", st[i].frames);
+		rte_tel_data_add_dict_u64(c, "dropped", st[i].dropped);
+		rte_tel_data_add_dict_container(r, st[i].port, c, 0);
+	}
 	return 0;
 }
 

@@ -71,12 +71,15 @@ usage(FILE *f)
 		"                          totals, or rates per second every SECS\n"
 		"  lcores                  poll lcores: busy share, frames per burst\n"
 		"  hosts                   the hosts file viad resolves names with\n"
-		"  capture --port NIC -w FILE [--force] [--count N] [--snaplen BYTES]\n"
-		"          [--duration SECS]\n"
+		"  capture --port NIC -w FILE [--force] [-c N] [-s BYTES] [-t SECS]\n"
+		"          [-f FILTER] [--progress | -q]\n"
 		"                          write the NIC's frames to FILE (pcapng; - is stdout)\n"
 		"                          until N frames, SECS seconds or Ctrl-C; FILE must\n"
 		"                          be new (--force: replace a regular file or feed a\n"
-		"                          FIFO; never through a symbolic link)\n"
+		"                          FIFO; never through a symbolic link). FILTER: VIA\n"
+		"                          frames of 'vi N', 'opcode NAME', 'conn ID', joined\n"
+		"                          by 'and'. A live count on a terminal (--progress: a\n"
+		"                          line at a time; -q: none). One capture per NIC\n"
 		"\n"
 		"Options:\n"
 		"  -i, --instance NAME     viad's instance (viad.instance; default viad)\n"
@@ -984,24 +987,24 @@ send_request(int s, const struct via_capture_req *q, int fd)
 	return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*q) ? 0 : -errno;
 }
 
-/* A reply of viad; waits at most @p ms (-1: for ever) and through Ctrl-C,
- * which it turns into a stop request once. @return 0, -ETIMEDOUT, -EPROTO, -errno */
+/* A reply of viad; waits until @p until (now_s() time; 0: for ever) and
+ * through Ctrl-C, which it turns into a stop request once. @return 0,
+ * -ETIMEDOUT, -EPROTO, -errno */
 static int
-recv_reply(int s, struct via_capture_rep *r, int ms, bool *stop_sent)
+recv_reply(int s, struct via_capture_rep *r, double until, bool *stop_sent)
 {
 	struct pollfd pf = { .fd = s, .events = POLLIN };
-	double until = ms < 0 ? 0 : now_s() + ms / 1000.0;
 	ssize_t n;
 
 	for (;;) {
-		int wait = ms < 0 ? -1 : (int)((until - now_s()) * 1000);
+		int wait = until == 0 ? -1 : (int)((until - now_s()) * 1000);
 
 		if (stop_requested && !*stop_sent) {
 			/* viad stops at our hang-up, writes the statistics, answers */
 			shutdown(s, SHUT_WR);
 			*stop_sent = true;
 		}
-		if (ms >= 0 && wait <= 0)
+		if (until != 0 && wait <= 0)
 			return -ETIMEDOUT;
 		if (poll(&pf, 1, wait) > 0)
 			break;
@@ -1017,11 +1020,55 @@ recv_reply(int s, struct via_capture_rep *r, int ms, bool *stop_sent)
 struct capture_opts {
 	const char *port;
 	const char *file;
+	const char *filter;    /* -f, as given */
 	unsigned long long count;
 	unsigned long snaplen;
 	double duration;
 	bool force;            /* -w may replace an existing file */
+	bool progress;         /* the live count a line at a time */
+	bool quiet;            /* no live count */
 };
+
+/*
+ * A filter as dumpcap's -f takes one, for VIA: "vi N", "opcode NAME|N",
+ * "conn ID", joined by "and" (or nothing); every one given must match.
+ * viad knows the opcode names. @return 0, -1 after saying why
+ */
+static int
+filter_parse(const char *text, struct via_capture_req *q)
+{
+	char buf[256], *save, *word, *value, *end;
+	unsigned long long v;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", text) >= sizeof(buf))
+		goto bad;
+	for (word = strtok_r(buf, " \t", &save); word != NULL; word = strtok_r(NULL, " \t", &save)) {
+		if (strcmp(word, "and") == 0 || strcmp(word, "&&") == 0)
+			continue;
+		value = strtok_r(NULL, " \t", &save);
+		if (value == NULL)
+			goto bad;
+		if (strcmp(word, "opcode") == 0) {
+			if (strlen(value) >= sizeof(q->filter_opcode))
+				goto bad;
+			strcpy(q->filter_opcode, value);
+			continue;
+		}
+		v = strtoull(value, &end, 0);
+		if (*end != '\0' || v == 0 || v > UINT32_MAX)
+			goto bad;
+		if (strcmp(word, "vi") == 0)
+			q->filter_vi = (uint32_t)v;
+		else if (strcmp(word, "conn") == 0)
+			q->filter_conn_id = (uint32_t)v;
+		else
+			goto bad;
+	}
+	return 0;
+bad:
+	err("capture: bad filter '%s' (vi N, opcode NAME, conn ID, joined by and)", text);
+	return -1;
+}
 
 /*
  * The capture file, made by us with our rights: a new file, never one
@@ -1066,7 +1113,7 @@ output_open(const char *path, bool force, bool *created)
 }
 
 static int
-capture_options(const struct cmd_ctx *c, struct capture_opts *o)
+capture_options(const struct cmd_ctx *c, struct capture_opts *o, struct via_capture_req *q)
 {
 	int i;
 
@@ -1075,8 +1122,15 @@ capture_options(const struct cmd_ctx *c, struct capture_opts *o)
 		const char *a = c->argv[i];
 		char *end = NULL;
 
-		if (strcmp(a, "--force") == 0) {
-			o->force = true;
+		/* the flags */
+		if (strcmp(a, "--force") == 0 || strcmp(a, "--progress") == 0 ||
+		    strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			if (strcmp(a, "--force") == 0)
+				o->force = true;
+			else if (strcmp(a, "--progress") == 0)
+				o->progress = true;
+			else
+				o->quiet = true;
 			continue;
 		}
 		if (i + 1 == c->argc) {
@@ -1089,6 +1143,12 @@ capture_options(const struct cmd_ctx *c, struct capture_opts *o)
 		}
 		if (strcmp(a, "-w") == 0 || strcmp(a, "--write") == 0) {
 			o->file = c->argv[++i];
+			continue;
+		}
+		if (strcmp(a, "-f") == 0 || strcmp(a, "--filter") == 0) {
+			o->filter = c->argv[++i];
+			if (filter_parse(o->filter, q) != 0)
+				return -1;
 			continue;
 		}
 		if (strcmp(a, "--count") == 0 || strcmp(a, "-c") == 0)
@@ -1122,8 +1182,10 @@ cmd_capture(struct cmd_ctx *c)
 	struct via_capture_rep r;
 	struct capture_opts o;
 	int fd, s = -1, rc;
+	double until;
+	bool live;
 
-	if (capture_options(c, &o) != 0)
+	if (capture_options(c, &o, &q) != 0)
 		return EXIT_USAGE;
 	to_stdout = strcmp(o.file, "-") == 0;
 	if (to_stdout && json_out) {
@@ -1143,7 +1205,7 @@ cmd_capture(struct cmd_ctx *c)
 	if (rc == 0)
 		rc = send_request(s, &q, fd);
 	if (rc == 0)
-		rc = recv_reply(s, &r, 5000, &stop_sent);
+		rc = recv_reply(s, &r, now_s() + 5, &stop_sent);
 	if (rc == 0 && r.kind != VIA_CAPTURE_STARTED)
 		rc = r.status != 0 ? r.status : -EPROTO;
 	if (!to_stdout)
@@ -1152,20 +1214,37 @@ cmd_capture(struct cmd_ctx *c)
 		err("capture on %s: %s%s", o.port, strerror(-rc),
 		    rc == -EACCES || rc == -EPERM ? " (capture is for viad's own user)" :
 		    rc == -ENODEV ? " (no such NIC; viactl ports lists them)" :
-		    rc == -EBUSY ? " (another capture runs)" : "");
+		    rc == -EBUSY ? " (another capture of that NIC runs)" :
+		    rc == -EINVAL ? " (viad knows no such opcode: wire-format.md lists them)" : "");
 		if (created)
 			unlink(o.file);
 		if (s >= 0)
 			close(s);
 		return 1;
 	}
-	fprintf(stderr, "%s: capturing %s into %s (snaplen %u); %s\n", prog, o.port, o.file,
-		r.snaplen, o.count ? "until the count" : "Ctrl-C stops");
+	fprintf(stderr, "%s: capturing %s into %s (snaplen %u%s%s); %s\n", prog, o.port, o.file,
+		r.snaplen, o.filter ? ", filter " : "", o.filter ? o.filter : "",
+		o.count ? "until the count" : "Ctrl-C stops");
 	catch_stop_signals();
-	rc = recv_reply(s, &r, o.duration > 0 ? (int)(o.duration * 1000) : -1, &stop_sent);
+	/* the live count (dumpcap's): on one line on a terminal, a line each
+	 * with --progress, none with --quiet */
+	live = !o.quiet && (o.progress || isatty(STDERR_FILENO));
+	until = o.duration > 0 ? now_s() + o.duration : 0;
+	while ((rc = recv_reply(s, &r, until, &stop_sent)) == 0 &&
+	       r.kind == VIA_CAPTURE_PROGRESS) {
+		if (live)
+			fprintf(stderr, "%s%s: %s: %llu frames, %llu dropped%s", o.progress ? "" : "\r",
+				prog, o.port, (unsigned long long)r.frames,
+				(unsigned long long)r.dropped, o.progress ? "\n" : "");
+	}
+	if (live && !o.progress)
+		fputc('\n', stderr);
 	if (rc == -ETIMEDOUT) {
 		stop_requested = 1;
-		rc = recv_reply(s, &r, 10000, &stop_sent);
+		until = now_s() + 10;
+		while ((rc = recv_reply(s, &r, until, &stop_sent)) == 0 &&
+		       r.kind == VIA_CAPTURE_PROGRESS)
+			;
 	}
 	close(s);
 	if (rc == 0 && r.kind != VIA_CAPTURE_DONE)
