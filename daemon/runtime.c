@@ -202,6 +202,9 @@ static const struct {
 /* af_xdp ports take their XDP program off the interface when viad stops:
  * netlink (CAP_NET_ADMIN) and the program's and maps' fds (CAP_SYS_ADMIN) */
 static const int af_xdp_caps[] = { CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF };
+/* a port's IP interface (glue_exception.c, net_tap) flushes its flows and
+ * takes the link down over netlink and ioctls when it closes */
+static const int tap_caps[] = { CAP_NET_ADMIN };
 
 static struct {
 	uint64_t keep;             /* bit N: capability N stays */
@@ -373,6 +376,11 @@ via_drop_privileges(const struct via_conf *c)
 			VLOG_INFO("capabilities: cap_net_admin, cap_sys_admin and cap_bpf stay: "
 				  "port %s (af_xdp) detaches its XDP program when viad stops",
 				  c->ports[i].name);
+		}
+		if (c->ports[i].ip_interface[0] != '\0') {
+			keep_caps(tap_caps, RTE_DIM(tap_caps));
+			VLOG_INFO("capabilities: cap_net_admin stays: port %s takes its IP "
+				  "interface (a TAP) down when viad stops", c->ports[i].name);
 		}
 	}
 	drop.keep &= last == 63 ? ~0ull : (1ull << (last + 1)) - 1;
