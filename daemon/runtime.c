@@ -83,11 +83,10 @@ via_runtime_lock(char *const *eal_argv, int eal_argc, char *err, size_t errlen)
 	char parent[sizeof(runtime_dir)];
 	struct stat st, now;
 	unsigned tries;
-	int fd = -1;
+	int fd = -1, rc;
 
-	if (stat(base, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		int rc = S_ISDIR(st.st_mode) || errno != 0 ? -errno : -ENOTDIR;
-
+	rc = stat(base, &st) != 0 ? -errno : !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
+	if (rc != 0) {
 		snprintf(err, errlen, "runtime directory %s%s: %s (viad.service makes it: "
 			 "RuntimeDirectory=viad; or systemd-tmpfiles --create)", base,
 			 getenv("RUNTIME_DIRECTORY") ? " ($RUNTIME_DIRECTORY)" : "",
@@ -110,8 +109,7 @@ via_runtime_lock(char *const *eal_argv, int eal_argc, char *err, size_t errlen)
 		    (fd = open(runtime_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			break;
 		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-			int rc = errno == EWOULDBLOCK ? -EADDRINUSE : -errno;
-
+			rc = errno == EWOULDBLOCK ? -EADDRINUSE : -errno;
 			snprintf(err, errlen, "instance '%s': %s", prefix, rc == -EADDRINUSE ?
 				 "another viad runs it (its runtime directory is locked; "
 				 "viactl -i NAME status shows it)" : strerror(-rc));
@@ -127,10 +125,11 @@ via_runtime_lock(char *const *eal_argv, int eal_argc, char *err, size_t errlen)
 		close(fd);
 		fd = -1;
 	}
+	rc = tries == LOCK_TRIES ? -EAGAIN : -errno;
 	snprintf(err, errlen, "runtime directory %s: %s", runtime_dir,
-		 tries == LOCK_TRIES ? "removed again and again" : strerror(errno));
+		 rc == -EAGAIN ? "removed again and again" : strerror(-rc));
 	runtime_dir[0] = '\0';
-	return tries == LOCK_TRIES ? -EAGAIN : -errno;
+	return rc;
 }
 
 const char *
