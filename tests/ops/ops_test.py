@@ -150,6 +150,35 @@ def stop_proc(p):
     p.wait()
 
 
+DATA_FRAMES = 1000
+
+
+def data_moves(what, counters):
+    """Wait until a long_pingpong's data moves: COUNTERS() is viad's counters,
+    as WHAT reads them.
+
+    The connection's handshake (a few frames) comes before the data, and the
+    client then allocates its latency array (800 MB, which meson's
+    MALLOC_PERTURB_ has malloc fill: seconds on a busy machine). So
+    frames_tx > 0 does not mean data yet, and a window of fixed length after
+    it may see none: wait until frames_tx has grown by DATA_FRAMES instead.
+    Returns the counters before and after ({} after if it did not grow)."""
+    check(wait_for(lambda: counters().get("frames_tx", 0) > 0),
+          "%s: frames_tx counts the connection's frames" % what)
+    c1, c2 = counters(), {}
+
+    def grown():
+        c2.clear()
+        c2.update(counters())
+        return c2.get("frames_tx", 0) >= c1.get("frames_tx", 0) + DATA_FRAMES
+
+    if not check(wait_for(grown, timeout=60, step=0.2),
+                 "%s: data moves, frames_tx grows by %d or more (%s, then %s)"
+                 % (what, DATA_FRAMES, c1.get("frames_tx"), c2.get("frames_tx"))):
+        return c1, {}
+    return c1, c2
+
+
 # ---- telemetry -----------------------------------------------------------------
 
 def telemetry(v, *cmds):
@@ -216,15 +245,19 @@ def test_telemetry(env):
     (sess_vis,) = telemetry(v, "/viad/vis,%s" % sid)
     check(sess_vis is not None and sorted(sess_vis["ids"]) == sorted(ids),
           "/viad/vis,SESSION: that session's VIs")
-    # the window starts once frames move: the pingpong first allocates its
-    # latency array (800 MB, which meson's MALLOC_PERTURB_ has malloc fill)
-    wait_for(lambda: ((telemetry(v, "/viad/counters")[0] or {}).get("frames_tx") or 0) > 0)
-    (c1,) = telemetry(v, "/viad/counters")
-    time.sleep(0.3)
-    (c2, lc) = telemetry(v, "/viad/counters", "/viad/lcores")
-    check(c1 and c2 and c2["frames_tx"] > c1["frames_tx"] and c2["timer_hz"] > 0 and
-          c2["poll_busy_cycles"] > 0 and c2["poll_cycles"] >= c2["poll_busy_cycles"],
-          "/viad/counters: frames move, the lcores are busy part of the time")
+    def counters():
+        return telemetry(v, "/viad/counters")[0] or {}
+
+    c1, c2 = data_moves("/viad/counters", counters)
+    if c2:
+        check(c2["timer_hz"] > 0, "/viad/counters: timer_hz %d" % c2["timer_hz"])
+        check(c2["poll_busy_cycles"] > c1["poll_busy_cycles"],
+              "/viad/counters: poll_busy_cycles grows with the frames (%d, then %d)"
+              % (c1["poll_busy_cycles"], c2["poll_busy_cycles"]))
+        check(c2["poll_cycles"] >= c2["poll_busy_cycles"],
+              "/viad/counters: the lcores are busy part of the time (poll_cycles %d >= "
+              "poll_busy_cycles %d)" % (c2["poll_cycles"], c2["poll_busy_cycles"]))
+    (lc,) = telemetry(v, "/viad/lcores")
     check(lc is not None and list(lc.values())[0]["vis"] == 2, "/viad/lcores: the VIs' shard")
     stop_proc(pp)
     ok = wait_for(lambda: (telemetry(v, "/viad/info")[0] or {}).get("sessions") == 0)
@@ -293,8 +326,7 @@ def test_viactl(env):
     check(viactl_json(env, v, "cqs") == [], "viactl --json cqs (the pingpong uses none)")
     lc = viactl_json(env, v, "lcores")
     check(lc and len(lc) == 1, "viactl --json lcores")
-    # the data flows once both ends said hello
-    wait_for(lambda: (viactl_json(env, v, "counters") or {}).get("frames_tx", 0) > 0)
+    data_moves("viactl --json counters", lambda: viactl_json(env, v, "counters") or {})
     r = viactl(env, v, "counters")
     if not check(r.returncode == 0 and re.search(r"^frames_tx\s+[1-9]", r.stdout, re.M),
                  "viactl counters: totals"):
