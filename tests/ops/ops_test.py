@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -78,11 +79,11 @@ class Env:
 class Viad:
     """A viad on a private socket, with a unique instance, its log in tmp."""
 
-    def __init__(self, env, name, sets=(), extra_env=None):
+    def __init__(self, env, name, sets=(), extra_env=None, sock=None):
         self.env = env
         self.name = name
         self.instance = "ops%d%s" % (os.getpid(), name)
-        self.sock = os.path.join(env.tmp, name + ".sock")
+        self.sock = sock or os.path.join(env.tmp, name + ".sock")
         self.log = os.path.join(env.tmp, name + ".log")
         args = [env.viad, "-s", self.sock, "--set", "viad.instance=" + self.instance,
                 "--set", "viad.poll_mode=backoff", "--set", "viad.socket_group="]
@@ -394,6 +395,16 @@ def test_viactl(env):
           "capture is viad's own user's: a group member is refused")
     check(not os.path.exists(out), "a refused capture leaves no file")
     g.stop()
+
+    # a missing socket directory: made as tmpfiles.d makes /run/viad
+    # (config/viad.tmpfiles), 0750, root and the socket's group
+    sock = os.path.join(env.tmp, "run", "viad.sock")
+    d = Viad(env, "dir", ["viad.socket_group=%d" % grp], sock=sock)
+    st = os.stat(os.path.dirname(sock))
+    check(stat.S_IMODE(st.st_mode) == 0o750 and st.st_uid == 0 and st.st_gid == grp,
+          "viad makes a missing socket directory 0750 root:socket_group (%04o %d:%d)"
+          % (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid))
+    d.stop()
     v.stop()
 
 
