@@ -30,29 +30,9 @@ import sys
 import tempfile
 import time
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("ok - " if ok else "not ok - ") + what, flush=True)
-    if not ok:
-        failures += 1
-    return ok
-
-
-def note(what):
-    for line in what.splitlines():
-        print("# " + line, flush=True)
-
-
-def wait_for(cond, timeout=20.0, step=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import checks  # noqa: E402
+from checks import check, note, run, wait_for  # noqa: E402
 
 
 class Env:
@@ -70,7 +50,7 @@ class Env:
     def cleanup(self):
         for v in self.viads:
             v.kill()
-        if os.environ.get("KEEP") or failures:
+        if os.environ.get("KEEP") or checks.failures:
             note("scratch directory kept: " + self.tmp)
         else:
             shutil.rmtree(self.tmp, ignore_errors=True)
@@ -124,10 +104,6 @@ class Viad:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-
-
-def run(args, timeout=120, **kw):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
 
 
 def pingpong(env, v, *args, timeout=120):
@@ -687,7 +663,12 @@ def test_install(env):
     if os.path.exists(os.path.join(env.build, "bpf", "via_xdp.o")):
         one("/viad/via_xdp.o")  # the af_xdp ports' XDP program (issue 16)
     pages = [one("/share/man/man8/viad.8"), one("/share/man/man5/viad.conf.5"),
-             one("/share/man/man8/viactl.8"), one("/share/man/man7/vipl.7")]
+             one("/share/man/man8/viactl.8"), one("/share/man/man7/vipl.7"),
+             one("/share/man/man1/vipl_info.1"), one("/share/man/man1/vipl_pingpong.1"),
+             one("/share/man/man1/vipl_legacy.1")]
+    bw = [p for p in found.get("vipl_bw.1", [])]
+    check(len(bw) == 1 and os.path.realpath(bw[0]) == os.path.realpath(pages[5] or "/x"),
+          "installed: /share/man/man1/vipl_bw.1, a link to vipl_pingpong.1")
     if lua:
         check(open(lua).read() == open(env.lua).read(), "the dissector installed as written")
     if viactl:
@@ -743,8 +724,7 @@ def main():
         globals()["test_" + sys.argv[1]](env)
     finally:
         env.cleanup()
-    print("# %d check(s) failed" % failures if failures else "# all checks passed")
-    return 1 if failures else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":
