@@ -3,6 +3,7 @@
 per check, "ok - WHAT" or "not ok - WHAT", so that a failing test says which
 part failed; notes as "# ..." lines; waiting for a condition; running a
 program to completion."""
+import json
 import subprocess
 import time
 
@@ -34,6 +35,12 @@ def wait_for(cond, timeout=20.0, step=0.1):
 
 def run(args, timeout=120, **kw):
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def project_version(build):
+    """The version of meson.build's project(), as the build BUILD has it."""
+    r = run(["meson", "introspect", "--projectinfo", build])
+    return json.loads(r.stdout)["version"] if r.returncode == 0 else None
 
 
 def summary():

@@ -28,7 +28,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import checks  # noqa: E402
-from checks import check, note, run  # noqa: E402
+from checks import check, note, project_version, run  # noqa: E402
 
 
 def introspect(build, what):
@@ -250,7 +250,7 @@ def test_man(build, src, tmp):
         check_options(what, r.stdout + r.stderr, page(src, man), man.replace(".", "(") + ")")
 
     # the built pages' footers carry the version
-    version = (introspect(build, "projectinfo") or {}).get("version")
+    version = project_version(build)
     mandir = os.path.join(build, "docs", "man")
     built = sorted(f for f in os.listdir(mandir) if re.fullmatch(r".+\.[1-8]", f)) \
         if os.path.isdir(mandir) else []

@@ -25,6 +25,7 @@ import re
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -32,12 +33,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import checks  # noqa: E402
-from checks import check, note, run, wait_for  # noqa: E402
+from checks import check, note, project_version, run, wait_for  # noqa: E402
 
 
 class Env:
     def __init__(self, build, src):
         self.build, self.src = build, src
+        self.version = project_version(build)
         self.viad = os.path.join(build, "daemon", "viad")
         self.viactl = os.path.join(build, "tools", "viactl", "viactl")
         self.pingpong = os.path.join(build, "apps", "vipl_pingpong")
@@ -187,6 +189,8 @@ def test_telemetry(env):
     check(info and info["instance"] == v.instance and info["pid"] == v.proc.pid and
           info["nics"] == 1 and info["sessions"] == 0 and info["capture"] == "off",
           "/viad/info: instance, pid, one NIC, no session, no capture")
+    check(info and info["version"] == env.version,
+          "/viad/info: version %s, meson.build's" % (info or {}).get("version"))
     check(config and config["instance"] == v.instance and config["max_vi"] == 16384 and
           config["socket"] == v.sock, "/viad/config: instance, socket, limits")
     p = (ports or {}).get("via0", {})
@@ -442,6 +446,23 @@ def decode(env, path):
     return frames
 
 
+def pcapng_userappl(path):
+    """The shb_userappl option (code 4) of PATH's section header block."""
+    data = open(path, "rb").read()
+    if len(data) < 28 or data[:4] != b"\x0a\x0d\x0d\x0a":
+        return None
+    total = struct.unpack_from("<I", data, 4)[0]
+    at = 24                         # past type, length, byte order, version, section length
+    while at + 4 <= total - 4:
+        code, size = struct.unpack_from("<HH", data, at)
+        if code == 4:
+            return data[at + 4:at + 4 + size].decode()
+        if code == 0:
+            break
+        at += 4 + (size + 3) // 4 * 4
+    return None
+
+
 class Capture:
     """viactl capture running in the background until stopped."""
 
@@ -583,6 +604,9 @@ def test_capture(env):
         pingpong(env, v, "-D", d, "-r", level, "--op", op, "-n", str(ITERS), "-w", "0",
                  "--size", str(SIZE))
     n = cap.stop()
+    appl = pcapng_userappl(a)
+    check(appl == "viad (VIA-DPDK) %s" % env.version,
+          "the pcapng section header names viad and its version: %s" % appl)
     frames = decode(env, a)
     check(len(frames) == n and all(f["opcode"] is not None for f in frames),
           "every captured frame is VIA and decoded (%d)" % len(frames))
@@ -673,7 +697,8 @@ def test_install(env):
         check(open(lua).read() == open(env.lua).read(), "the dissector installed as written")
     if viactl:
         r = run([viactl, "--version"])
-        check(r.returncode == 0 and r.stdout.startswith("viactl"), "the staged viactl runs")
+        check(r.returncode == 0 and r.stdout == "viactl (VIA-DPDK) %s\n" % env.version,
+              "the staged viactl runs: %s" % r.stdout.strip())
     if unit and viad:
         text = open(unit).read()
         prefix = os.path.dirname(os.path.dirname(viad))[len(stage):]

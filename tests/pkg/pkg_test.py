@@ -38,17 +38,12 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import checks  # noqa: E402
-from checks import check, note, run, wait_for  # noqa: E402
+from checks import check, note, project_version, run, wait_for  # noqa: E402
 
 PACKAGES = ["viad", "libvipl1", "libvipl-dev", "libfabric-via", "vipl-utils"]
 APT = ["apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=300"]
 UNIT = "/lib/systemd/system/viad.service"
 SOCKET = "/run/viad/viad.sock"
-
-
-def project_version(build):
-    r = run(["meson", "introspect", "--projectinfo", build])
-    return json.loads(r.stdout)["version"] if r.returncode == 0 else None
 
 
 def copy_tree(src, dest):
