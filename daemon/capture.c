@@ -40,7 +40,6 @@
 #include <rte_lcore.h>
 #include <rte_ring.h>
 
-
 #include "capture.h"
 #include "capture_proto.h"
 #include "via_glue.h"

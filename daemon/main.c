@@ -40,15 +40,16 @@
 
 #define DEFAULT_CONFIG VIAD_DEFAULT_CONFIG /* SYSCONFDIR/viad/viad.conf (meson.build) */
 #define EAL_ARGS_MAX 64
-/* VIP_NIC_ATTRIBUTES::ProviderVersion is the project's major.minor */
-_Static_assert(VIPL_DPDK_PROVIDER_VERSION ==
-	       ((VIA_DPDK_VERSION_MAJOR << 16) | VIA_DPDK_VERSION_MINOR),
-	       "vipl_dpdk.h's VIPL_DPDK_PROVIDER_VERSION is meson.build's version");
 /* EAL heap viad needs with --no-huge: the mbuf pool plus ethdev rings */
 #define NO_HUGE_MEM_MB "256"
 /* below this many free 2 MiB pages viad does not ask EAL for hugepages */
 #define MIN_FREE_HUGEPAGES 32
 #define SHUTDOWN_DRAIN_MS 50
+
+/* VIP_NIC_ATTRIBUTES::ProviderVersion is the project's major.minor */
+_Static_assert(VIPL_DPDK_PROVIDER_VERSION ==
+	       ((VIA_DPDK_VERSION_MAJOR << 16) | VIA_DPDK_VERSION_MINOR),
+	       "vipl_dpdk.h's VIPL_DPDK_PROVIDER_VERSION is meson.build's version");
 
 static void
 usage(FILE *f)

@@ -34,7 +34,6 @@
 #include <rte_telemetry.h>
 #include <rte_version.h>
 
-
 #include "capture.h"
 #include "dp.h"
 #include "hosts.h"
