@@ -124,6 +124,9 @@ static const struct conf_key conf_keys[] = {
 	/* How long a connection request may wait for its VipConnectWait (VIA
 	 * §4.1): up to a minute, a longer backlog is a typo. */
 	{ SECT_VIAD, "cm_nomatch_grace_ms", CT_UINT, 0, G(cm_nomatch_grace_ms), 0, 60000, NULL },
+	/* How long a request may go unanswered, and an accept unconfirmed:
+	 * at least a retransmission interval (100 ms), at most ten minutes. */
+	{ SECT_VIAD, "cm_unreachable_ms", CT_UINT, 0, G(cm_unreachable_ms), 100, 600000, NULL },
 
 	{ SECT_LIMITS, "max_sessions", CT_UINT, 0, G(max_sessions),
 	  1, 65536, NULL },
@@ -246,6 +249,7 @@ static const struct via_conf conf_defaults = {
 	.rel_max_retries = 10,
 	.rel_keepalive_ms = 1000,
 	.cm_nomatch_grace_ms = 500,
+	.cm_unreachable_ms = 3000,
 	.max_sessions = 256,
 	.max_vi = 16384,
 	.max_cq = 4096,

@@ -118,6 +118,9 @@ struct via_conf {
 	uint32_t rel_max_retries;	/**< expiries in a row that break a connection */
 	uint32_t rel_keepalive_ms;	/**< silence after which an idle peer is probed */
 	uint32_t cm_nomatch_grace_ms;	/**< a request nobody waits for fails after this */
+	/** a request no viad answers, and an accept its requester does not
+	 *  confirm, fail after this (VIA §4.1: "not reachable") */
+	uint32_t cm_unreachable_ms;
 
 	/* [limits] */
 	uint32_t max_sessions;

@@ -24,6 +24,7 @@
 #include <pwd.h>
 #include <linux/futex.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@
 
 #include "dp.h"
 #include "hosts.h"
+#include "runtime.h"
 #include "viad.h"
 
 /* Objects a client destroys itself are counted here; those freed because
@@ -372,7 +374,7 @@ h_conn_accept(struct viad *d, struct via_session *s, const void *req, void *rep,
 
 	(void)rep;
 	(void)fd_out;
-	return via_cm_accept(d, s, q->conn, q->vi);
+	return via_cm_accept(d, s, q->conn, q->vi, s->in.hdr.seq);
 }
 
 static int
@@ -439,6 +441,40 @@ h_wake_fd(struct viad *d, struct via_session *s, const void *req, void *rep, int
 	/* a copy: dispatch closes what it sent */
 	*fd_out = fcntl(d->wake_fd, F_DUPFD_CLOEXEC, 0);
 	return *fd_out < 0 ? -errno : 0;
+}
+
+/*
+ * Whether the program of session @p s is exiting, for the log line of its
+ * witness's hang-up: a killed program closes its files (the witness pipe)
+ * before its pidfd says it exited, so the kernel's PF_EXITING flag (field 9
+ * of /proc/PID/stat) is looked at too. Decides nothing but words.
+ */
+static bool
+session_exiting(const struct via_session *s)
+{
+	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+	char path[64], buf[512], *end;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd;
+
+	if (poll(&p, 1, 0) > 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)s->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* after the command name, which may hold anything: state, ppid,
+	 * pgrp, session, tty, tpgid, flags */
+	end = strrchr(buf, ')');
+	return end == NULL ||
+	       (sscanf(end + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+		(flags & 0x4 /* PF_EXITING */) != 0);
 }
 
 /* epoll keys besides session ids */
@@ -536,6 +572,7 @@ _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one 
  * waiting one counts against its user's limits.user_max_requests. */
 static const bool may_defer[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_CONN_WAIT] = true,
+	[VIA_CTL_CONN_ACCEPT] = true,
 	[VIA_CTL_CONN_REQUEST] = true,
 	[VIA_CTL_PEER_WAIT] = true,
 };
@@ -892,23 +929,35 @@ access_init(const struct via_conf *c)
 }
 
 /*
- * The socket file: mode 0660, owned by root and @p group, so that the
- * kernel lets root and the group's members connect and nobody else. A
- * group that does not exist leaves it to root, with a warning: a default
- * "vipl" that was never created must not open viad to everyone.
+ * The group of the socket: @p group's id, or root's. A group that does not
+ * exist leaves viad to root, with a warning: a default "vipl" that was never
+ * created must not open viad to everyone.
  */
-static int
-socket_owner(const char *path, const char *group)
+static unsigned
+socket_gid(const char *group)
 {
 	unsigned gid = 0;
 
 	if (group[0] != '\0' && id_of(group, true, &gid) != 0)
 		VLOG_WARN("viad.socket_group \"%s\" does not exist: only root may connect "
 			  "(create it: groupadd %s)", group, group);
-	if (chown(path, 0, (gid_t)gid) != 0 || chmod(path, 0660) != 0) {
+	return gid;
+}
+
+/*
+ * The socket file (mode 0660) or the directory viad made for it (0750, as
+ * tmpfiles.d makes /run/viad: config/viad.tmpfiles): owned by root and the
+ * socket's group @p gid, so that the kernel lets root and the group's
+ * members connect and nobody else.
+ */
+static int
+socket_owner(const char *path, unsigned gid, mode_t mode)
+{
+	if (chown(path, 0, (gid_t)gid) != 0 || chmod(path, mode) != 0) {
 		int err = -errno;
 
-		VLOG_ERR("%s: cannot set owner root:%u, mode 0660: %s", path, gid, strerror(-err));
+		VLOG_ERR("%s: cannot set owner root:%u, mode %04o: %s", path, gid, (unsigned)mode,
+			 strerror(-err));
 		return err;
 	}
 	return 0;
@@ -1032,28 +1081,36 @@ via_ctl_listen(struct viad *d, int *lfd)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *path = d->conf.socket_path;
 	char dir[sizeof(sa.sun_path)];
+	unsigned gid;
 	char *slash;
 	int fd, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
+	gid = socket_gid(d->conf.socket_group);
 	strcpy(sa.sun_path, path);
 	strcpy(dir, path);
 	slash = strrchr(dir, '/');
 	if (slash != NULL && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		if (mkdir(dir, 0750) == 0) {
+			rc = socket_owner(dir, gid, 0750);
+			if (rc != 0)
+				return rc;
+		} else if (errno != EEXIST) {
 			return -errno;
+		}
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* a socket file left by a dead viad is removed; a live one is not */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+	/* a socket file left by a dead viad is removed; a live one, or a
+	 * file that is no socket, is not (runtime.h) */
+	rc = via_socket_claim(path);
+	if (rc != 0) {
 		close(fd);
-		return -EADDRINUSE;
+		return rc;
 	}
-	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
 		int err = -errno;
 
@@ -1062,7 +1119,7 @@ via_ctl_listen(struct viad *d, int *lfd)
 	}
 	rc = access_init(&d->conf);
 	if (rc == 0)
-		rc = socket_owner(path, d->conf.socket_group);
+		rc = socket_owner(path, gid, 0660);
 	if (rc != 0) {
 		close(fd);
 		unlink(path);
@@ -1254,9 +1311,13 @@ via_ctl_run(struct viad *d, int lfd)
 				} else if (s != NULL && (key & EP_WITNESS)) {
 					/* its memory is another program's now: no access
 					 * to it may outlive the one that registered it */
-					VLOG_WARN("session %u (pid %d): the program was replaced "
-						  "(exec) or closed the library; the session ends",
-						  s->id, (int)s->pid);
+					if (session_exiting(s))
+						VLOG_INFO("session %u (pid %d): the process exited",
+							  s->id, (int)s->pid);
+					else
+						VLOG_WARN("session %u (pid %d): the program was "
+							  "replaced (exec) or closed the library; the "
+							  "session ends", s->id, (int)s->pid);
 					session_end(d, s);
 				} else if (s != NULL) {
 					session_readable(d, s);

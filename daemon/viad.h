@@ -97,7 +97,9 @@ uint64_t via_now_ms(void);
 
 enum via_log_level { VIA_LOG_ERR, VIA_LOG_WARNING, VIA_LOG_INFO, VIA_LOG_DEBUG };
 
-/** printf-style log line to stderr with level and time; thread-safe. */
+/** printf-style log line to stderr with level and an ISO 8601 time, or,
+ *  when stderr is the journal (JOURNAL_STREAM), with a syslog priority
+ *  prefix "<N>" instead; thread-safe. */
 void via_log(enum via_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /** @return 0, -EINVAL for an unknown name */
@@ -485,6 +487,9 @@ struct viad {
 	uint32_t poller_asleep;             /**< pollers asleep (adaptive mode) */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
 	struct via_events ev;               /**< events handed up (dp.h, the layers) */
+	/** taken first by via_dp_lock_all(): alone, it keeps the objects as
+	 *  they are without stopping the data path (telemetry reads them) */
+	struct via_dp_lock objects_lock;
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
 };
 
@@ -495,12 +500,14 @@ via_bell_shard(struct viad *d, uint32_t bell)
 	return &d->shards[(bell / 64) % d->nb_shards];
 }
 
-/** The control thread's hold on the whole data path: every shard, in order. */
+/** The control thread's hold on the whole data path: the objects, then
+ *  every shard, in order. */
 static inline void
 via_dp_lock_all(struct viad *d)
 {
 	unsigned i;
 
+	via_dp_lock(&d->objects_lock);
 	for (i = 0; i < d->nb_shards; i++)
 		via_dp_lock(&d->shards[i].lock);
 }
@@ -512,6 +519,7 @@ via_dp_unlock_all(struct viad *d)
 
 	for (i = d->nb_shards; i-- > 0;)
 		via_dp_unlock(&d->shards[i].lock);
+	via_dp_unlock(&d->objects_lock);
 }
 
 /* ---- session.c -------------------------------------------------------- */
@@ -781,15 +789,22 @@ struct via_cq *via_cq_get(struct viad *d, struct via_session *s, uint32_t id);
 /* ---- vi.c ------------------------------------------------------------- */
 
 /**
- * The requester's side of connection establishment of a VI (cm.c, one
- * function per state; VIA §4.1, §9.4.4 and the peer calls of vipl.h).
+ * A VI's part in the connection handshake (cm.c, one function per state;
+ * VIA §4.1, §9.4.2, §9.4.4 and the peer calls of vipl.h; the handshake is
+ * docs/wire-format.md section 7). The VI is Pending Connect in the
+ * requesting and accepting states.
  */
 enum via_cm_state {
-	VIA_CM_IDLE,            /**< no request of its own outstanding */
-	VIA_CM_REQUESTING,      /**< VipConnectRequest: CONN_REQ every cm_retry_ms until
-				 *   an answer, the CONN_NOMATCH grace or the Timeout */
+	VIA_CM_IDLE,            /**< no handshake of its own outstanding */
+	VIA_CM_REQUESTING,      /**< VipConnectRequest: CONN_REQ every CM_RETRY_MS until
+				 *   an answer, the CONN_NOMATCH grace, cm_unreachable_ms
+				 *   of silence or the Timeout */
 	VIA_CM_PEER_REQUESTING, /**< VipConnectPeerRequest: the same, and the peer's own
 				 *   request connects it too; no CONN_NOMATCH grace */
+	VIA_CM_ACCEPTING,       /**< VipConnectAccept: CONN_ACCEPT every CM_RETRY_MS until
+				 *   the requester confirms (CONN_ACK) or refuses, or
+				 *   cm_unreachable_ms */
+	VIA_CM_PEER_ACCEPTING,  /**< the larger end of a peer connection: the same */
 	VIA_CM_PEER_DONE,       /**< the peer request ended: its result waits for
 				 *   VipConnectPeerDone or VipConnectPeerWait */
 };
@@ -804,11 +819,13 @@ struct via_vi_conn {
 	 *  §4.1, §9.10.5); attr.max_transfer while Connected (via_vi_set_state) */
 	uint32_t max_transfer;
 	struct via_ctl_vi_attr remote_attr;
-	/* requester side while Pending Connect (cm.c) */
+	/* the handshake while Pending Connect (cm.c) */
 	enum via_cm_state cm_state;
 	int result;               /**< how the last attempt ended: 0 connected, or -errno */
 	uint64_t nomatch_since_ms; /**< the first CONN_NOMATCH answer came (0: none) */
-	uint32_t reply_seq;       /**< deferred CONN_REQUEST / PEER_WAIT to answer */
+	uint64_t heard_ms;        /**< requesting: the last answer came (or the start) */
+	uint32_t cookie;          /**< requesting: the server's, sent in CONN_REQ's imm */
+	uint32_t reply_seq;       /**< deferred CONN_REQUEST, CONN_ACCEPT or PEER_WAIT */
 	uint16_t reply_op;        /**< 0 = none */
 	uint64_t deadline_ms;     /**< UINT64_MAX: no timeout */
 	uint64_t next_retry_ms;
@@ -955,7 +972,7 @@ struct via_vi_reads {
 struct via_vi {
 	TAILQ_ENTRY(via_vi) link;
 	TAILQ_ENTRY(via_vi) rel_link;   /**< in shard->rel_vis while listed */
-	TAILQ_ENTRY(via_vi) req_link;   /**< in the CM's list while conn.requesting */
+	TAILQ_ENTRY(via_vi) req_link;   /**< in the CM's list while via_cm_handshaking() */
 	bool rel_listed;
 	TAILQ_ENTRY(via_vi) polled_link; /**< in shard->polled_vis while polled_listed */
 	bool polled_listed;
@@ -1011,12 +1028,14 @@ via_dp_ring_again(struct via_vi *vi)
 		      1ull << (w % 64));
 }
 
-/** Whether @p vi has a connection request out (VIA_CM_REQUESTING or _PEER_REQUESTING). */
+/** Whether @p vi is in a handshake: requesting or accepting (enum via_cm_state). */
 static inline bool
-via_cm_requesting(const struct via_vi *vi)
+via_cm_handshaking(const struct via_vi *vi)
 {
 	return vi->conn.cm_state == VIA_CM_REQUESTING ||
-	       vi->conn.cm_state == VIA_CM_PEER_REQUESTING;
+	       vi->conn.cm_state == VIA_CM_PEER_REQUESTING ||
+	       vi->conn.cm_state == VIA_CM_ACCEPTING ||
+	       vi->conn.cm_state == VIA_CM_PEER_ACCEPTING;
 }
 
 /**
@@ -1118,12 +1137,22 @@ struct via_poll_stats {
 	uint64_t naks_rx;          /**< NAK frames received for a connection */
 	uint64_t frames_duplicate; /**< reliable levels: numbered frames taken before */
 	uint64_t frames_out_of_order; /**< reliable levels: numbered frames after a gap */
+	/** CONN_REQ frames answered with a cookie, nothing kept for them: a
+	 *  first contact each, or a flood from forged source MACs (cm.c) */
+	uint64_t cm_cookies_sent;
+	/** requests from a source that proved it receives, refused for the
+	 *  per-source or the global limit of held requests (cm.c) */
+	uint64_t cm_requests_refused;
 	uint64_t rx_bursts;        /**< port receive bursts that brought frames */
 	uint64_t rx_burst_frames;  /**< the frames those bursts brought */
 	uint64_t iterations;       /**< poll iterations */
 	uint64_t busy_iterations;  /**< iterations that found work */
 	uint64_t busy_cycles;      /**< timer cycles spent in iterations that found work */
 	uint64_t started_at;       /**< timer cycles when the lcore began polling; 0: not yet */
+	/** per NIC (its index): frames to its own address, which move in
+	 *  memory and never cross its port; its counters add them */
+	uint64_t nic_mem_frames[VIA_CONF_MAX_PORTS];
+	uint64_t nic_mem_bytes[VIA_CONF_MAX_PORTS];
 } __attribute__((aligned(64)));
 
 /** lcore entry point; @p arg is the struct viad. Returns when stopping. */

@@ -79,6 +79,9 @@ def seeds_ctl():
     write("ctl", "bad-cookie", bytes([0, 0, 0, 0]) + b"\0" * 24)
 
 
+WIRE_VERSION = 2                    # daemon/wire.h VIA_WIRE_VERSION
+
+
 def crc32c(data, crc=0xffffffff):
     # rte_hash_crc(): CRC32C without the final inversion
     for b in data:
@@ -93,7 +96,7 @@ def frame(op, payload=b"", flags=0, dst_vi=1, src_vi=2, conn=0x1234, seq=0, msg_
     if msg_len is None:
         msg_len = len(payload)
     eth = bytes([2, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1]) + struct.pack(">H", 0x88B5)
-    hdr = struct.pack(">BBHIIIIIIIIHHII", 1, op, flags, dst_vi, src_vi, conn, seq, msg_id,
+    hdr = struct.pack(">BBHIIIIIIIIHHII", WIRE_VERSION, op, flags, dst_vi, src_vi, conn, seq, msg_id,
                       msg_len, offset, imm, len(payload), 0, 0, 0)
     pcrc = crc32c(payload)
     hdr = hdr[:40] + struct.pack(">I", pcrc) + hdr[44:]
@@ -112,7 +115,7 @@ def seeds_wire():
     # are sealed already (control 0: checked as they are)
     rdma = struct.pack(">QII", 0x600000001000, 7, 0)
     frames = {
-        "conn_req": frame(1, conn_payload(), dst_vi=0),
+        "conn_req": frame(1, conn_payload(), dst_vi=0, imm=0x5eed),
         "conn_accept": frame(2, conn_payload(dst=b"", src=b"")),
         "conn_reject": frame(3),
         "conn_nomatch": frame(4),
@@ -124,6 +127,8 @@ def seeds_wire():
         "rdma_write": frame(10, rdma + b"x" * 100, msg_len=100),
         "rdma_read_req": frame(11, rdma, msg_len=4096),
         "rdma_read_resp": frame(12, b"y" * 64, msg_len=64),
+        "conn_ack": frame(13),
+        "conn_cookie": frame(14, dst_vi=2, src_vi=0, imm=0x5eed),
     }
     for name, f in frames.items():
         write("wire", name, bytes([0]) + f)
