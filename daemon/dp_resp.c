@@ -476,16 +476,11 @@ static void
 rx_data(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 	const struct via_wire_hdr *h, const uint8_t *data, struct via_poll_stats *st)
 {
-	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+	struct via_vi *vi;
 	struct via_vi_rx *rx;
 
-	if (vi != NULL && via_cm_requesting(vi) && vi->conn.id == via_wire_conn_id(h)) {
-		/* the acceptor is connected and sends, but its CONN_ACCEPT is
-		 * still on its way (or lost: the next CONN_REQ brings another):
-		 * not a dead connection, so no RESET; the message is lost */
-		st->frames_dropped++;
-		return;
-	}
+	/* a frame for a VI in a handshake went to the connection manager
+	 * first (via_cm_wants_frame): here the VI is Connected, or not its */
 	vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, via_wire_dst_vi(h),
 				     via_wire_src_vi(h), via_wire_conn_id(h), st);
 	if (vi == NULL) {
