@@ -35,15 +35,15 @@ const struct via_mr *
 via_desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
 	    uint32_t code)
 {
-	/* what stands for the region of a VI of line entries at a completion */
-	static const struct via_mr ring_entry;
 	const struct via_mr *mr;
 	int err;
 
-	/* its completions go into its ring, never into the descriptor: there
-	 * is no write of the client's memory for COMP_PROT to refuse */
-	if (code == VIP_ERROR_COMP_PROT && via_vi_lines(vi))
-		return &ring_entry;
+	/* a VI of line entries too: its completion goes into the ring entry,
+	 * but the library copies it into this descriptor at the dequeue, so a
+	 * region deregistered meanwhile is still COMP_PROT (§9.9.1, §2.5) and
+	 * the descriptor's address is the one the callback names. One lookup,
+	 * at the completion only: the fetch of an entry carrying its
+	 * descriptor looks up no more than this head (via_desc_fetch) */
 	mr = via_mr_check(d, vi->owner, w->desc_handle, w->desc_va, DESC_CS_SIZE, vi->attr.ptag,
 			  VIA_MR_LOCAL_READ | VIA_MR_LOCAL_WRITE, &err);
 	if (mr == NULL || w->reserved != 0) {
