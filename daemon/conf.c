@@ -158,6 +158,8 @@ static const struct conf_key conf_keys[] = {
 	  G(max_in_place_bytes), 4 * KiB, 1024 * TiB, NULL },
 	{ SECT_LIMITS, "max_discriminator_len", CT_UINT, 0,
 	  G(max_discriminator_len), 16, 256, NULL },
+	/* 0 = derived from vm.max_map_count at start (daemon/user.c) */
+	{ SECT_LIMITS, "max_mappings", CT_UINT, CF_ZERO_OK, G(max_mappings), 16, 1u << 30, NULL },
 	/* Per user (issue 14): one uid cannot take what every other user
 	 * needs. 0 = the global limit divided by user_share. */
 	{ SECT_LIMITS, "user_share", CT_UINT, 0, G(user_share), 1, 65536, NULL },
@@ -177,6 +179,14 @@ static const struct conf_key conf_keys[] = {
 	  G(user_max_alloc_bytes), 4 * KiB, 1024 * TiB, NULL },
 	{ SECT_LIMITS, "user_max_requests", CT_UINT, CF_ZERO_OK, G(user_max_requests),
 	  1, 1u << 20, NULL },
+	/* What the host has for all (issue 25): 0 = its share, the viad-wide
+	 * mappings, the hugepage pool, MemTotal / user_share. */
+	{ SECT_LIMITS, "user_max_mappings", CT_UINT, CF_ZERO_OK, G(user_max_mappings),
+	  1, 1u << 30, NULL },
+	{ SECT_LIMITS, "user_max_hugepage_bytes", CT_UINT, CF_SIZE | CF_ZERO_OK,
+	  G(user_max_hugepage_bytes), 2 * MiB, 1024 * TiB, NULL },
+	{ SECT_LIMITS, "user_max_memory_bytes", CT_UINT, CF_SIZE | CF_ZERO_OK,
+	  G(user_max_memory_bytes), 2 * MiB, 1024 * TiB, NULL },
 	{ SECT_LIMITS, "root_exempt", CT_ENUM, 0, G(root_exempt), 0, 0, no_yes },
 
 	{ SECT_PORT, "glue", CT_STR, CF_NAME, P(glue), 0, 0, NULL },

@@ -149,6 +149,14 @@ struct vipl_nic {
 int vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int *fd_out);
 
 /**
+ * vipl_ctl_call() with a copy of @p fd_in (-1: none) passed along with the
+ * request (the caller keeps its own): CLIENT_FD, and MEM_REGISTER of a range
+ * in a shared object. @return as vipl_ctl_call()
+ */
+int vipl_ctl_call_fd(struct vipl_nic *nic, unsigned op, const void *req, int fd_in, void *rep,
+		     int *fd_out);
+
+/**
  * CLIENT_FD: hand viad a copy of @p fd (the caller keeps its own).
  * @return as vipl_ctl_call(): -EINVAL (a bad fd of its kind), -EALREADY
  */
@@ -161,12 +169,19 @@ int vipl_ctl_give_fd(struct vipl_nic *nic, enum via_ctl_client_fd_kind kind, int
 struct vipl_pages_placement {
 	uint32_t placement;    /**< enum via_ctl_mem_placement */
 	uint32_t reason;       /**< enum via_ctl_mem_copied_reason when copied */
+	uint32_t flags;        /**< VIA_CTL_MEM_READ_ONLY */
+	/** OBJECT_FD: an fd of the memfd mapped there (the caller closes it);
+	 *  -1 otherwise */
+	int obj_fd;
+	int32_t shmid;         /**< SYSV: the segment */
+	uint64_t offset;       /**< OBJECT_FD, SYSV: the range's offset in the object */
 };
 
 /**
  * Count a registration of the pages [@p base, @p base + @p len) (page
  * aligned): lock them and, where each was not registered yet, move them
- * into the share file in place, keeping their address and contents.
+ * into the share file in place, keeping their address and contents; a range
+ * in one shared mapping of a sealed memfd or SysV segment names the object.
  * @return 0 and @p out; -EINVAL (a hole or unreadable pages in the range),
  *         -ENOMEM (mlock failed: RLIMIT_MEMLOCK)
  */
