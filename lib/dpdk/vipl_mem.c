@@ -4,10 +4,22 @@
  * and provider memory (VipDpdkAllocMem).
  *
  * viad owns the translation and protection table and validates every
- * registration. The library's part is in vipl_pages.c: locking the pages
- * (VIA §9.5.3), which only the owning process can do, and sharing ordinary
- * memory with viad in place.
+ * registration it sees. The library's part is in vipl_pages.c: locking the
+ * pages (VIA §9.5.3), which only the owning process can do, and sharing
+ * ordinary memory with viad in place.
+ *
+ * The client's table (issue 29; via_abi.h, "The client's table of
+ * regions"): memory in place in the process's share file can only be the
+ * process's own, so its registration is an entry this library writes into
+ * the table in the session segment, with no control call; viad checks the
+ * entry when a descriptor or a frame names its handle. The call remains
+ * for what viad must check first (provider memory, shared objects, copied
+ * ranges), and for a range in a window of the share file viad has not
+ * mapped for the table yet: one MEM_TABLE call maps the window (1 GiB)
+ * for every later registration in it. VIPL_DPDK_REG_TABLE=0 in the
+ * environment makes every registration a call.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +32,20 @@
 struct vipl_region {
 	uintptr_t page_base;
 	size_t page_len;
+};
+
+/* The client's table of a NIC: its entries in the segment, the library's
+ * own bookkeeping of them, the windows viad mapped for it. */
+struct vipl_table {
+	struct via_tpt_entry *entries;   /* NULL until the first MEM_TABLE reply */
+	uint32_t capacity;
+	uint32_t idx_bits;               /* log2(capacity) */
+	uint32_t free_head;              /* index + 1 of a free entry; 0: none */
+	uint32_t *next_free;             /* per entry, while free */
+	uint32_t *gen;                   /* per entry: the generation of its next handle */
+	uint32_t nb_windows;
+	struct { uintptr_t va; size_t len; } windows[VIA_TPT_WINDOWS];
+	bool off;                        /* refused by viad or the environment: calls only */
 };
 
 /* Provider memory mapped from viad. */
@@ -53,7 +79,14 @@ VipCreatePtag(VIP_NIC_HANDLE NicHandle, VIP_PROTECTION_HANDLE *ProtectionTag)
 
 	if (nic == NULL || ProtectionTag == NULL)
 		return VIP_INVALID_PARAMETER;
-	rc = vipl_ctl_call(nic, VIA_CTL_PTAG_CREATE, NULL, &rep, NULL);
+	pthread_mutex_lock(&nic->lock);
+	rc = via_hmap_reserve(&nic->ptags, nic->ptags.count + 1);
+	if (rc == 0)
+		rc = vipl_ctl_call(nic, VIA_CTL_PTAG_CREATE, NULL, &rep, NULL);
+	/* the table's registrations check their ptag here (table_register) */
+	if (rc == 0)
+		via_hmap_get(&nic->ptags, rep.id);
+	pthread_mutex_unlock(&nic->lock);
 	if (rc != 0)
 		return vipl_return(rc);
 	/* a ptag handle is viad's id: it means nothing in another process */
@@ -66,10 +99,20 @@ VipDestroyPtag(VIP_NIC_HANDLE NicHandle, VIP_PROTECTION_HANDLE ProtectionTag)
 {
 	struct vipl_nic *nic = vipl_nic_get(NicHandle);
 	struct via_ctl_id req = { .id = vipl_ptag_id(ProtectionTag) };
+	const uint64_t *users;
+	int rc;
 
 	if (nic == NULL || req.id == 0)
 		return VIP_INVALID_PARAMETER;
-	return vipl_return(vipl_ctl_call(nic, VIA_CTL_PTAG_DESTROY, &req, NULL, NULL));
+	pthread_mutex_lock(&nic->lock);
+	/* viad does not see the table's regions: in use is said here */
+	users = via_hmap_find(&nic->ptags, req.id);
+	rc = users != NULL && *users > 0 ? -EBUSY
+					 : vipl_ctl_call(nic, VIA_CTL_PTAG_DESTROY, &req, NULL, NULL);
+	if (rc == 0)
+		via_hmap_del(&nic->ptags, req.id);
+	pthread_mutex_unlock(&nic->lock);
+	return vipl_return(rc);
 }
 
 static bool
@@ -97,6 +140,154 @@ give_share_file(struct vipl_nic *nic)
 	rc = vipl_ctl_give_fd(nic, VIA_CTL_FD_SHARE_FILE, vipl_pages_share_file());
 	nic->share_file_given = rc == 0;
 	return rc;
+}
+
+/* ---- the client's table (header) -------------------------------------------------- */
+
+/* The table of @p nic, made at the first use; NULL when off or no memory. */
+static struct vipl_table *
+table_of(struct vipl_nic *nic)
+{
+	const char *env;
+
+	if (nic->table == NULL) {
+		nic->table = calloc(1, sizeof(*nic->table));
+		env = secure_getenv("VIPL_DPDK_REG_TABLE");
+		if (nic->table != NULL && env != NULL && strcmp(env, "0") == 0)
+			nic->table->off = true;
+	}
+	return nic->table != NULL && !nic->table->off ? nic->table : NULL;
+}
+
+/* The entries viad placed at @p rep's offset, checked against the segment. */
+static int
+table_attach(struct vipl_nic *nic, struct vipl_table *t, const struct via_ctl_mem_table_rep *rep)
+{
+	uint64_t bytes = (uint64_t)rep->capacity * sizeof(struct via_tpt_entry);
+	uint32_t i;
+
+	if (rep->capacity == 0 || (rep->capacity & (rep->capacity - 1)) != 0 ||
+	    rep->capacity > VIA_TPT_HANDLE || rep->table_off % VIA_SHM_ALIGN != 0 ||
+	    rep->table_off > nic->shm_size || bytes > nic->shm_size - rep->table_off)
+		return -EPROTO;
+	t->next_free = calloc(rep->capacity, sizeof(*t->next_free));
+	t->gen = calloc(rep->capacity, sizeof(*t->gen));
+	if (t->next_free == NULL || t->gen == NULL)
+		return -ENOMEM;
+	for (i = 0; i < rep->capacity; i++)
+		t->next_free[i] = i + 2 <= rep->capacity ? i + 2 : 0;
+	t->free_head = 1;
+	t->capacity = rep->capacity;
+	t->idx_bits = (uint32_t)__builtin_ctz(rep->capacity);
+	t->entries = (struct via_tpt_entry *)((uint8_t *)nic->shm + rep->table_off);
+	return 0;
+}
+
+/* The index of the window holding [@p va, @p va + @p len), mapped by viad
+ * now if none does. @return the index, -ENOENT (across windows), -errno */
+static int
+table_window(struct vipl_nic *nic, struct vipl_table *t, uintptr_t va, size_t len)
+{
+	struct via_ctl_mem_table_req req = { .addr = va };
+	struct via_ctl_mem_table_rep rep;
+	uint32_t i;
+	int rc;
+
+	for (i = 0; i < t->nb_windows; i++) {
+		if (va >= t->windows[i].va && va - t->windows[i].va < t->windows[i].len)
+			return len <= t->windows[i].len - (va - t->windows[i].va) ? (int)i : -ENOENT;
+	}
+	rc = vipl_ctl_call(nic, VIA_CTL_MEM_TABLE, &req, &rep, NULL);
+	if (rc == 0 && t->entries == NULL)
+		rc = table_attach(nic, t, &rep);
+	if (rc == 0 && (rep.window != t->nb_windows || rep.window >= VIA_TPT_WINDOWS ||
+			rep.capacity != t->capacity || va < rep.window_va ||
+			va - rep.window_va >= rep.window_len))
+		rc = -EPROTO;
+	if (rc != 0) {
+		/* no table, or no room for this window: calls from now on */
+		t->off = true;
+		return rc;
+	}
+	t->windows[i].va = rep.window_va;
+	t->windows[i].len = rep.window_len;
+	t->nb_windows++;
+	return len <= rep.window_len - (va - rep.window_va) ? (int)i : -ENOENT;
+}
+
+/*
+ * Register [@p va, @p va + @p len), in place, as an entry of the table.
+ * @return 0 and *@p handle; -ESRCH (not a ptag of this NIC), -EOPNOTSUPP
+ *         (RDMA Read, unsupported); -EAGAIN: not through the table (no
+ *         table, no window, no free entry): the caller makes the call
+ */
+static int
+table_register(struct vipl_nic *nic, uintptr_t va, size_t len, const VIP_MEM_ATTRIBUTES *ma,
+	       VIP_MEM_HANDLE *handle)
+{
+	struct vipl_table *t = table_of(nic);
+	uint32_t ptag = vipl_ptag_id(ma->Ptag), idx;
+	uint64_t *users = via_hmap_find(&nic->ptags, ptag);
+	struct via_tpt_entry *e;
+	int window;
+
+	if (users == NULL)
+		return -ESRCH;
+	if (ma->EnableRdmaRead && !nic->info.rdma_read_support)
+		return -EOPNOTSUPP;
+	if (t == NULL || give_share_file(nic) != 0)
+		return -EAGAIN;
+	window = table_window(nic, t, va, len);
+	if (window < 0 || t->free_head == 0)
+		return -EAGAIN;
+	idx = t->free_head - 1;
+	t->free_head = t->next_free[idx];
+	e = &t->entries[idx];
+	e->addr = va;
+	e->len = len;
+	e->ptag = ptag;
+	e->window = (uint32_t)window;
+	e->flags = (ma->EnableRdmaWrite ? VIA_TPT_RDMA_WRITE : 0) |
+		   (ma->EnableRdmaRead ? VIA_TPT_RDMA_READ : 0);
+	*handle = VIA_TPT_HANDLE | (t->gen[idx] << t->idx_bits) | idx;
+	/* published last: viad matches the handle before it reads the rest */
+	__atomic_store_n(&e->handle, *handle, __ATOMIC_RELEASE);
+	(*users)++;
+	return 0;
+}
+
+/* The entry of table handle @p handle registered at @p va, or NULL. */
+static struct via_tpt_entry *
+table_entry(struct vipl_nic *nic, uintptr_t va, VIP_MEM_HANDLE handle)
+{
+	struct vipl_table *t = nic->table;
+	struct via_tpt_entry *e;
+
+	if (t == NULL || t->entries == NULL || !(handle & VIA_TPT_HANDLE))
+		return NULL;
+	e = &t->entries[handle & (t->capacity - 1)];
+	return e->handle == handle && e->addr == va ? e : NULL;
+}
+
+/* Free the entry of @p handle (VipDeregisterMem). @return 0, -ENOENT */
+static int
+table_deregister(struct vipl_nic *nic, uintptr_t va, VIP_MEM_HANDLE handle)
+{
+	struct via_tpt_entry *e = table_entry(nic, va, handle);
+	struct vipl_table *t = nic->table;
+	uint32_t idx = handle & (t != NULL ? t->capacity - 1 : 0);
+	uint64_t *users;
+
+	if (e == NULL)
+		return -ENOENT;
+	users = via_hmap_find(&nic->ptags, e->ptag);
+	if (users != NULL && *users > 0)
+		(*users)--;
+	__atomic_store_n(&e->handle, 0, __ATOMIC_RELEASE);
+	t->gen[idx] = (t->gen[idx] + 1) & ((1u << (31 - t->idx_bits)) - 1);
+	t->next_free[idx] = t->free_head;
+	t->free_head = idx + 1;
+	return 0;
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -140,6 +331,20 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 		if (rc != 0)
 			goto out;
 		counted = true;
+		/* the process's own pages in its share file: an entry of the
+		 * table if it can take it, else the call */
+		if (where.placement == VIA_CTL_MEM_IN_PLACE) {
+			rc = table_register(nic, va, Length, MemAttribs, MemoryHandle);
+			if (rc != -EAGAIN) {
+				if (rc == 0)
+					*via_hmap_get(&nic->regions, *MemoryHandle) = (uintptr_t)r;
+				else
+					*MemoryHandle = 0;
+				r = rc == 0 ? NULL : r;
+				goto out;
+			}
+			rc = 0;
+		}
 		req.placement = where.placement;
 		req.reason = where.reason;
 		req.flags = where.flags;
@@ -182,8 +387,11 @@ VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_MEM_HAN
 	if (nic == NULL)
 		return VIP_INVALID_PARAMETER;
 	pthread_mutex_lock(&nic->lock);
-	/* viad lets go first: then the pages may go private */
-	rc = vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &req, NULL, NULL);
+	/* viad lets go first (or the table's entry goes): then the pages
+	 * are the library's to count down */
+	rc = MemoryHandle & VIA_TPT_HANDLE
+		     ? table_deregister(nic, req.addr, MemoryHandle)
+		     : vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &req, NULL, NULL);
 	slot = rc == 0 ? via_hmap_find(&nic->regions, MemoryHandle) : NULL;
 	if (slot != NULL) {
 		struct vipl_region *r = (struct vipl_region *)(uintptr_t)*slot;
@@ -207,13 +415,57 @@ VipQueryMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID Address, VIP_MEM_HANDLE MemHandl
 
 	if (nic == NULL || MemAttribs == NULL)
 		return VIP_INVALID_PARAMETER;
-	rc = vipl_ctl_call(nic, VIA_CTL_MEM_QUERY, &req, &rep, NULL);
+	if (MemHandle & VIA_TPT_HANDLE) {
+		const struct via_tpt_entry *e;
+
+		pthread_mutex_lock(&nic->lock);
+		e = table_entry(nic, req.addr, MemHandle);
+		rc = e != NULL ? 0 : -ENOENT;
+		if (e != NULL) {
+			rep.ptag = e->ptag;
+			rep.rdma_write = (e->flags & VIA_TPT_RDMA_WRITE) != 0;
+			rep.rdma_read = (e->flags & VIA_TPT_RDMA_READ) != 0;
+		}
+		pthread_mutex_unlock(&nic->lock);
+	} else {
+		rc = vipl_ctl_call(nic, VIA_CTL_MEM_QUERY, &req, &rep, NULL);
+	}
 	if (rc != 0)
 		return vipl_return(rc);
 	MemAttribs->Ptag = (VIP_PROTECTION_HANDLE)(uintptr_t)rep.ptag;
 	MemAttribs->EnableRdmaWrite = rep.rdma_write ? VIP_TRUE : VIP_FALSE;
 	MemAttribs->EnableRdmaRead = rep.rdma_read ? VIP_TRUE : VIP_FALSE;
 	return VIP_SUCCESS;
+}
+
+/* VipSetMemAttributes of a table handle: checked as viad would (via_mr_set_attr). */
+static int
+table_set_attr(struct vipl_nic *nic, const struct via_ctl_mem_set_attr_req *q)
+{
+	struct via_tpt_entry *e;
+	uint64_t *was, *now;
+	int rc = 0;
+
+	pthread_mutex_lock(&nic->lock);
+	e = table_entry(nic, q->ref.addr, q->ref.handle);
+	now = via_hmap_find(&nic->ptags, q->attr.ptag);
+	if (e == NULL)
+		rc = -ENOENT;
+	else if (now == NULL)
+		rc = -ESRCH;
+	else if (q->attr.rdma_read && !nic->info.rdma_read_support)
+		rc = -EOPNOTSUPP;
+	if (rc == 0) {
+		was = via_hmap_find(&nic->ptags, e->ptag);
+		if (was != NULL && *was > 0)
+			(*was)--;
+		(*now)++;
+		e->ptag = q->attr.ptag;
+		e->flags = (q->attr.rdma_write ? VIA_TPT_RDMA_WRITE : 0) |
+			   (q->attr.rdma_read ? VIA_TPT_RDMA_READ : 0);
+	}
+	pthread_mutex_unlock(&nic->lock);
+	return rc;
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -231,6 +483,8 @@ VipSetMemAttributes(VIP_NIC_HANDLE NicHandle, VIP_PVOID Address, VIP_MEM_HANDLE 
 	req.attr.ptag = vipl_ptag_id(MemAttribs->Ptag);
 	req.attr.rdma_write = MemAttribs->EnableRdmaWrite != VIP_FALSE;
 	req.attr.rdma_read = MemAttribs->EnableRdmaRead != VIP_FALSE;
+	if (MemHandle & VIA_TPT_HANDLE)
+		return vipl_return(table_set_attr(nic, &req));
 	return vipl_return(vipl_ctl_call(nic, VIA_CTL_MEM_SET_ATTR, &req, NULL, NULL));
 }
 
@@ -324,6 +578,13 @@ vipl_mem_close(struct vipl_nic *nic)
 		free(r);
 	}
 	via_hmap_fini(&nic->regions);
+	via_hmap_fini(&nic->ptags);
+	if (nic->table != NULL) {
+		free(nic->table->next_free);
+		free(nic->table->gen);
+		free(nic->table);
+		nic->table = NULL;
+	}
 	while ((a = LIST_FIRST(&nic->allocs)) != NULL) {
 		LIST_REMOVE(a, link);
 		munmap(a->va, a->len);

@@ -69,6 +69,7 @@ void vipl_handle_set_tag(uint8_t tag);
 /* ---- vipl_nic.c: the session ------------------------------------------ */
 
 struct vipl_alloc;
+struct vipl_table;
 struct vipl_cq;
 struct vipl_vi;
 LIST_HEAD(vipl_alloc_list, vipl_alloc);
@@ -120,6 +121,8 @@ struct vipl_nic {
 	pthread_mutex_t lock;        /**< the lists and the callback below */
 	struct vipl_alloc_list allocs;
 	struct via_hmap regions;     /**< memory handle -> struct vipl_region * */
+	struct via_hmap ptags;       /**< ptag id -> entries of the table using it (vipl_mem.c) */
+	struct vipl_table *table;    /**< the client's table of regions, NULL until used */
 	struct vipl_cq_list cqs;
 	struct vipl_vi_list vis;
 	void (*error_handler)(VIP_PVOID, VIP_ERROR_DESCRIPTOR *);
