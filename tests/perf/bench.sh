@@ -314,7 +314,7 @@ vpp=$(app "${VIPL_PINGPONG:-}" apps/vipl_pingpong)
 vbw=$(app "${VIPL_BW:-}" apps/vipl_bw)
 vinfo=$(app "${VIPL_INFO:-}" apps/vipl_info)
 vpc=$(app "${VIPL_POLL_COST:-}" tests/perf/poll_cost)
-vrb=$(app "${VIPL_REGBENCH:-}" apps/vipl_regbench)
+vrb=$(app "${VIPL_REGBENCH:-}" tests/perf/vipl_regbench)
 
 # ------------------------------------------------------------- metadata
 
@@ -897,7 +897,7 @@ bench_regbench() {
 	[ "$quick" = 1 ] && n=100 ppn=200
 	if [ -z "$viad" ] || [ -z "$vrb" ] || [ -z "$vpp" ]; then
 		skip_or_fail $id "viad, vipl_regbench or vipl_pingpong not built" "$pin" 2 "$label" \
-			apps/vipl_regbench
+			tests/perf/vipl_regbench
 		return
 	fi
 	if ! start_viad reg "0@$A,1@$B" --set limits.max_transfer_size=1M; then
