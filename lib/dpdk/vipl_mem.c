@@ -269,7 +269,17 @@ table_entry(struct vipl_nic *nic, uintptr_t va, VIP_MEM_HANDLE handle)
 	return e->handle == handle && e->addr == va ? e : NULL;
 }
 
-/* Free the entry of @p handle (VipDeregisterMem). @return 0, -ENOENT */
+/* The pages of entry @p e, as VipRegisterMem counted them. */
+static void
+table_release_pages(const struct via_tpt_entry *e)
+{
+	uintptr_t page = (uintptr_t)page_size(), lo = e->addr & ~(page - 1);
+
+	vipl_pages_release(lo, ((e->addr + e->len + page - 1) & ~(page - 1)) - lo);
+}
+
+/* Free the entry of @p handle and count its pages down (VipDeregisterMem).
+ * @return 0, -ENOENT */
 static int
 table_deregister(struct vipl_nic *nic, uintptr_t va, VIP_MEM_HANDLE handle)
 {
@@ -284,6 +294,7 @@ table_deregister(struct vipl_nic *nic, uintptr_t va, VIP_MEM_HANDLE handle)
 	if (users != NULL && *users > 0)
 		(*users)--;
 	__atomic_store_n(&e->handle, 0, __ATOMIC_RELEASE);
+	table_release_pages(e);
 	t->gen[idx] = (t->gen[idx] + 1) & ((1u << (31 - t->idx_bits)) - 1);
 	t->next_free[idx] = t->free_head;
 	t->free_head = idx + 1;
@@ -300,6 +311,8 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 	struct via_ctl_mem_register_req req;
 	struct vipl_pages_placement where;
 	struct vipl_region *r = NULL;
+	uintptr_t page_base = 0;
+	size_t page_len = 0;
 	struct via_ctl_id rep;
 	bool counted = false;
 	int obj_fd = -1, rc;
@@ -318,33 +331,29 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 
 	pthread_mutex_lock(&nic->lock);
 	if (!in_alloc(nic, va, Length)) {
+		page_base = va & ~(page - 1);
+		page_len = ((va + Length + page - 1) & ~(page - 1)) - page_base;
+		/* locked and placed before viad looks (all or nothing, §3.2.1) */
+		rc = vipl_pages_acquire(page_base, page_len, &where);
+		if (rc != 0)
+			goto out;
+		counted = true;
+		/* the process's own pages in its share file: an entry of the
+		 * table if it can take it (the entry is all the library keeps),
+		 * else the call */
+		if (where.placement == VIA_CTL_MEM_IN_PLACE) {
+			rc = table_register(nic, va, Length, MemAttribs, MemoryHandle);
+			if (rc != -EAGAIN)
+				goto out;
+		}
 		r = calloc(1, sizeof(*r));
 		/* room for the handle now, so nothing fails once viad said yes */
 		if (r == NULL || via_hmap_reserve(&nic->regions, nic->regions.count + 1) != 0) {
 			rc = -ENOMEM;
 			goto out;
 		}
-		r->page_base = va & ~(page - 1);
-		r->page_len = ((va + Length + page - 1) & ~(page - 1)) - r->page_base;
-		/* locked and placed before viad looks (all or nothing, §3.2.1) */
-		rc = vipl_pages_acquire(r->page_base, r->page_len, &where);
-		if (rc != 0)
-			goto out;
-		counted = true;
-		/* the process's own pages in its share file: an entry of the
-		 * table if it can take it, else the call */
-		if (where.placement == VIA_CTL_MEM_IN_PLACE) {
-			rc = table_register(nic, va, Length, MemAttribs, MemoryHandle);
-			if (rc != -EAGAIN) {
-				if (rc == 0)
-					*via_hmap_get(&nic->regions, *MemoryHandle) = (uintptr_t)r;
-				else
-					*MemoryHandle = 0;
-				r = rc == 0 ? NULL : r;
-				goto out;
-			}
-			rc = 0;
-		}
+		r->page_base = page_base;
+		r->page_len = page_len;
 		req.placement = where.placement;
 		req.reason = where.reason;
 		req.flags = where.flags;
@@ -368,7 +377,7 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 	*MemoryHandle = rep.id;
 out:
 	if (rc != 0 && counted)
-		vipl_pages_release(r->page_base, r->page_len);
+		vipl_pages_release(page_base, page_len);
 	pthread_mutex_unlock(&nic->lock);
 	if (obj_fd >= 0)
 		close(obj_fd);
@@ -389,9 +398,12 @@ VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_MEM_HAN
 	pthread_mutex_lock(&nic->lock);
 	/* viad lets go first (or the table's entry goes): then the pages
 	 * are the library's to count down */
-	rc = MemoryHandle & VIA_TPT_HANDLE
-		     ? table_deregister(nic, req.addr, MemoryHandle)
-		     : vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &req, NULL, NULL);
+	if (MemoryHandle & VIA_TPT_HANDLE) {
+		rc = table_deregister(nic, req.addr, MemoryHandle);
+		pthread_mutex_unlock(&nic->lock);
+		return vipl_return(rc);
+	}
+	rc = vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &req, NULL, NULL);
 	slot = rc == 0 ? via_hmap_find(&nic->regions, MemoryHandle) : NULL;
 	if (slot != NULL) {
 		struct vipl_region *r = (struct vipl_region *)(uintptr_t)*slot;
@@ -580,6 +592,11 @@ vipl_mem_close(struct vipl_nic *nic)
 	via_hmap_fini(&nic->regions);
 	via_hmap_fini(&nic->ptags);
 	if (nic->table != NULL) {
+		/* the table's regions: the library's own entries */
+		for (uint32_t i = 0; nic->table->entries != NULL && i < nic->table->capacity; i++) {
+			if (nic->table->entries[i].handle != 0)
+				table_release_pages(&nic->table->entries[i]);
+		}
 		free(nic->table->next_free);
 		free(nic->table->gen);
 		free(nic->table);
@@ -591,4 +608,6 @@ vipl_mem_close(struct vipl_nic *nic)
 		free(a);
 	}
 	pthread_mutex_unlock(&nic->lock);
+	/* a program done with this NIC gets its idle pages back as they were */
+	vipl_pages_evict_idle();
 }

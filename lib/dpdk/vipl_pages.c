@@ -30,7 +30,11 @@
  *    pages, as on any mlock'd memory);
  *  - fork: the child's copies are private (below);
  *  - RLIMIT_MEMLOCK: when locking new pages fails, the idle ones are moved
- *    back and unlocked, and the lock is tried again.
+ *    back and unlocked, and the lock is tried again;
+ *  - VipCloseNic: the idle pages are moved back and unlocked (a program
+ *    done with VIA gets its memory as it was);
+ *  - VIPL_DPDK_REG_CACHE=0 in the environment: at their last
+ *    deregistration, as before issue 29.
  * The first four come from the kernel: every in-place mapping is registered
  * with one userfaultfd of the process (the monitor) for UFFD_EVENT_UNMAP,
  * UFFD_EVENT_REMAP and UFFD_EVENT_REMOVE, which an unprivileged process
@@ -163,6 +167,8 @@ static bool monitor_started;
 /* setup() ran (its result in setup_err): read without setup_lock */
 static bool setup_done;
 static int setup_err;
+/* VIPL_DPDK_REG_CACHE=0: idle pages leave the file at once (header) */
+static bool no_cache;
 
 /* Events read, not yet handled: written under queue_lock, which is held
  * only to read the userfaultfd and copy messages (no call that can wait
@@ -508,12 +514,14 @@ on_own_stack(uintptr_t base, uintptr_t end)
 /*
  * Which path [@p base, @p end) can take: VIA_CTL_COPIED_NONE if every
  * mapping in it is private anonymous and writable, or the share file at
- * offset = address; with *@p obj the mapping if one shared mapping holds
- * all of it (a shared object viad may map itself; obj->hi 0 if not).
+ * offset = address (*@p some_shared: some is); with *@p obj the mapping if
+ * one shared mapping holds all of it (a shared object viad may map itself;
+ * obj->hi 0 if not).
  * @return 0 and @p reason; -EINVAL (a hole or unreadable pages)
  */
 static int
-classify(uintptr_t base, uintptr_t end, bool own_stack, uint32_t *reason, struct vma *obj)
+classify(uintptr_t base, uintptr_t end, bool own_stack, uint32_t *reason, struct vma *obj,
+	 bool *some_shared)
 {
 	uintptr_t cur = base, here = (uintptr_t)&cur;
 	struct vma_cursor c;
@@ -524,6 +532,7 @@ classify(uintptr_t base, uintptr_t end, bool own_stack, uint32_t *reason, struct
 		  : own_stack		    ? VIA_CTL_COPIED_STACK
 					    : VIA_CTL_COPIED_NONE;
 	obj->lo = obj->hi = 0;
+	*some_shared = false;
 	if (rc != 0)
 		return rc;
 	while (cur < end && vma_next(&c, cur, &v)) {
@@ -534,6 +543,7 @@ classify(uintptr_t base, uintptr_t end, bool own_stack, uint32_t *reason, struct
 		if (v.shared && cur == base && v.hi >= end && !vma_is_share_file(&v))
 			*obj = v;
 		cur = v.hi;
+		*some_shared |= vma_is_share_file(&v);
 		if (vma_is_share_file(&v))
 			why = v.offset == v.lo ? VIA_CTL_COPIED_NONE : VIA_CTL_COPIED_SWITCH_FAILED;
 		else if (!v.write)
@@ -1042,6 +1052,7 @@ setup(void)
 {
 	size_t page = page_size();
 	pthread_attr_t attr;
+	const char *env;
 	pthread_t tid;
 	int rc = 0, fd;
 
@@ -1079,6 +1090,8 @@ setup(void)
 			mon_fd = -1;
 		}
 	}
+	env = secure_getenv("VIPL_DPDK_REG_CACHE");
+	no_cache = env != NULL && strcmp(env, "0") == 0;
 	setup_err = rc;
 	__atomic_store_n(&setup_done, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&setup_lock);
@@ -1193,21 +1206,21 @@ lock_pages(uintptr_t a, size_t n, bool on_fault, uintptr_t keep_lo, uintptr_t ke
 
 /*
  * Move the private pages of [@p a, @p a + @p n) into the share file, or take
- * a mapping of it at offset = address as it is (a mapping grown by mremap);
- * lock them and hand them to the monitor. @return 0, -EOPNOTSUPP (no
- * userfaultfd), -ENOMEM (mlock), -errno of the switch
+ * a mapping of it at offset = address as it is (a mapping grown by mremap;
+ * looked for only if @p some_shared);  lock them and hand them to the
+ * monitor. @return 0, -EOPNOTSUPP (no userfaultfd), -ENOMEM (mlock),
+ * -errno of the switch
  */
 static int
-place_run(uintptr_t a, size_t n, uintptr_t keep_lo, uintptr_t keep_hi)
+place_run(uintptr_t a, size_t n, bool some_shared, uintptr_t keep_lo, uintptr_t keep_hi)
 {
 	struct vma_cursor c;
-	struct vma v;
-	int rc;
+	struct vma v = { 0 };
+	int rc = 0;
 
 	if (mon_fd < 0)
 		return -EOPNOTSUPP;
-	rc = vma_open(&c);
-	if (rc == 0 && (!vma_next(&c, a, &v) || v.lo > a))
+	if (some_shared && (rc = vma_open(&c)) == 0 && (!vma_next(&c, a, &v) || v.lo > a))
 		rc = -EINVAL;
 	if (rc == 0 && !(vma_is_share_file(&v) && v.offset == v.lo && v.hi >= a + n)) {
 		/* populated first: the protection covers present pages */
@@ -1227,9 +1240,10 @@ place_run(uintptr_t a, size_t n, uintptr_t keep_lo, uintptr_t keep_hi)
 }
 
 /* Place every page of [@p base, @p end) that is not in place (the range is
- * covered, boundaries at base and end). @return 0, -errno */
+ * covered, boundaries at base and end; @p some_shared as place_run()).
+ * @return 0, -errno */
 static int
-place(uintptr_t base, uintptr_t end)
+place(uintptr_t base, uintptr_t end, bool some_shared)
 {
 	uintptr_t at = base;
 
@@ -1247,7 +1261,7 @@ place(uintptr_t base, uintptr_t end)
 		       ext[j + 1].state != EXT_IN_PLACE)
 			j++;
 		run_hi = ext[j].hi;
-		rc = place_run(at, run_hi - at, base, end);
+		rc = place_run(at, run_hi - at, some_shared, base, end);
 		if (rc != 0)
 			return rc;
 		/* by address: an eviction may have moved the array */
@@ -1276,6 +1290,7 @@ vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out)
 	bool own_stack;
 	uint32_t reason = VIA_CTL_COPIED_NONE;
 	struct vma obj = { 0 };
+	bool some_shared;
 	int rc, setup_rc;
 
 	*out = (struct vipl_pages_placement){ .placement = VIA_CTL_MEM_IN_PLACE, .obj_fd = -1 };
@@ -1299,7 +1314,7 @@ vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out)
 		return rc;
 	}
 	/* first registration of some of its pages: what are they? */
-	rc = classify(base, end, own_stack, &reason, &obj);
+	rc = classify(base, end, own_stack, &reason, &obj, &some_shared);
 	if (rc == 0)
 		rc = ext_room(ext_cover_room(base, end));
 	if (rc != 0) {
@@ -1313,7 +1328,7 @@ vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out)
 		reason = VIA_CTL_COPIED_SWITCH_FAILED;
 	}
 	if (reason == VIA_CTL_COPIED_NONE) {
-		rc = place(base, end);
+		rc = place(base, end, some_shared);
 		if (rc == -ENOMEM)
 			goto fail;
 		if (rc != 0) {
@@ -1377,8 +1392,24 @@ vipl_pages_release(uintptr_t base, size_t len)
 			munlock((void *)e->lo, e->hi - e->lo);
 		else if (e->state == EXT_GONE)
 			punch(e->lo, e->hi - e->lo);
+		else if (no_cache && evict(i))
+			i--;
 	}
 	ext_tidy(base, end);
+	pthread_mutex_unlock(&pages_lock);
+}
+
+void
+vipl_pages_evict_idle(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&pages_lock);
+	events_sync();
+	for (i = 0; i < nb_ext;) {
+		if (!evict(i))
+			i++;
+	}
 	pthread_mutex_unlock(&pages_lock);
 }
 

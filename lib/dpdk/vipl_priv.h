@@ -190,9 +190,12 @@ struct vipl_pages_placement {
  */
 int vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out);
 
-/** Uncount a registration; pages no registration covers any more are
- *  unlocked and made private again. */
+/** Uncount a registration; in-place pages no registration covers any more
+ *  stay in place, idle (made private again with VIPL_DPDK_REG_CACHE=0),
+ *  copied ones are unlocked. */
 void vipl_pages_release(uintptr_t base, size_t len);
+/** Every idle in-place page made private again and unlocked (VipCloseNic). */
+void vipl_pages_evict_idle(void);
 
 /** The share file's fd (open once vipl_pages_acquire placed a range in place), or -1. */
 int vipl_pages_share_file(void);

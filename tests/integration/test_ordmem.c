@@ -14,9 +14,9 @@
  *    nothing). Many registrations in one page, overlapping ones and parts
  *    of pages count per page.
  *  - No write is lost: a thread writing the same page, and the kernel
- *    writing into it for a read(2), while it is switched 600 times: in at
- *    each registration, out at the MADV_DONTNEED_LOCKED after each
- *    deregistration (the library's monitor of the program's mappings).
+ *    writing into it for a read(2), while it is switched 600 times (a
+ *    child process with VIPL_DPDK_REG_CACHE=0: out at each last
+ *    deregistration, in at each registration).
  *  - A registered range the program unmaps: viad survives, and the pages
  *    are deregistered normally.
  *  - limits.max_in_place_bytes: a registration past it is refused with
@@ -29,7 +29,15 @@
  *    and Read move through table handles; VipQueryMem and
  *    VipSetMemAttributes answer for them; a deregistered handle fails its
  *    descriptor; a ptag in use by an entry is not destroyed; with
- *    VIPL_DPDK_REG_TABLE=0 each registration is a call.
+ *    VIPL_DPDK_REG_TABLE=0 each registration is a call; the windows of a
+ *    session that ended go back to its user (8 sessions in turn, on a
+ *    viad whose user may have two).
+ *  - A client that forges its table (VIA §11: the TPT is checked when
+ *    used): entries naming memory below or past their window, ranges that
+ *    wrap or are empty, windows viad never mapped, another ptag, another
+ *    handle; a send from such an entry and a peer's RDMA Write into one
+ *    fail with a protection error, write nothing, and viad lives on; the
+ *    entries put back, the same buffers move data again.
  *  - Nothing leaks (issue 29): malloc, register, deregister, free in a
  *    loop keeps the program's RSS and its share file flat; an idle
  *    in-place buffer the program unmaps, or moves with realloc, leaves
@@ -58,6 +66,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "via_abi.h"
 
 #ifndef MADV_DONTNEED_LOCKED
 #define MADV_DONTNEED_LOCKED 24   /* Linux 5.18 */
@@ -434,7 +443,7 @@ writer_main(void *arg)
 }
 
 static void
-test_no_lost_write(VIP_NIC_HANDLE nic)
+lost_write_cycles(VIP_NIC_HANDLE nic)
 {
 	const size_t len = WRITE_PAGES * PAGE;
 	struct writer w = { .pages = aligned_alloc(PAGE, len) };
@@ -445,10 +454,6 @@ test_no_lost_write(VIP_NIC_HANDLE nic)
 	uint64_t sum = 0;
 	pthread_t t;
 
-	h_note("a thread writes %u pages, the kernel too, while they are switched %u times",
-	       WRITE_PAGES, 2 * cycles);
-	/* MADV_DONTNEED_LOCKED sends them back after each deregistration (the
-	 * library's monitor switches them out; the next registration, in) */
 	if (!CHECK(w.pages != NULL && VipCreatePtag(nic, &pt) == VIP_SUCCESS, "pages and ptag"))
 		return;
 	memset(w.pages, 0, len);
@@ -458,20 +463,45 @@ test_no_lost_write(VIP_NIC_HANDLE nic)
 		/* the registered bytes leave out the counters: their pages move all the same */
 		bad += VipRegisterMem(nic, w.pages + 1024, len - 2048, &ma, &mh) != VIP_SUCCESS ||
 		       !in_share_file(w.pages);
-		bad += VipDeregisterMem(nic, w.pages + 1024, mh) != VIP_SUCCESS;
-		bad += madvise(w.pages, len, MADV_DONTNEED_LOCKED) != 0;
+		bad += VipDeregisterMem(nic, w.pages + 1024, mh) != VIP_SUCCESS ||
+		       in_share_file(w.pages);
 	}
 	w.stop = true;
 	pthread_join(t, NULL);
 	for (i = 0; i < WRITE_PAGES; i++)
 		sum += *(uint64_t *)(w.pages + i * PAGE);
-	CHECK(bad == 0, "%u register/deregister cycles (%u failed)", cycles, bad);
+	CHECK(bad == 0, "%u register/deregister cycles, in and out (%u failed)", cycles, bad);
 	CHECK(sum == w.stores, "the counters add up to %" PRIu64 " after %" PRIu64
 	      " increments: no store lost", sum, w.stores);
 	CHECK(w.reads > 0 && w.bad_reads == 0, "%" PRIu64 " read(2) into the pages, %" PRIu64
 	      " lost", w.reads, w.bad_reads);
 	VipDestroyPtag(nic, pt);
 	free(w.pages);
+}
+
+static void
+test_no_lost_write(void)
+{
+	VIP_NIC_HANDLE nic;
+	int status = -1;
+	pid_t pid;
+
+	h_note("a thread writes %u pages, the kernel too, while they are switched 600 times",
+	       WRITE_PAGES);
+	/* a process of its own whose pages leave the share file at each
+	 * deregistration (idle pages stay in place otherwise) */
+	pid = fork();
+	if (pid == 0) {
+		h_set_child("lost-write child");
+		setenv("VIPL_DPDK_REG_CACHE", "0", 1);
+		if (CHECK_RET(VipOpenNic("via0", &nic), VIP_SUCCESS, "open via0")) {
+			lost_write_cycles(nic);
+			VipCloseNic(nic);
+		}
+		_exit(h_failures() == 0 ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0, "the child's checks passed");
 }
 
 /* ---- munmap of a registered range ----------------------------------------------- */
@@ -582,8 +612,6 @@ test_fork(VIP_NIC_HANDLE nic)
 
 /* ---- the client's table (issue 29) ------------------------------------------------ */
 
-#define TPT_HANDLE 0x80000000u   /* via_abi.h VIA_TPT_HANDLE */
-
 /* An RDMA Write (@p write) of @p len bytes from @p s to @p t, or a Read of
  * them from @p t into @p s, on a's side. @return whether it completed and
  * the bytes arrived */
@@ -623,7 +651,7 @@ test_table(VIP_NIC_HANDLE nic)
 	if (!buf_open(&s, &p, "heap", 8 * PAGE) || !buf_open(&r, &p, "heap", 8 * PAGE))
 		return;
 	c1 = counters(nic);
-	CHECK((s.mh & TPT_HANDLE) && (r.mh & TPT_HANDLE) &&
+	CHECK((s.mh & VIA_TPT_HANDLE) && (r.mh & VIA_TPT_HANDLE) &&
 	      c1.RegionsRegistered == c0.RegionsRegistered,
 	      "two heap buffers: table handles %#x %#x, MEM_REGISTER +%" PRIu64 " (want 0)", s.mh,
 	      r.mh, c1.RegionsRegistered - c0.RegionsRegistered);
@@ -654,6 +682,177 @@ test_table(VIP_NIC_HANDLE nic)
 	      (d->CS.Status & VIP_STATUS_PROTECTION_ERROR),
 	      "a send from the stale handle: protection error (status %#x)", d->CS.Status);
 	buf_close(&s, &p);
+	buf_close(&r, &p);
+	pair_close(&p);
+}
+
+/* The entry of table handle @p mh registered at @p va, found in this
+ * process's session segments (where viad placed the table), or NULL. */
+static struct via_tpt_entry *
+find_entry(const void *va, VIP_MEM_HANDLE mh)
+{
+	struct via_tpt_entry *found = NULL;
+	uintptr_t lo, hi;
+	char line[512], perms[8];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f != NULL && found == NULL && fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, "viad-session") == NULL ||
+		    sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi, perms) != 3 ||
+		    perms[0] != 'r')
+			continue;
+		for (uintptr_t a = lo; a + sizeof(*found) <= hi && found == NULL;
+		     a += sizeof(*found)) {
+			struct via_tpt_entry *e = (struct via_tpt_entry *)a;
+
+			if (e->handle == mh && e->addr == (uintptr_t)va)
+				found = e;
+		}
+	}
+	if (f != NULL)
+		fclose(f);
+	return found;
+}
+
+/* A send (or, with @p remote_mh, an RDMA Write to @p remote_va) of @p len
+ * bytes at @p va under @p mh, from a descriptor in @p dsc: @return its
+ * completion status, or 0 if it did not complete. */
+static VIP_UINT32
+post_status(struct pair *p, struct buf *dsc, uint64_t va, VIP_MEM_HANDLE mh, uint32_t len,
+	    uint64_t remote_va, VIP_MEM_HANDLE remote_mh)
+{
+	VIP_DESCRIPTOR *d = h_desc1(dsc->p, (void *)(uintptr_t)va, mh, len, true), *got = NULL;
+
+	if (remote_mh != 0) {
+		d->CS.Control = VIP_CONTROL_OP_RDMAWRITE;
+		d->CS.SegCount = 2;
+		d->DS[1] = d->DS[0];
+		d->DS[0].Remote.Data.Address = (VIP_PVOID)(uintptr_t)remote_va;
+		d->DS[0].Remote.Handle = remote_mh;
+		d->DS[0].Remote.Reserved = 0;
+	}
+	if (VipPostSend(p->a, d, dsc->mh) != VIP_SUCCESS ||
+	    VipSendWait(p->a, WAIT_MS, &got) != VIP_SUCCESS || got != d)
+		return 0;
+	return d->CS.Status;
+}
+
+#define FORGED_LOW 0x10000ull   /* far below any heap: outside every window */
+#define FORGED_FAR (1ull << 40) /* past any 1 GiB window */
+
+/* Forgery @p i of the real entry @p x0 into @p e, the send's address in
+ * *@p va. @return what it is, NULL past the last */
+static const char *
+forge(unsigned i, const struct via_tpt_entry *x0, uint32_t other_ptag, struct via_tpt_entry *e,
+      uint64_t *va)
+{
+	*e = *x0;
+	*va = x0->addr + 256;
+	switch (i) {
+	case 0:
+		e->addr = *va = FORGED_LOW;
+		e->len = PAGE;
+		return "a range below its window";
+	case 1:
+		e->len = FORGED_FAR;
+		*va = x0->addr + FORGED_FAR / 2;
+		return "a range 1 TiB long, read far past the buffer";
+	case 2:
+		e->len = 0 - x0->addr + PAGE;
+		return "a range that wraps past 2^64";
+	case 3:
+		e->len = 0;
+		return "an empty range";
+	case 4:
+		e->window = VIA_TPT_WINDOWS;
+		return "a window viad never mapped";
+	case 5:
+		e->window = UINT32_MAX;
+		return "a window index of 2^32 - 1";
+	case 6:
+		e->ptag = other_ptag;
+		return "another ptag of the client";
+	case 7:
+		e->handle ^= 0x10000u;
+		return "another handle in the entry";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * A hostile client writes its own table: whatever it writes, viad reaches
+ * only what the entry's window (the client's own share file) holds, for
+ * the VI's ptag, under the handle the descriptor names (daemon/mr.c
+ * table_check). Each forged entry is tried on a fresh connection.
+ */
+static void
+test_table_forged(VIP_NIC_HANDLE nic)
+{
+	struct via_tpt_entry *xe, *re, *oe, x0, r0, e;
+	struct buf dsc, x, r, other = { .kind = "heap", .len = PAGE };
+	VIP_PROTECTION_HANDLE other_pt;
+	VIP_MEM_ATTRIBUTES other_ma;
+	VIP_MEM_HANDLE other_mh = 0;
+	const char *what;
+	struct pair p;
+	VIP_UINT32 st;
+	uint64_t va;
+
+	h_note("a client forging its table: viad checks every entry it uses");
+	if (!pair_open(&p, nic, "forged") || !buf_open(&dsc, &p, "heap", 2 * PAGE) ||
+	    !buf_open(&x, &p, "heap", 4 * PAGE) || !buf_open(&r, &p, "heap", 4 * PAGE))
+		return;
+	/* a second ptag's id, as the library writes it into an entry */
+	other.p = aligned_alloc(PAGE, PAGE);
+	if (!CHECK(other.p != NULL && VipCreatePtag(nic, &other_pt) == VIP_SUCCESS,
+		   "a second ptag"))
+		return;
+	other_ma = (VIP_MEM_ATTRIBUTES){ .Ptag = other_pt };
+	CHECK_RET(VipRegisterMem(nic, other.p, PAGE, &other_ma, &other_mh), VIP_SUCCESS,
+		  "a page of the second ptag");
+	xe = find_entry(x.p, x.mh);
+	re = find_entry(r.p, r.mh);
+	oe = find_entry(other.p, other_mh);
+	if (!CHECK((dsc.mh & x.mh & r.mh & other_mh & VIA_TPT_HANDLE) && xe != NULL &&
+		   re != NULL && oe != NULL && oe->ptag != xe->ptag,
+		   "the entries of four table regions, found in the session segment"))
+		return;
+	x0 = *xe;
+	r0 = *re;
+	for (unsigned i = 0; (what = forge(i, &x0, oe->ptag, &e, &va)) != NULL; i++) {
+		*xe = e;
+		st = post_status(&p, &dsc, va, x.mh, PAGE, 0, 0);
+		*xe = x0;
+		CHECK(st & VIP_STATUS_PROTECTION_ERROR,
+		      "%s: the send fails with a protection error (status %#x)", what, st);
+		CHECK(viad_alive(&vd), "%s: viad is alive", what);
+		h_pair_drop(p.a, p.b);
+		if (!pair_connect(&p, what))
+			return;
+	}
+	/* the peer's RDMA Write into a forged target */
+	fill(r.p, r.len, 40);
+	re->addr = FORGED_LOW;
+	re->len = PAGE;
+	st = post_status(&p, &dsc, (uintptr_t)(x.p + 256), x.mh, PAGE, FORGED_LOW, r.mh);
+	*re = r0;
+	/* Reliable Delivery: the target refuses it with a NAK that breaks the
+	 * connection (§2.5.2); the send may have completed before */
+	CHECK(st != 0 && h_state_wait(p.a, VIP_STATE_ERROR, WAIT_MS) == VIP_STATE_ERROR &&
+	      viad_log_contains(&vd, "RDMA Write refused: outside the region"),
+	      "an RDMA Write to an entry naming memory below its window is refused, outside "
+	      "the region (status %#x)", st);
+	CHECK(viad_alive(&vd) && filled(r.p, r.len, 40), "viad is alive, the target untouched");
+	h_pair_drop(p.a, p.b);
+	if (pair_connect(&p, "forged, put back"))
+		CHECK(move(&p, &x, &r, 2 * PAGE, 41),
+		      "the entries put back: the same buffers move data again");
+	VipDeregisterMem(nic, other.p, other_mh);
+	VipDestroyPtag(nic, other_pt);
+	free(other.p);
+	buf_close(&dsc, &p);
+	buf_close(&x, &p);
 	buf_close(&r, &p);
 	pair_close(&p);
 }
@@ -759,19 +958,31 @@ test_let_go(VIP_NIC_HANDLE nic)
 	CHECK(in - before >= 1024 && after <= before,
 	      "munmap: the share file %ld -> %ld -> %ld KiB", before, in, after);
 
-	m = malloc(len);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	fill(m, len, 32);
 	before = share_file_kb();
 	CHECK(VipRegisterMem(nic, m, len, &ma, &mh) == VIP_SUCCESS &&
-	      VipDeregisterMem(nic, m, mh) == VIP_SUCCESS, "a malloc'd MiB, registered, idle");
-	moved = realloc(m, 4 * len);
+	      VipDeregisterMem(nic, m, mh) == VIP_SUCCESS, "another MiB, registered, idle");
+	/* as glibc's realloc of a large chunk does */
+	moved = mremap(m, len, 4 * len, MREMAP_MAYMOVE);
 	h_sleep_ms(50);
-	CHECK(moved != NULL && filled(moved, len, 32) && !in_share_file(moved),
-	      "realloc moved it (mremap): contents kept, private at %p", (void *)moved);
-	free(moved);
+	CHECK(moved != MAP_FAILED && filled(moved, len, 32) && !in_share_file(moved),
+	      "mremap moved it: contents kept, private at %p", (void *)moved);
+	munmap(moved, 4 * len);
 	h_sleep_ms(50);
 	after = share_file_kb();
 	CHECK(after <= before, "and its file pages went: %ld -> %ld KiB", before, after);
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fill(m, len, 33);
+	CHECK(VipRegisterMem(nic, m, len, &ma, &mh) == VIP_SUCCESS &&
+	      VipDeregisterMem(nic, m, mh) == VIP_SUCCESS && in_share_file(m) &&
+	      madvise(m, len, MADV_DONTNEED) != 0,
+	      "a third, idle: MADV_DONTNEED fails on its locked pages, as on any mlock'd memory");
+	CHECK(madvise(m, len, MADV_DONTNEED_LOCKED) == 0, "MADV_DONTNEED_LOCKED");
+	h_sleep_ms(50);
+	CHECK(!in_share_file(m) && !in_share_file(m + len - 1), "it left the share file");
+	munmap(m, len);
 	VipDestroyPtag(nic, ma.Ptag);
 }
 
@@ -790,7 +1001,7 @@ test_no_table(void)
 		c0 = counters(nic);
 		if (buf_open(&b, &p, "heap", 4 * PAGE)) {
 			c1 = counters(nic);
-			CHECK(!(b.mh & TPT_HANDLE) && c1.RegionsInPlace == c0.RegionsInPlace + 1,
+			CHECK(!(b.mh & VIA_TPT_HANDLE) && c1.RegionsInPlace == c0.RegionsInPlace + 1,
 			      "viad's handle %#x, RegionsInPlace +%" PRIu64, b.mh,
 			      c1.RegionsInPlace - c0.RegionsInPlace);
 			buf_close(&b, &p);
@@ -799,6 +1010,52 @@ test_no_table(void)
 		VipCloseNic(nic);
 	}
 	unsetenv("VIPL_DPDK_REG_TABLE");
+}
+
+/*
+ * On a viad whose user may have 2 GiB in place (two windows): sessions one
+ * after another, each registering through its table, then closing. A
+ * session's windows must go back to the user when it ends, else the third
+ * registers with a call.
+ */
+static void
+test_table_sessions(void)
+{
+	VIP_DPDK_COUNTERS c;
+	VIP_NIC_HANDLE obs, nic;
+	VIP_PROTECTION_HANDLE pt;
+	VIP_MEM_ATTRIBUTES ma = { 0 };
+	VIP_MEM_HANDLE mh;
+	uint8_t *b = aligned_alloc(PAGE, PAGE);
+	unsigned i, table = 0;
+	const unsigned sessions = 8;
+
+	h_note("%u sessions one after another, each with a 1 GiB window of 2 GiB the user may "
+	       "have", sessions);
+	/* the observer registers nothing: it has no table, no window */
+	if (!CHECK(b != NULL && VipOpenNic("via0", &obs) == VIP_SUCCESS &&
+		   h_counters(obs, &c) == VIP_SUCCESS, "a buffer and an observer"))
+		return;
+	for (i = 0; i < sessions; i++) {
+		if (VipOpenNic("via0", &nic) != VIP_SUCCESS)
+			break;
+		ma.Ptag = NULL;
+		if (VipCreatePtag(nic, &pt) == VIP_SUCCESS) {
+			ma.Ptag = pt;
+			if (VipRegisterMem(nic, b, PAGE, &ma, &mh) == VIP_SUCCESS) {
+				table += (mh & VIA_TPT_HANDLE) != 0;
+				VipDeregisterMem(nic, b, mh);
+			}
+			VipDestroyPtag(nic, pt);
+		}
+		VipCloseNic(nic);
+		if (!h_wait_sessions(obs, c.Sessions, NULL))
+			break;
+	}
+	CHECK(table == sessions, "%u of %u sessions registered through their table: each "
+	      "session's window went back to the user", table, sessions);
+	VipCloseNic(obs);
+	free(b);
 }
 
 /* ---- exec ------------------------------------------------------------------------ */
@@ -1015,7 +1272,7 @@ main(int argc, char **argv)
 		VipErrorCallback(nic, NULL, h_err_handler);
 		test_placement(nic);
 		test_pages(nic);
-		test_no_lost_write(nic);
+		test_no_lost_write();
 		test_unmapped(nic);
 		test_cap(nic);
 		test_fork(nic);
@@ -1029,11 +1286,19 @@ main(int argc, char **argv)
 	if (CHECK_RET(VipOpenNic("via0", &nic), VIP_SUCCESS, "open via0 (default limits)")) {
 		VipErrorCallback(nic, NULL, h_err_handler);
 		test_table(nic);
+		test_table_forged(nic);
 		test_no_leak(nic);
 		test_let_go(nic);
 		test_no_table();
 		CHECK_RET(VipCloseNic(nic), VIP_SUCCESS, "close via0");
 	}
+	viad_stop(&vd);
+	/* the user's in-place bytes: two windows */
+	if (viad_start(&vd, "viad", (const char *const[]){ "viad.poll_mode=adaptive",
+							   "limits.user_max_in_place_bytes=2G",
+							   NULL }) != 0)
+		return h_finish();
+	test_table_sessions();
 	viad_stop(&vd);
 	return h_finish();
 }
