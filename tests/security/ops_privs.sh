@@ -13,7 +13,7 @@
 . "$(dirname "$0")/ops_lib.sh"
 ops_init privs "$1"
 UNIT=$BUILD/config/viad.service
-KEPT="cap_ipc_lock cap_sys_ptrace cap_checkpoint_restore"
+KEPT="cap_ipc_lock cap_ipc_owner"
 
 # ---- the score ---------------------------------------------------------------------
 if command -v systemd-analyze >/dev/null; then
@@ -118,7 +118,7 @@ ok $? "a group member's viactl status answers"
 pid=$(pgrep -P "${VIAD_PID[u]}" -x viad || echo "${VIAD_PID[u]}")
 python3 - "$pid" $KEPT <<'PY'
 import ctypes, os, sys
-caps = {"cap_ipc_lock": 14, "cap_sys_ptrace": 19, "cap_checkpoint_restore": 40}
+caps = {"cap_ipc_lock": 14, "cap_ipc_owner": 15}
 want = sum(1 << caps[c] for c in sys.argv[2:])
 bad = []
 tasks = os.listdir("/proc/%s/task" % sys.argv[1])
