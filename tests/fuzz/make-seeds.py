@@ -16,7 +16,7 @@ import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ABI = 11
+ABI = 12
 COOKIE = 0x56494100 | ABI
 
 # op: (request body size, reply body size), abi/via_ctl.c
