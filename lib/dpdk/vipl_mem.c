@@ -217,9 +217,10 @@ table_window(struct vipl_nic *nic, struct vipl_table *t, uintptr_t va, size_t le
 
 /*
  * Register [@p va, @p va + @p len), in place, as an entry of the table.
- * @return 0 and *@p handle; -ESRCH (not a ptag of this NIC), -EOPNOTSUPP
- *         (RDMA Read, unsupported); -EAGAIN: not through the table (no
- *         table, no window, no free entry): the caller makes the call
+ * @return 0 and *@p handle; -ECONNRESET (viad gone), -ESRCH (not a ptag of
+ *         this NIC), -EOPNOTSUPP (RDMA Read, unsupported); -EAGAIN: not
+ *         through the table (no table, no window, no free entry): the
+ *         caller makes the call
  */
 static int
 table_register(struct vipl_nic *nic, uintptr_t va, size_t len, const VIP_MEM_ATTRIBUTES *ma,
@@ -231,6 +232,9 @@ table_register(struct vipl_nic *nic, uintptr_t va, size_t len, const VIP_MEM_ATT
 	struct via_tpt_entry *e;
 	int window;
 
+	/* viad gone: as every call answers (vipl.h) */
+	if (!vipl_nic_alive(nic))
+		return -ECONNRESET;
 	if (users == NULL)
 		return -ESRCH;
 	if (ma->EnableRdmaRead && !nic->info.rdma_read_support)
@@ -256,17 +260,28 @@ table_register(struct vipl_nic *nic, uintptr_t va, size_t len, const VIP_MEM_ATT
 	return 0;
 }
 
-/* The entry of table handle @p handle registered at @p va, or NULL. */
-static struct via_tpt_entry *
-table_entry(struct vipl_nic *nic, uintptr_t va, VIP_MEM_HANDLE handle)
+/*
+ * The entry of table handle @p handle registered at @p va in *@p out.
+ * viad reads the table only while it runs: once it is gone, the entries
+ * answer as every call does (vipl.h). @return 0, -ECONNRESET (viad gone),
+ * -ENOENT
+ */
+static int
+table_entry(struct vipl_nic *nic, uintptr_t va, VIP_MEM_HANDLE handle, struct via_tpt_entry **out)
 {
 	struct vipl_table *t = nic->table;
 	struct via_tpt_entry *e;
 
+	*out = NULL;
+	if (!vipl_nic_alive(nic))
+		return -ECONNRESET;
 	if (t == NULL || t->entries == NULL || !(handle & VIA_TPT_HANDLE))
-		return NULL;
+		return -ENOENT;
 	e = &t->entries[handle & (t->capacity - 1)];
-	return e->handle == handle && e->addr == va ? e : NULL;
+	if (e->handle != handle || e->addr != va)
+		return -ENOENT;
+	*out = e;
+	return 0;
 }
 
 /* The pages of entry @p e, as VipRegisterMem counted them. */
@@ -279,17 +294,18 @@ table_release_pages(const struct via_tpt_entry *e)
 }
 
 /* Free the entry of @p handle and count its pages down (VipDeregisterMem).
- * @return 0, -ENOENT */
+ * @return 0, -ECONNRESET (viad gone), -ENOENT */
 static int
 table_deregister(struct vipl_nic *nic, uintptr_t va, VIP_MEM_HANDLE handle)
 {
-	struct via_tpt_entry *e = table_entry(nic, va, handle);
 	struct vipl_table *t = nic->table;
 	uint32_t idx = handle & (t != NULL ? t->capacity - 1 : 0);
+	struct via_tpt_entry *e;
 	uint64_t *users;
+	int rc = table_entry(nic, va, handle, &e);
 
-	if (e == NULL)
-		return -ENOENT;
+	if (rc != 0)
+		return rc;
 	users = via_hmap_find(&nic->ptags, e->ptag);
 	if (users != NULL && *users > 0)
 		(*users)--;
@@ -428,12 +444,11 @@ VipQueryMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID Address, VIP_MEM_HANDLE MemHandl
 	if (nic == NULL || MemAttribs == NULL)
 		return VIP_INVALID_PARAMETER;
 	if (MemHandle & VIA_TPT_HANDLE) {
-		const struct via_tpt_entry *e;
+		struct via_tpt_entry *e;
 
 		pthread_mutex_lock(&nic->lock);
-		e = table_entry(nic, req.addr, MemHandle);
-		rc = e != NULL ? 0 : -ENOENT;
-		if (e != NULL) {
+		rc = table_entry(nic, req.addr, MemHandle, &e);
+		if (rc == 0) {
 			rep.ptag = e->ptag;
 			rep.rdma_write = (e->flags & VIA_TPT_RDMA_WRITE) != 0;
 			rep.rdma_read = (e->flags & VIA_TPT_RDMA_READ) != 0;
@@ -456,16 +471,14 @@ table_set_attr(struct vipl_nic *nic, const struct via_ctl_mem_set_attr_req *q)
 {
 	struct via_tpt_entry *e;
 	uint64_t *was, *now;
-	int rc = 0;
+	int rc;
 
 	pthread_mutex_lock(&nic->lock);
-	e = table_entry(nic, q->ref.addr, q->ref.handle);
+	rc = table_entry(nic, q->ref.addr, q->ref.handle, &e);
 	now = via_hmap_find(&nic->ptags, q->attr.ptag);
-	if (e == NULL)
-		rc = -ENOENT;
-	else if (now == NULL)
+	if (rc == 0 && now == NULL)
 		rc = -ESRCH;
-	else if (q->attr.rdma_read && !nic->info.rdma_read_support)
+	else if (rc == 0 && q->attr.rdma_read && !nic->info.rdma_read_support)
 		rc = -EOPNOTSUPP;
 	if (rc == 0) {
 		was = via_hmap_find(&nic->ptags, e->ptag);

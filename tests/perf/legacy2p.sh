@@ -51,12 +51,13 @@ echo "legacy-host $mac" >"$run/hosts"
 printf '[viad]\nhosts = %s\n\n[port via0]\nglue = loopback\nmac = %s\n' "$run/hosts" "$mac" \
 	>"$run/viad.conf"
 
-# measured CLIENT...: its stdout; with --perf, perf's counters in $run/perf
+# measured CLIENT...: its stdout (120 s at most); with --perf, perf's counters in $run/perf
 client() {
 	if [ "$perf" = 1 ]; then
-		perf stat -x, -e instructions:u,instructions:k,context-switches -o "$run/perf" "$@"
+		perf stat -x, -e instructions:u,instructions:k,context-switches -o "$run/perf" \
+			timeout 120 "$@"
 	else
-		"$@"
+		timeout 120 "$@"
 	fi
 }
 
@@ -80,7 +81,7 @@ legacy() { # BUILD SIZE -> "mean_us ipr csr"
 	local n=$((iters + 100)) out
 	VIAD_SOCKET=$run/viad.sock timeout 120 "${srv_pin[@]}" "$1/apps/vipl_legacy" server -n "$n" -S "$2" \
 		-D lg2p >"$run/lsrv.log" 2>&1 &
-	out=$(VIAD_SOCKET=$run/viad.sock timeout 120 client "${cli_pin[@]}" "$1/apps/vipl_legacy" client \
+	out=$(VIAD_SOCKET=$run/viad.sock client "${cli_pin[@]}" "$1/apps/vipl_legacy" client \
 		-H legacy-host -n "$n" -S "$2" -D lg2p 2>"$run/lcli.log")
 	wait
 	echo "$(sed -n 's/.*, \([0-9.]*\) us per round trip/\1/p' <<<"$out") $(per_rt "$n")"
@@ -92,7 +93,7 @@ pingpong() { # BUILD SIZE -> "mean_us p50_us ipr csr"
 	VIAD_SOCKET=$run/viad.sock timeout 120 "${srv_pin[@]}" "$1/apps/vipl_pingpong" -s "${opts[@]}" \
 		>"$run/psrv.log" 2>&1 &
 	sleep 0.2
-	out=$(VIAD_SOCKET=$run/viad.sock timeout 120 client "${cli_pin[@]}" "$1/apps/vipl_pingpong" -c "$mac" \
+	out=$(VIAD_SOCKET=$run/viad.sock client "${cli_pin[@]}" "$1/apps/vipl_pingpong" -c "$mac" \
 		"${opts[@]}" --json 2>"$run/pcli.log" | tail -1)
 	wait
 	echo "$(python3 -c 'import json,sys; r=json.loads(sys.argv[1])["rtt_us"]; print(r["mean"], r["p50"])' \
