@@ -80,10 +80,12 @@
  * 2. Inside viad, another thread -> the pollers: a frame handed to a
  *    shard's inbox (rte_ring enqueue, then a seq_cst fence), a zero-copy
  *    buffer released on a shard's stack (seq_cst CAS), a new session or a
- *    frame queued by the control thread. Flag: viad's own copy of
- *    poller_asleep; wake: the same eventfd. The poller's last look covers
- *    its inbox, its stack, the ports' backlogs and the doorbells. A poller
- *    woken passes the eventfd on while others sleep: one eventfd for all.
+ *    frame queued by the control thread. Flag: the shard's asleep (the
+ *    control thread: viad's own copy of poller_asleep); wake: the shard's
+ *    own eventfd (the control thread: the shared one). The poller's last
+ *    look covers its inbox, its stack, the ports' backlogs and the
+ *    doorbells. The one poller that reads the shared eventfd wakes every
+ *    other sleeping shard through its own.
  * 3. Completion, viad -> a client thread in a wait (VipSendWait,
  *    VipRecvWait, VipCQWait; the provider thread on the error queue). Work
  *    word: via_shm_wait.seq (seq_cst add), after the descriptor's Status

@@ -55,10 +55,22 @@ unsigned via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats
 
 /**
  * Every send ring shard @p me polls goes back to doorbells (its poller is
- * about to sleep): each ring's polled word is cleared, then looked at.
+ * about to sleep): each ring's polled word is cleared, then looked at; a
+ * ring with posts at that look stays polled, so that the next iteration
+ * serves them (their producer saw it polled and rang no doorbell).
  * @return whether a post came meanwhile (the poller must not sleep)
  */
 bool via_dp_polled_stop_all(struct via_shard *me);
+
+/* ---- poll.c: the poll lcores ------------------------------------------------ */
+
+/**
+ * Wake shard @p sh's poller if it sleeps: the caller has just published
+ * work for it (a frame in its inbox, a released zero-copy tracker) with a
+ * seq_cst store or a seq_cst fence after it (via_abi.h, "Wake-up
+ * contract", pair 2). Any thread; no lock.
+ */
+void via_poll_wake(struct via_shard *sh);
 
 /* ---- dp_req.c: the requester (VIA §6.3, §9.6.1) ----------------------------- */
 

@@ -410,6 +410,12 @@ struct via_shard {
 	unsigned index;
 	unsigned lcore;
 	struct rte_ring *inbox;       /**< frames for this shard's VIs: MP/SC */
+	/** Its own wake-up (via_abi.h, "Wake-up contract", pair 2): another
+	 *  thread with work for it writes this eventfd when @c asleep says its
+	 *  poller sleeps; no other poller reads it, so no other can take a
+	 *  wake-up meant for it (poll.c) */
+	int wake_fd;
+	uint32_t asleep;              /**< 1 while its poller sleeps (seq_cst) */
 	struct via_vi_list rel_vis;   /**< its connected reliable VIs: timers, ACKs */
 	/** VIs whose send ring it polls without doorbells (dp.c, "polled send
 	 *  queues"), and how many */
