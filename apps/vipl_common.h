@@ -77,6 +77,7 @@ struct vc_opts {
 	uint32_t window;
 	uint32_t idle_vis;         /* --idle-vis: idle VIs created beside the measured ones */
 	bool one_thread;           /* vipl_bw --loopback --one-thread: one thread drives both VIs */
+	bool reg_each;             /* vipl_pingpong --reg-each: each ping's buffer registered for it */
 	uint32_t iters, warmup;
 	bool iters_set, warmup_set, sizes_set;
 	struct vc_sched sched;     /* client / loopback: filled by vc_nic_open */
