@@ -269,10 +269,19 @@ void via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n);
 void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
 		      uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
 		      uint16_t len);
-/** Send an ACK or NAK (no payload; @p seq and @p imm carry its meaning). */
-void via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		       uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
-		       uint32_t imm);
+/** Send a frame without payload whose @p seq, @p imm and @p msg_id carry its
+ *  meaning (ACK, NAK, CONN_REJECT). */
+void via_dp_send_xport_id(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+			  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
+			  uint32_t imm, uint32_t msg_id);
+/** via_dp_send_xport_id() with msg_id 0: an ACK or NAK (no payload; @p seq
+ *  and @p imm carry its meaning). */
+static inline void
+via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+		  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm)
+{
+	via_dp_send_xport_id(nic, mac, op, flags, dst_vi, src_vi, conn_id, seq, imm, 0);
+}
 /**
  * Where frame @p m goes next: the inbox of its destination VI's shard, CM
  * frames included, so that a VI's frames stay in order; the control

@@ -48,8 +48,9 @@
 
 #define REL_DUPACKS      3       /* duplicate ACKs that trigger a retransmission */
 /* expiries whose probe had no answer before the frames go again all the
- * same: a lost probe, or a peer that never answers one with VIA_WF_REPLY */
-#define REL_BLIND_PROBES 3
+ * same (31 ms with the default timeouts): a lost probe, or a peer that
+ * never answers one with VIA_WF_REPLY */
+#define REL_BLIND_PROBES 5
 
 static uint64_t
 us_to_cycles(uint32_t us)
@@ -116,11 +117,12 @@ via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_
 }
 
 static void
-send_xport(struct via_vi *vi, uint8_t op, uint16_t flags, uint32_t seq, uint32_t status)
+send_xport(struct via_vi *vi, uint8_t op, uint16_t flags, uint32_t seq, uint32_t status,
+	   uint32_t token)
 {
-	/* ACK and NAK carry no payload; seq and imm say what they mean */
-	via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, op, flags, vi->conn.remote_vi,
-			  vi->id, vi->conn.id, seq, status);
+	/* ACK and NAK carry no payload; seq, imm and msg_id say what they mean */
+	via_dp_send_xport_id(vi->owner->nic, vi->conn.remote_mac, op, flags, vi->conn.remote_vi,
+			     vi->id, vi->conn.id, seq, status, token);
 }
 
 static const struct via_wire_hdr *
@@ -129,20 +131,24 @@ frame_hdr(const struct rte_mbuf *m)
 	return rte_pktmbuf_mtod_offset(m, const struct via_wire_hdr *, RTE_ETHER_HDR_LEN);
 }
 
-/* Receiver: the ACK of where we are: the next frame expected, and the
- * first one not placed yet (the oldest parked). */
+/*
+ * Receiver: the ACK of where we are: the next frame expected, and the
+ * first one not placed yet (the oldest parked). A probe's @p token is the
+ * prober's next sequence number, which its answer echoes.
+ */
 static void
-send_ack(struct via_vi *vi, uint16_t flags)
+send_ack(struct via_vi *vi, uint16_t flags, uint32_t token)
 {
 	const struct via_vi_rel *r = &vi->rel;
 	uint32_t placed = r->park_head != r->park_tail
 				  ? via_wire_seq(frame_hdr(r->park[r->park_head & (r->park_size - 1)]))
 				  : r->rcv_nxt;
 
-	send_xport(vi, VIA_OP_ACK, flags | VIA_WF_PLACED, r->rcv_nxt, placed);
+	send_xport(vi, VIA_OP_ACK, flags | VIA_WF_PLACED, r->rcv_nxt, placed, token);
 }
 
-/* Ask the peer where it is: its answer (VIA_WF_REPLY) says what it lacks. */
+/* Ask the peer where it is: its answer (VIA_WF_REPLY) says what it lacks of
+ * what was sent so far. */
 static void
 probe(struct via_vi *vi)
 {
@@ -150,7 +156,7 @@ probe(struct via_vi *vi)
 
 	r->probing = true;
 	r->probe_nxt = r->snd_nxt;
-	send_ack(vi, VIA_WF_PROBE);
+	send_ack(vi, VIA_WF_PROBE, r->probe_nxt);
 }
 
 static void
@@ -183,16 +189,18 @@ acked(struct viad *d, struct via_vi *vi, uint32_t ack)
 }
 
 /* The peer placed every frame before @p placed: the Reliable Reception
- * sends they finish complete. Only frames it received can be placed. */
-static void
+ * sends they finish complete. Only frames it received can be placed.
+ * @return whether that is news */
+static bool
 peer_placed(struct viad *d, struct via_vi *vi, uint32_t placed)
 {
 	struct via_vi_rel *r = &vi->rel;
 
-	if ((int32_t)(placed - r->snd_placed) > 0 && (int32_t)(r->snd_una - placed) >= 0) {
-		r->snd_placed = placed;
-		via_sq_acked(d, vi, placed);
-	}
+	if ((int32_t)(placed - r->snd_placed) <= 0 || (int32_t)(r->snd_una - placed) < 0)
+		return false;
+	r->snd_placed = placed;
+	via_sq_acked(d, vi, placed);
+	return true;
 }
 
 /* Go back N: send every unacknowledged frame again, oldest first. */
@@ -231,7 +239,7 @@ via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h)
 		 * sender's duplicate ACKs add up before its timer does */
 		if ((int32_t)(via_wire_seq(h) - r->rcv_nxt) > 0) {
 			via_dp_stats()->frames_out_of_order++;
-			send_ack(vi, 0);
+			send_ack(vi, 0, 0);
 		} else {
 			via_dp_stats()->frames_duplicate++;
 		}
@@ -285,7 +293,7 @@ void
 via_rel_nak(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uint32_t status,
 	    const char *why)
 {
-	send_xport(vi, VIA_OP_NAK, 0, via_wire_seq(h), status);
+	send_xport(vi, VIA_OP_NAK, 0, via_wire_seq(h), status, 0);
 	vi->rel.ack_due = false;
 	/* here the connection is lost; the cause is the peer's to report */
 	via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, why);
@@ -298,6 +306,7 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 	struct via_vi_rel *r = &vi->rel;
 	uint32_t ack = via_wire_seq(h);
 	uint16_t flags = via_wire_flags(h);
+	bool progress, placed;
 
 	if (!via_rel_level(vi))
 		return;
@@ -305,6 +314,7 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 	if (flags & VIA_WF_PROBE) {
 		r->ack_due = true;              /* a probe: answer it */
 		r->reply_due = true;
+		r->reply_token = via_wire_msg_id(h);
 	}
 	if (r->probing && r->snd_una == r->snd_nxt) {
 		/* nothing outstanding: a keepalive, and the peer is there */
@@ -345,23 +355,32 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 		return;
 	}
 	/* a valid cumulative ACK lies in (snd_una, snd_nxt] */
-	if ((int32_t)(ack - r->snd_una) > 0 && (int32_t)(r->snd_nxt - ack) >= 0) {
+	progress = (int32_t)(ack - r->snd_una) > 0 && (int32_t)(r->snd_nxt - ack) >= 0;
+	if (progress)
 		acked(d, vi, ack);
-	} else if (ack == r->snd_una && r->snd_una != r->snd_nxt && !r->recovering &&
-		   ++r->dupacks == REL_DUPACKS) {
+	/* an older viad says nothing of placing: it placed what it received */
+	placed = peer_placed(d, vi, flags & VIA_WF_PLACED ? via_wire_imm(h) : ack);
+	/* a duplicate says the receiver got a frame out of order or twice:
+	 * not a probe or its answer, nor news of placing */
+	if (!progress && !placed && !(flags & (VIA_WF_PROBE | VIA_WF_REPLY)) &&
+	    ack == r->snd_una && r->snd_una != r->snd_nxt && !r->recovering &&
+	    ++r->dupacks == REL_DUPACKS) {
 		/* the receiver misses snd_una: no need to wait for the timer;
 		 * once per loss, the next duplicates are of the same gap */
 		r->dupacks = 0;
 		r->recovering = true;
 		retransmit(vi, st);
 	}
-	/* an older viad says nothing of placing: it placed what it received */
-	peer_placed(d, vi, flags & VIA_WF_PLACED ? via_wire_imm(h) : ack);
-	if ((flags & VIA_WF_REPLY) && r->probing) {
-		/* the peer took the probe after every frame sent before it:
-		 * those it still lacks were lost */
-		r->probing = false;
-		if ((int32_t)(r->probe_nxt - r->snd_una) > 0 && !r->recovering) {
+	if (flags & VIA_WF_REPLY) {
+		/* the peer took that probe after every frame sent before it
+		 * (its token, our snd_nxt then): those it still lacks were lost */
+		uint32_t token = via_wire_msg_id(h);
+
+		if (token == r->probe_nxt)
+			r->probing = false;
+		if ((int32_t)(token - r->snd_una) > 0 && (int32_t)(r->snd_nxt - token) >= 0 &&
+		    !r->recovering) {
+			VLOG_INFO("TEMP VI %u retransmit: ack %u token %u nxt %u", vi->id, ack, token, r->snd_nxt);
 			r->recovering = true;
 			retransmit(vi, st);
 		}
@@ -373,8 +392,10 @@ via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_st
 {
 	struct via_vi_rel *r = &vi->rel;
 
+	if (r->ack_due && r->reply_due && (int32_t)(r->reply_token - r->rcv_nxt) > 0)
+		VLOG_INFO("TEMP VI %u reply token %u > rcv_nxt %u", vi->id, r->reply_token, r->rcv_nxt);
 	if (r->ack_due) {
-		send_ack(vi, r->reply_due ? VIA_WF_REPLY : 0);
+		send_ack(vi, r->reply_due ? VIA_WF_REPLY : 0, r->reply_due ? r->reply_token : 0);
 		r->ack_due = false;
 		r->reply_due = false;
 	}

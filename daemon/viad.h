@@ -734,7 +734,8 @@ struct via_vi_rel {
 	uint32_t snd_una;          /**< oldest frame the peer has not received */
 	uint32_t snd_nxt;          /**< next frame to send */
 	uint32_t snd_placed;       /**< the peer placed every frame before it (RR completions) */
-	uint32_t probe_nxt;        /**< snd_nxt when the unanswered probe went */
+	uint32_t probe_nxt;        /**< snd_nxt when the last probe went: its token */
+	uint32_t reply_token;      /**< receiver: the token of the probe to answer */
 	uint32_t behind_reads;     /**< frames sent since the oldest RDMA Read not yet answered */
 	uint64_t rto_at;           /**< retransmission deadline, timer cycles; 0: none */
 	uint32_t rto_us;

@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,12 +39,19 @@ static struct viad_proc viads[MAX_VIADS];
 static unsigned nb_viads;
 static unsigned instance_seq;
 static unsigned viad_nofile;
+static int viad_cpu = -1;
 static pthread_t main_thread;
 
 void
 h_viad_set_nofile(unsigned n)
 {
 	viad_nofile = n;
+}
+
+void
+h_viad_set_cpu(int cpu)
+{
+	viad_cpu = cpu;
 }
 
 uint64_t
@@ -408,6 +416,14 @@ viad_spawn(struct viad_proc *v, const char *name, const char *sock, const char *
 			dup2(fd, STDERR_FILENO);
 		}
 		signal(SIGPIPE, SIG_DFL);
+		if (viad_cpu >= 0) {
+			/* viad spreads its lcores over the CPUs it may use */
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(viad_cpu, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
 		if (viad_nofile > 0) {
 			struct rlimit rl;
 

@@ -91,6 +91,9 @@ int viad_start(struct viad_proc *v, const char *name, const char *const *sets);
 /** RLIMIT_NOFILE (soft and hard, as `ulimit -n N`) of the viads started
  *  from now on; 0: inherited. */
 void h_viad_set_nofile(unsigned n);
+/** The one CPU the viads started from now on run on, all their lcores
+ *  (viad places them on the CPUs it may use); -1: inherited. */
+void h_viad_set_cpu(int cpu);
 /** Like viad_start with an explicit socket path and no readiness wait. */
 int viad_spawn(struct viad_proc *v, const char *name, const char *sock,
 	       const char *const *sets);
