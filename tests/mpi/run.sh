@@ -31,6 +31,7 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 BUILD=$(cd "${1:-$HERE/../../build}" 2>/dev/null && pwd) ||
 	{ echo "run.sh: no build dir '${1:-}'" >&2; exit 2; }
 STEP_TIMEOUT=${FABRIC_TIMEOUT:-180}
@@ -263,8 +264,8 @@ log "run dir $RUN, build $BUILD"
 # viad's name service: the loopback NIC and the memif ends of part 2
 cat >"$RUN/hosts" <<HOSTS
 fabhost 02:00:00:00:00:00
-fabhost-a 02:00:00:00:0f:01
-fabhost-b 02:00:00:00:0f:02
+fabhost-a $MEMIF_MAC_A
+fabhost-b $MEMIF_MAC_B
 HOSTS
 viad_start one --set viad.hosts="$RUN/hosts" || { FAILED=$((FAILED + 1)); exit 1; }
 S1=$RUN/one.sock
@@ -290,16 +291,7 @@ bibw_step mpi_bibw-np4 one "${MPIRUN[@]}" -x VIAD_SOCKET -np 4 "$MPI_DIR/mpi_bib
 
 # ---- 2. two viads joined by memif -----------------------------------------
 if [ "$MEMIF" = 1 ]; then
-	MAC_A=02:00:00:00:0f:01
-	MAC_B=02:00:00:00:0f:02
-	for side in A B; do
-		if [ $side = A ]; then role=server mac=$MAC_A; else role=client mac=$MAC_B; fi
-		cat >"$RUN/$side.conf" <<CONF
-[port via0]
-glue = ethdev
-devargs = net_memif0,role=$role,socket=$RUN/memif.sock,socket-abstract=no,mac=$mac
-CONF
-	done
+	memif_confs "$RUN"
 	if viad_start A -c "$RUN/A.conf" --set viad.hosts="$RUN/hosts" &&
 		viad_start B -c "$RUN/B.conf" --set viad.hosts="$RUN/hosts"; then
 		SA=$RUN/A.sock
