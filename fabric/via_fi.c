@@ -36,6 +36,13 @@
 
 #define VF_MSG_MAX     ((size_t)1 << 30)
 
+/* libfabric's own flag (ofi.h, OFI_CORE_PROV_ONLY): a utility provider asks
+ * the core providers what to layer over. ofi_rxm would offer RDM endpoints
+ * made of this provider's FI_EP_MSG ones, ahead of its own RDM endpoints,
+ * under the name "via;ofi_rxm": applications that ask for "via" would get
+ * them. The provider's RDM is native: it declines. */
+#define VF_UTIL_ASKS   (1ULL << 59)
+
 /* completion levels we meet: a Reliable Reception send completes once
  * the peer's VI NIC has placed it */
 #define VF_TX_OP_FLAGS (FI_COMPLETION | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
@@ -531,6 +538,8 @@ vf_getinfo(uint32_t version, const char *node, const char *service, uint64_t fla
 	unsigned t;
 
 	*info = NULL;
+	if (flags & VF_UTIL_ASKS)
+		return -FI_ENODATA;
 	if (hints && hints->domain_attr && hints->domain_attr->name)
 		nic = hints->domain_attr->name;
 	ret = vf_nic_query(nic, &attr, node, service, flags, &addrs);
