@@ -14,28 +14,28 @@ struct via_ctl_op_desc {
 	const char *name;
 	uint16_t req_size;
 	uint16_t rep_size;
-	uint8_t  rep_fd;    /* reply carries one fd */
-	uint8_t  req_fd;    /* request carries one fd */
+	uint8_t  fds;       /* FD_REP: the reply carries one fd; FD_REQ: the request may */
 };
 
-#define OP(op_, name_, req_, rep_, fd_) \
-	[op_] = { .name = name_, .req_size = req_, .rep_size = rep_, .rep_fd = fd_ }
-#define OP_REQ_FD(op_, name_, req_) \
-	[op_] = { .name = name_, .req_size = req_, .req_fd = 1 }
+#define FD_REP 0x1
+#define FD_REQ 0x2
+
+#define OP(op_, name_, req_, rep_, fds_) \
+	[op_] = { .name = name_, .req_size = req_, .rep_size = rep_, .fds = fds_ }
 
 static const struct via_ctl_op_desc via_ctl_ops[VIA_CTL_OP_COUNT] = {
 	OP(VIA_CTL_OPEN, "open", sizeof(struct via_ctl_open_req),
-	   sizeof(struct via_ctl_open_rep), 1),
+	   sizeof(struct via_ctl_open_rep), FD_REP),
 	OP(VIA_CTL_PTAG_CREATE, "ptag_create", 0, sizeof(struct via_ctl_id), 0),
 	OP(VIA_CTL_PTAG_DESTROY, "ptag_destroy", sizeof(struct via_ctl_id), 0, 0),
 	OP(VIA_CTL_MEM_REGISTER, "mem_register", sizeof(struct via_ctl_mem_register_req),
-	   sizeof(struct via_ctl_id), 0),
+	   sizeof(struct via_ctl_id), FD_REQ),
 	OP(VIA_CTL_MEM_DEREGISTER, "mem_deregister", sizeof(struct via_ctl_mem_ref), 0, 0),
 	OP(VIA_CTL_MEM_QUERY, "mem_query", sizeof(struct via_ctl_mem_ref),
 	   sizeof(struct via_ctl_mem_attr), 0),
 	OP(VIA_CTL_MEM_SET_ATTR, "mem_set_attr", sizeof(struct via_ctl_mem_set_attr_req), 0, 0),
 	OP(VIA_CTL_ALLOC, "alloc", sizeof(struct via_ctl_alloc_req),
-	   sizeof(struct via_ctl_alloc_rep), 1),
+	   sizeof(struct via_ctl_alloc_rep), FD_REP),
 	OP(VIA_CTL_ALLOC_MAPPED, "alloc_mapped", sizeof(struct via_ctl_alloc_mapped_req), 0, 0),
 	OP(VIA_CTL_FREE, "free", sizeof(struct via_ctl_id), 0, 0),
 	OP(VIA_CTL_CQ_CREATE, "cq_create", sizeof(struct via_ctl_cq_create_req),
@@ -67,12 +67,11 @@ static const struct via_ctl_op_desc via_ctl_ops[VIA_CTL_OP_COUNT] = {
 	   sizeof(struct via_ctl_vi_attr), 0),
 	OP(VIA_CTL_CQ_RESIZE, "cq_resize", sizeof(struct via_ctl_cq_resize_req),
 	   sizeof(struct via_ctl_cq_resize_rep), 0),
-	OP(VIA_CTL_WAKE_FD, "wake_fd", 0, 0, 1),
-	OP_REQ_FD(VIA_CTL_CLIENT_FD, "client_fd", sizeof(struct via_ctl_client_fd_req)),
+	OP(VIA_CTL_WAKE_FD, "wake_fd", 0, 0, FD_REP),
+	OP(VIA_CTL_CLIENT_FD, "client_fd", sizeof(struct via_ctl_client_fd_req), 0, FD_REQ),
 };
 
 #undef OP
-#undef OP_REQ_FD
 
 static const struct via_ctl_op_desc *
 op_desc(unsigned op)
@@ -97,7 +96,7 @@ via_ctl_reply_has_fd(unsigned op)
 {
 	const struct via_ctl_op_desc *d = op_desc(op);
 
-	return d != NULL && d->rep_fd;
+	return d != NULL && (d->fds & FD_REP);
 }
 
 int
@@ -105,7 +104,7 @@ via_ctl_request_has_fd(unsigned op)
 {
 	const struct via_ctl_op_desc *d = op_desc(op);
 
-	return d != NULL && d->req_fd;
+	return d != NULL && (d->fds & FD_REQ);
 }
 
 const char *

@@ -10,7 +10,9 @@
  * carries 0 or -errno in status; on error its body is still full-sized
  * (zeroed) so the framing never depends on the outcome. Replies that hand
  * over memory (OPEN, ALLOC) carry exactly one fd in SCM_RIGHTS, and so does
- * a CLIENT_FD request, which hands viad one of the client's own fds.
+ * a CLIENT_FD request, which hands viad one of the client's own fds, and a
+ * MEM_REGISTER request of a range in a shared object (VIA_CTL_MEM_OBJECT_FD).
+ * viad refuses, closes and logs any other fd (docs/design.md section 10).
  *
  * Not installed; versioned with VIA_ABI_VERSION.
  */
@@ -145,8 +147,11 @@ _Static_assert(sizeof(struct via_ctl_id) == 8, "ABI");
 
 /**
  * Where viad finds a registered range of ordinary memory (docs/design.md,
- * "Registered ordinary memory"). Provider memory needs no placement: viad
- * knows its allocations.
+ * section 7). Provider memory needs no placement: viad knows its
+ * allocations. viad reaches client memory only through what the client
+ * hands it and with the client's own rights (docs/design.md section 10):
+ * an fd it passes, a SysV segment its credentials may use, or its own
+ * /proc/self/mem; never through what /proc/PID says about it.
  */
 enum via_ctl_mem_placement {
 	/** Copied through the client's /proc/self/mem (CLIENT_FD PROC_MEM); @c reason says why. */
@@ -154,9 +159,13 @@ enum via_ctl_mem_placement {
 	/** In place: every page of the range is mapped, shared, from the
 	 *  session's share file (CLIENT_FD SHARE_FILE) at offset = address. */
 	VIA_CTL_MEM_IN_PLACE = 1,
-	/** The range lies in one shared mapping of some object (SysV shm, a
-	 *  memfd, a file): viad maps the same object, or copies if it cannot. */
-	VIA_CTL_MEM_SAME_OBJECT = 2,
+	/** The range lies in one shared mapping of a memfd sealed against
+	 *  shrinking, at @c offset in it: the request carries an fd of that
+	 *  memfd, whose access mode says whether viad may write it. */
+	VIA_CTL_MEM_OBJECT_FD = 2,
+	/** The range lies in SysV shared memory segment @c shmid, at @c offset
+	 *  in it: viad attaches it as far as the client's credentials allow. */
+	VIA_CTL_MEM_SYSV = 3,
 };
 
 /** Why a range is copied, not in place: for viad's log line. */
@@ -169,17 +178,25 @@ enum via_ctl_mem_copied_reason {
 	VIA_CTL_COPIED_HIGH,        /**< above the share file's end */
 	VIA_CTL_COPIED_NO_SWITCH,   /**< no userfaultfd write protection to switch safely */
 	VIA_CTL_COPIED_SWITCH_FAILED, /**< the switch failed (a log line in the client says why) */
+	VIA_CTL_COPIED_UNSEALED,    /**< a shared object that may shrink (not a sealed memfd, not SysV) */
+	VIA_CTL_COPIED_NO_FD,       /**< a memfd the program holds no fd of any more */
 	VIA_CTL_COPIED_REASON_COUNT,
 };
 
-struct via_ctl_mem_register_req {
+/** MEM_REGISTER flags. */
+#define VIA_CTL_MEM_READ_ONLY 0x1u  /**< some page of the range cannot be written (VIA §9.5.3) */
+
+struct via_ctl_mem_register_req {       /* + the object's fd for VIA_CTL_MEM_OBJECT_FD */
 	uint64_t addr;
 	uint64_t len;
 	struct via_ctl_mem_attr attr;
 	uint32_t placement;      /**< enum via_ctl_mem_placement */
 	uint32_t reason;         /**< enum via_ctl_mem_copied_reason when COPIED */
+	uint64_t offset;         /**< OBJECT_FD, SYSV: where addr's page is in the object */
+	int32_t  shmid;          /**< SYSV: the segment */
+	uint32_t flags;          /**< VIA_CTL_MEM_* */
 };
-_Static_assert(sizeof(struct via_ctl_mem_register_req) == 32, "ABI");
+_Static_assert(sizeof(struct via_ctl_mem_register_req) == 48, "ABI");
 
 /**
  * The share file of in-place memory: one per client process, sparse, this
@@ -455,7 +472,7 @@ size_t via_ctl_body_size(unsigned op, int reply);
 /** Whether @p op's reply carries an fd in SCM_RIGHTS. */
 int via_ctl_reply_has_fd(unsigned op);
 
-/** Whether @p op's request carries an fd in SCM_RIGHTS. */
+/** Whether @p op's request may carry an fd in SCM_RIGHTS (viad refuses one with any other). */
 int via_ctl_request_has_fd(unsigned op);
 
 /** Printable op name for logs; "unknown" for ops out of range. */

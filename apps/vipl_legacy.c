@@ -554,6 +554,15 @@ run_client(const char *nic_name, const char *host, uint32_t count, const char *d
 		const struct reply *r;
 
 		pattern(send_buf, len, peer.seed, i, 1);
+		/*
+		 * The server hangs up once its reply to the last message has
+		 * completed, which at Reliable Reception means placed here: its
+		 * disconnect (VIP_ERROR_CONN_LOST, §4.2 lets a provider report
+		 * it) may reach the handler before this thread returns from
+		 * waiting for that reply. From the last send on, it is expected.
+		 */
+		if (i + 1 == count)
+			atomic_store(&hanging_up, 1);
 		if (len <= SMALL_MAX) {
 			post_send(len);
 		} else {
@@ -573,7 +582,6 @@ run_client(const char *nic_name, const char *host, uint32_t count, const char *d
 	}
 
 	/* wait for the server to hang up (see run_server), then do the same */
-	atomic_store(&hanging_up, 1);
 	drain_receives();
 	CHECK(VipDisconnect(vi));
 	printf("vipl_legacy client: %u messages of %lu..%lu bytes (%u by send, %u by RDMA "

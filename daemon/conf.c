@@ -124,6 +124,9 @@ static const struct conf_key conf_keys[] = {
 	/* How long a connection request may wait for its VipConnectWait (VIA
 	 * §4.1): up to a minute, a longer backlog is a typo. */
 	{ SECT_VIAD, "cm_nomatch_grace_ms", CT_UINT, 0, G(cm_nomatch_grace_ms), 0, 60000, NULL },
+	/* How long a request may go unanswered, and an accept unconfirmed:
+	 * at least a retransmission interval (100 ms), at most ten minutes. */
+	{ SECT_VIAD, "cm_unreachable_ms", CT_UINT, 0, G(cm_unreachable_ms), 100, 600000, NULL },
 
 	{ SECT_LIMITS, "max_sessions", CT_UINT, 0, G(max_sessions),
 	  1, 65536, NULL },
@@ -155,6 +158,8 @@ static const struct conf_key conf_keys[] = {
 	  G(max_in_place_bytes), 4 * KiB, 1024 * TiB, NULL },
 	{ SECT_LIMITS, "max_discriminator_len", CT_UINT, 0,
 	  G(max_discriminator_len), 16, 256, NULL },
+	/* 0 = derived from vm.max_map_count at start (daemon/user.c) */
+	{ SECT_LIMITS, "max_mappings", CT_UINT, CF_ZERO_OK, G(max_mappings), 16, 1u << 30, NULL },
 	/* Per user (issue 14): one uid cannot take what every other user
 	 * needs. 0 = the global limit divided by user_share. */
 	{ SECT_LIMITS, "user_share", CT_UINT, 0, G(user_share), 1, 65536, NULL },
@@ -174,6 +179,14 @@ static const struct conf_key conf_keys[] = {
 	  G(user_max_alloc_bytes), 4 * KiB, 1024 * TiB, NULL },
 	{ SECT_LIMITS, "user_max_requests", CT_UINT, CF_ZERO_OK, G(user_max_requests),
 	  1, 1u << 20, NULL },
+	/* What the host has for all (issue 25): 0 = its share, the viad-wide
+	 * mappings, the hugepage pool, MemTotal / user_share. */
+	{ SECT_LIMITS, "user_max_mappings", CT_UINT, CF_ZERO_OK, G(user_max_mappings),
+	  1, 1u << 30, NULL },
+	{ SECT_LIMITS, "user_max_hugepage_bytes", CT_UINT, CF_SIZE | CF_ZERO_OK,
+	  G(user_max_hugepage_bytes), 2 * MiB, 1024 * TiB, NULL },
+	{ SECT_LIMITS, "user_max_memory_bytes", CT_UINT, CF_SIZE | CF_ZERO_OK,
+	  G(user_max_memory_bytes), 2 * MiB, 1024 * TiB, NULL },
 	{ SECT_LIMITS, "root_exempt", CT_ENUM, 0, G(root_exempt), 0, 0, no_yes },
 
 	{ SECT_PORT, "glue", CT_STR, CF_NAME, P(glue), 0, 0, NULL },
@@ -236,6 +249,7 @@ static const struct via_conf conf_defaults = {
 	.rel_max_retries = 10,
 	.rel_keepalive_ms = 1000,
 	.cm_nomatch_grace_ms = 500,
+	.cm_unreachable_ms = 3000,
 	.max_sessions = 256,
 	.max_vi = 16384,
 	.max_cq = 4096,

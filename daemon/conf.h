@@ -118,6 +118,9 @@ struct via_conf {
 	uint32_t rel_max_retries;	/**< expiries in a row that break a connection */
 	uint32_t rel_keepalive_ms;	/**< silence after which an idle peer is probed */
 	uint32_t cm_nomatch_grace_ms;	/**< a request nobody waits for fails after this */
+	/** a request no viad answers, and an accept its requester does not
+	 *  confirm, fail after this (VIA §4.1: "not reachable") */
+	uint32_t cm_unreachable_ms;
 
 	/* [limits] */
 	uint32_t max_sessions;
@@ -133,6 +136,9 @@ struct via_conf {
 	uint64_t session_shm_bytes;	/**< each client's shared segment */
 	uint64_t max_alloc_bytes;	/**< per-session VipDpdkAllocMem cap */
 	uint64_t max_in_place_bytes;	/**< per-session cap on ordinary memory mapped in place */
+	/** viad's mappings of client memory, all users together; 0: half of
+	 *  what vm.max_map_count leaves viad at start (daemon/user.c) */
+	uint64_t max_mappings;
 	uint32_t max_discriminator_len;
 	/* per user (uid): a limit left 0 is the fair share of the global one,
 	 * the global one divided by user_share (daemon/user.c) */
@@ -146,6 +152,11 @@ struct via_conf {
 	uint64_t user_max_in_place_bytes;	/**< client memory viad maps (in place) */
 	uint64_t user_max_alloc_bytes;		/**< provider memory (VipDpdkAllocMem) */
 	uint32_t user_max_requests;	/**< control requests awaiting a deferred reply */
+	/* per user, shares of the host by default (0): max_mappings, the
+	 * hugepage pool, MemTotal, each / user_share */
+	uint64_t user_max_mappings;	/**< viad's mappings of its memory */
+	uint64_t user_max_hugepage_bytes; /**< its segments and allocations on hugepages */
+	uint64_t user_max_memory_bytes;	/**< memory viad creates for it */
 	uint8_t root_exempt;		/**< 1: the per-user limits spare root */
 
 	/* [port] sections, in file order */

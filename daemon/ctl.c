@@ -6,15 +6,25 @@
  * anyone), validated by the codec, dispatched through one table and answered
  * with one reply. A client that breaks the protocol is disconnected, which
  * frees all it held.
+ *
+ * What a client hands over with a request (SCM_RIGHTS) is judged as it
+ * arrives (clientfd.c): viad keeps one fd of a kind it takes, for a request
+ * that takes one, and refuses the rest, logged; it never closes a client's
+ * fd itself, nor a socket a client may have queued fds in (reap.c). A
+ * session is tied to the program that opened it: a request whose program
+ * is gone (its /proc/self/mem reaches no address space: an exec, even one
+ * a forked child outlives) ends it (docs/design.md section 10).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
 #include <linux/futex.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +40,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_telemetry.h>
 #include <vipl.h>
 
 #include "dp.h"
 #include "hosts.h"
+#include "runtime.h"
 #include "viad.h"
 
 /* Objects a client destroys itself are counted here; those freed because
@@ -362,7 +374,7 @@ h_conn_accept(struct viad *d, struct via_session *s, const void *req, void *rep,
 
 	(void)rep;
 	(void)fd_out;
-	return via_cm_accept(d, s, q->conn, q->vi);
+	return via_cm_accept(d, s, q->conn, q->vi, s->in.hdr.seq);
 }
 
 static int
@@ -431,99 +443,91 @@ h_wake_fd(struct viad *d, struct via_session *s, const void *req, void *rep, int
 	return *fd_out < 0 ? -errno : 0;
 }
 
+/*
+ * Whether the program of session @p s is exiting, for the log line of its
+ * witness's hang-up: a killed program closes its files (the witness pipe)
+ * before its pidfd says it exited, so the kernel's PF_EXITING flag (field 9
+ * of /proc/PID/stat) is looked at too. Decides nothing but words.
+ */
+static bool
+session_exiting(const struct via_session *s)
+{
+	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+	char path[64], buf[512], *end;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd;
+
+	if (poll(&p, 1, 0) > 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)s->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* after the command name, which may hold anything: state, ppid,
+	 * pgrp, session, tty, tpgid, flags */
+	end = strrchr(buf, ')');
+	return end == NULL ||
+	       (sscanf(end + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+		(flags & 0x4 /* PF_EXITING */) != 0);
+}
+
 /* epoll keys besides session ids */
 #define EP_LISTEN  UINT64_MAX
 #define EP_SIGNAL  (UINT64_MAX - 1)
 #define EP_CM      (UINT64_MAX - 2)  /* viad.cm_fd: frames for the connection manager */
+#define EP_GUARD   (UINT64_MAX - 3)  /* guard.c: a bus error in a client's memory */
 #define EP_PIDFD   (1ull << 32)      /* | session id: the session's process exited */
 #define EP_WITNESS (2ull << 32)      /* | session id: its program exec'd or exited */
 
 /* the control thread's epoll set (via_ctl_run) */
 static int ctl_epoll = -1;
 
-/* The share file: a memfd as lib/dpdk/vipl_pages.c makes it, which cannot shrink
- * under viad's mappings. @return 0, -EINVAL */
-static int
-check_share_file(int fd)
-{
-	struct stat st;
-	int seals = fcntl(fd, F_GET_SEALS);
-
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size != VIA_SHARE_FILE_SIZE || seals < 0 || !(seals & F_SEAL_SHRINK) ||
-	    (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR)
-		return -EINVAL;
-	return 0;
-}
-
-/* Some process's /proc/PID/mem, open for reading and writing. Whose does
- * not matter: a client can only open those whose memory it may write
- * itself. @return 0, -EINVAL */
-static int
-check_proc_mem(int fd)
-{
-	char link[64], target[64];
-	struct statfs sf;
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n <= 0 || fstatfs(fd, &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC ||
-	    (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR)
-		return -EINVAL;
-	target[n] = '\0';
-	return n >= 4 && strcmp(target + n - 4, "/mem") == 0 ? 0 : -EINVAL;
-}
-
-/* The read end of a pipe: its hang-up ends the session. @return 0, -EINVAL, -errno */
+/* The read end of a pipe: its hang-up ends the session. @return 0, -errno */
 static int
 watch_witness(struct via_session *s, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = EP_WITNESS | s->id };
-	struct stat st;
 
-	if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) ||
-	    (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY)
-		return -EINVAL;
 	return epoll_ctl(ctl_epoll, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
 }
+
+static const char *const client_fd_names[] = {
+	[VIA_CTL_FD_SHARE_FILE] = "the share file",
+	[VIA_CTL_FD_PROC_MEM] = "its /proc/self/mem",
+	[VIA_CTL_FD_EXEC_WITNESS] = "the exec witness",
+};
 
 /* CLIENT_FD: keep one of the client program's fds (via_ctl.h says which). */
 static int
 h_client_fd(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
 {
 	const struct via_ctl_client_fd_req *q = req;
-	int fd = s->in_fd, *slot, rc;
+	const char *why;
+	int *slot, rc;
 
-	(void)d;
 	(void)rep;
 	(void)fd_out;
-	if (fd < 0)
-		return -EBADF;
-	switch (q->kind) {
-	case VIA_CTL_FD_SHARE_FILE:
-		slot = &s->share_fd;
-		rc = check_share_file(fd);
-		break;
-	case VIA_CTL_FD_PROC_MEM:
-		slot = &s->mem_fd;
-		rc = check_proc_mem(fd);
-		break;
-	case VIA_CTL_FD_EXEC_WITNESS:
-		slot = &s->witness_fd;
-		rc = *slot >= 0 ? -EALREADY : watch_witness(s, fd);
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (rc == 0 && *slot >= 0)
-		rc = -EALREADY;
+	rc = via_client_fd_check(s, q->kind, &slot, &why);
+	if (rc == 0 && slot == &s->witness_fd && (rc = watch_witness(s, s->in_fd)) != 0)
+		why = "epoll";
 	if (rc != 0) {
-		VLOG_WARN("session %u (pid %d): client fd of kind %u refused (%s)", s->id,
-			  (int)s->pid, q->kind, strerror(-rc));
+		if (s->in_fd >= 0)
+			d->sec.fds_refused++;
+		VLOG_WARN("session %u (pid %d, uid %u): %s refused as %s: %s (%s)", s->id,
+			  (int)s->pid, (unsigned)s->uid, s->in_fd >= 0 ? s->in_fd_info.what : "no fd",
+			  q->kind < sizeof(client_fd_names) / sizeof(client_fd_names[0]) &&
+				  client_fd_names[q->kind] != NULL ? client_fd_names[q->kind]
+								     : "a kind of none",
+			  why, strerror(-rc));
 		return rc;
 	}
-	*slot = fd;
+	*slot = s->in_fd;
 	s->in_fd = -1;
 	return 0;
 }
@@ -568,6 +572,7 @@ _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one 
  * waiting one counts against its user's limits.user_max_requests. */
 static const bool may_defer[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_CONN_WAIT] = true,
+	[VIA_CTL_CONN_ACCEPT] = true,
 	[VIA_CTL_CONN_REQUEST] = true,
 	[VIA_CTL_PEER_WAIT] = true,
 };
@@ -582,6 +587,12 @@ session_end(struct viad *d, struct via_session *s)
 	/* frames kept for retransmission go back to the pool */
 	TAILQ_FOREACH(vi, &s->vis, link)
 		via_dp_vi_reset(vi);
+	/* out of the epoll set now, the client told at once: the reapers
+	 * close the socket and the witness later */
+	epoll_ctl(ctl_epoll, EPOLL_CTL_DEL, s->sock, NULL);
+	if (s->witness_fd >= 0)
+		epoll_ctl(ctl_epoll, EPOLL_CTL_DEL, s->witness_fd, NULL);
+	shutdown(s->sock, SHUT_RDWR);
 	via_session_close(d, s);
 }
 
@@ -620,6 +631,37 @@ via_ctl_reply(struct viad *d, struct via_session *s, unsigned op, uint32_t seq, 
 		shutdown(s->sock, SHUT_RDWR);
 }
 
+/* Refused fds a session gets logged, at most (a flood of them is not). */
+#define FD_REFUSALS_LOGGED 16
+
+/*
+ * Refuse the fd in *@p fd (it becomes -1): logged as @p what, @p why and
+ * @p extra (@p what NULL: not logged; @p extra NULL: none), counted, the
+ * request it came with fails, and the fd is closed by a reaper. A socket
+ * is closed without lingering: its unsent data, if it has any, is dropped
+ * rather than waited for.
+ */
+static void
+fd_refuse(struct viad *d, struct via_session *s, int *fd, const char *what, const char *why,
+	  const char *extra)
+{
+	struct linger abort_close = { .l_onoff = 1, .l_linger = 0 };
+
+	d->sec.fds_refused++;
+	s->in_fd_refused = true;
+	if (what != NULL && s->fd_refusals_logged < FD_REFUSALS_LOGGED) {
+		VLOG_WARN("session %u (pid %d, uid %u): fd refused: %s, %s%s%s%s", s->id, (int)s->pid,
+			  (unsigned)s->uid, what, why, extra != NULL ? " (" : "",
+			  extra != NULL ? extra : "", extra != NULL ? ")" : "");
+		if (++s->fd_refusals_logged == FD_REFUSALS_LOGGED)
+			VLOG_WARN("session %u: its further refused fds are not logged", s->id);
+	}
+	/* ENOTSOCK for anything else */
+	setsockopt(*fd, SOL_SOCKET, SO_LINGER, &abort_close, sizeof(abort_close));
+	via_reap(*fd, s->id);
+	*fd = -1;
+}
+
 static void
 dispatch(struct viad *d, struct via_session *s)
 {
@@ -630,7 +672,23 @@ dispatch(struct viad *d, struct via_session *s)
 	int rc;
 
 	memset(rep, 0, sizeof(rep));
-	if (!s->opened && q->op != VIA_CTL_OPEN) {
+	/* the session is its program's: once that is gone (exec, exit), not
+	 * another program's that kept the socket */
+	if (s->opened && !via_procmem_alive(s)) {
+		d->sec.programs_gone++;
+		VLOG_WARN("session %u (pid %d, uid %u): the program that opened the session is gone "
+			  "(its address space was replaced by an exec, or ended), yet its socket "
+			  "sends %s: the session ends", s->id, (int)s->pid, (unsigned)s->uid,
+			  via_ctl_op_name(q->op));
+		session_end(d, s);
+		return;
+	}
+	if (s->in_fd >= 0 && !via_ctl_request_has_fd(q->op))
+		fd_refuse(d, s, &s->in_fd, s->in_fd_info.what, "with a request that takes none",
+			  via_ctl_op_name(q->op));
+	if (s->in_fd_refused) {
+		rc = -EBADF;
+	} else if (!s->opened && q->op != VIA_CTL_OPEN) {
 		rc = -ENOTCONN;
 	} else if (may_defer[q->op]) {
 		/* charged while it may wait; uncharged at its reply */
@@ -652,15 +710,14 @@ dispatch(struct viad *d, struct via_session *s)
 		memset(rep, 0, sizeof(rep));
 		VLOG_DBG("session %u: %s: %s", s->id, via_ctl_op_name(q->op), strerror(-rc));
 	}
-	/* only a successful OPEN or ALLOC carries an fd, which was the
-	 * handler's to give: it is closed once sent */
 	/* a request's fd is the handler's to keep; one it did not keep goes */
-	if (s->in_fd >= 0) {
-		close(s->in_fd);
-		s->in_fd = -1;
-	}
+	via_reap(s->in_fd, s->id);
+	s->in_fd = -1;
+	s->in_fd_refused = false;
 	via_ctl_hdr_init(&rh, q->op, 1, q->seq, rc);
 	rc = via_ctl_send(s->sock, &rh, rep, fd);
+	/* only a successful OPEN, ALLOC or WAKE_FD carries an fd, viad's own
+	 * memfd or eventfd, which was the handler's to give: closed once sent */
 	if (fd >= 0)
 		close(fd);
 	if (rc != 0) {
@@ -670,17 +727,47 @@ dispatch(struct viad *d, struct via_session *s)
 	}
 }
 
+/* The kernel passes at most this many fds with one message (SCM_MAX_FD):
+ * room for all, since one the buffer cannot take would be released right
+ * here, on the control thread, by the kernel */
+#define SCM_FDS_MAX 253
+
+/* The @p n fds of one SCM_RIGHTS message: one of a kind viad takes becomes
+ * the request's in_fd; any other, and every fd of a message of several, is
+ * refused. */
+static void
+fds_take(struct viad *d, struct via_session *s, int *fds, size_t n)
+{
+	char what[64];
+	size_t i;
+
+	if (n > 1 || s->in_fd >= 0 || s->in_fd_refused) {
+		snprintf(what, sizeof(what), "%zu fds in one message", n + (s->in_fd >= 0));
+		for (i = 0; i < n; i++)
+			fd_refuse(d, s, &fds[i], i == 0 ? what : NULL,
+				  "a request carries one at most", NULL);
+		if (s->in_fd >= 0)
+			fd_refuse(d, s, &s->in_fd, NULL, NULL, NULL);
+		return;
+	}
+	if (via_fd_classify(fds[0], &s->in_fd_info) == VIA_FD_REFUSED) {
+		fd_refuse(d, s, &fds[0], s->in_fd_info.what,
+			  "not a memfd, a /proc/PID/mem or a pipe", NULL);
+		return;
+	}
+	s->in_fd = fds[0];
+}
+
 /*
- * recv() that also takes the fds passed with the bytes: the first is kept
- * in s->in_fd for the request being read (a CLIENT_FD request's), any
- * other is closed.
+ * recv() that also takes the fds passed with the bytes (fds_take()), for
+ * the request being read.
  */
 static ssize_t
-recv_with_fd(struct via_session *s, void *buf, size_t len)
+recv_with_fd(struct viad *d, struct via_session *s, void *buf, size_t len)
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(SCM_FDS_MAX * sizeof(int))];
 	} cbuf;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct msghdr mh = {
@@ -693,19 +780,14 @@ recv_with_fd(struct via_session *s, void *buf, size_t len)
 	if (n < 0)
 		return n;
 	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+		int fds[SCM_FDS_MAX];
 		size_t nfds = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || nfds == 0 ||
+		    nfds > SCM_FDS_MAX)
 			continue;
-		for (size_t i = 0; i < nfds; i++) {
-			int f;
-
-			memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (s->in_fd < 0)
-				s->in_fd = f;
-			else
-				close(f);
-		}
+		memcpy(fds, CMSG_DATA(cm), nfds * sizeof(int));
+		fds_take(d, s, fds, nfds);
 	}
 	return n;
 }
@@ -720,7 +802,7 @@ session_readable(struct viad *d, struct via_session *s)
 		size_t want = sizeof(in->hdr) + (in->got >= sizeof(in->hdr) ? in->hdr.len : 0);
 		uint8_t *dst = in->got < sizeof(in->hdr) ? (uint8_t *)&in->hdr + in->got
 							 : in->body + (in->got - sizeof(in->hdr));
-		ssize_t n = recv_with_fd(s, dst, want - in->got);
+		ssize_t n = recv_with_fd(d, s, dst, want - in->got);
 		int rc;
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -847,48 +929,57 @@ access_init(const struct via_conf *c)
 }
 
 /*
- * The socket file: mode 0660, owned by root and @p group, so that the
- * kernel lets root and the group's members connect and nobody else. A
- * group that does not exist leaves it to root, with a warning: a default
- * "vipl" that was never created must not open viad to everyone.
+ * The group of the socket: @p group's id, or root's. A group that does not
+ * exist leaves viad to root, with a warning: a default "vipl" that was never
+ * created must not open viad to everyone.
  */
-static int
-socket_owner(const char *path, const char *group)
+static unsigned
+socket_gid(const char *group)
 {
 	unsigned gid = 0;
 
 	if (group[0] != '\0' && id_of(group, true, &gid) != 0)
 		VLOG_WARN("viad.socket_group \"%s\" does not exist: only root may connect "
 			  "(create it: groupadd %s)", group, group);
-	if (chown(path, 0, (gid_t)gid) != 0 || chmod(path, 0660) != 0) {
+	return gid;
+}
+
+/*
+ * The socket file (mode 0660) or the directory viad made for it (0750, as
+ * tmpfiles.d makes /run/viad: config/viad.tmpfiles): owned by root and the
+ * socket's group @p gid, so that the kernel lets root and the group's
+ * members connect and nobody else.
+ */
+static int
+socket_owner(const char *path, unsigned gid, mode_t mode)
+{
+	if (chown(path, 0, (gid_t)gid) != 0 || chmod(path, mode) != 0) {
 		int err = -errno;
 
-		VLOG_ERR("%s: cannot set owner root:%u, mode 0660: %s", path, gid, strerror(-err));
+		VLOG_ERR("%s: cannot set owner root:%u, mode %04o: %s", path, gid, (unsigned)mode,
+			 strerror(-err));
 		return err;
 	}
 	return 0;
 }
 
-/* Whether viad's own lists let a client of @p sock (credentials @p cred) in. */
+/* Whether viad's own lists let a client in: credentials @p cred, and
+ * @p nb_groups supplementary groups @p groups. */
 static bool
-access_allowed(int sock, const struct ucred *cred)
+access_allowed(const struct ucred *cred, const gid_t *groups, unsigned nb_groups)
 {
-	gid_t groups[256];
-	socklen_t len = sizeof(groups);
-	unsigned i, j, n;
+	unsigned i, j;
 
 	if (cred->uid == 0 || (allowed.nb_uids == 0 && allowed.nb_gids == 0))
 		return true;
 	for (i = 0; i < allowed.nb_uids; i++)
 		if (allowed.uids[i] == cred->uid)
 			return true;
-	/* the primary group, then the supplementary ones (Linux 4.13) */
-	n = getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0
-		    ? (unsigned)(len / sizeof(gid_t)) : 0;
+	/* the primary group, then the supplementary ones */
 	for (i = 0; i < allowed.nb_gids; i++) {
 		if (allowed.gids[i] == cred->gid)
 			return true;
-		for (j = 0; j < n; j++)
+		for (j = 0; j < nb_groups; j++)
 			if (allowed.gids[i] == groups[j])
 				return true;
 	}
@@ -902,11 +993,16 @@ static void
 session_accept(struct viad *d, int lfd, int ep)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
+	gid_t groups[VIA_SESSION_GROUPS];
+	socklen_t glen = sizeof(groups);
 	struct via_session *s;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	unsigned nb_groups;
 	int sock;
 
+	/* a client's socket may hold fds it queued already: the reapers close
+	 * those of the clients refused here too */
 	sock = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (sock < 0 && (errno == EMFILE || errno == ENFILE) && reserve_fd >= 0) {
 		/* out of descriptors: the pending connection would make epoll
@@ -914,9 +1010,11 @@ session_accept(struct viad *d, int lfd, int ep)
 		 * refuse the client cleanly, take the reserve back. */
 		VLOG_WARN("accept: out of file descriptors; refusing a client");
 		close(reserve_fd);
-		sock = accept(lfd, NULL, NULL);
-		if (sock >= 0)
-			close(sock);
+		sock = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (sock >= 0) {
+			shutdown(sock, SHUT_RDWR);
+			via_reap(sock, 0);
+		}
 		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		return;
 	}
@@ -924,24 +1022,30 @@ session_accept(struct viad *d, int lfd, int ep)
 		return;
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		VLOG_WARN("accept: SO_PEERCRED: %s", strerror(errno));
-		close(sock);
+		via_reap(sock, 0);
 		return;
 	}
-	if (!access_allowed(sock, &cred)) {
+	/* the supplementary groups (Linux 4.13), for allowed_gids and SysV
+	 * permissions; more than viad keeps count as none */
+	nb_groups = getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0
+			    ? (unsigned)(glen / sizeof(gid_t)) : 0;
+	if (!access_allowed(&cred, groups, nb_groups)) {
 		VLOG_WARN("accept: pid %d uid %u gid %u refused: not in viad.allowed_uids or "
 			  "viad.allowed_gids", (int)cred.pid, (unsigned)cred.uid, (unsigned)cred.gid);
-		close(sock);
+		via_reap(sock, 0);
 		return;
 	}
 	if (via_session_new(d, sock, &s) != 0) {
 		VLOG_WARN("accept: pid %d refused: session limit (%u) reached", (int)cred.pid,
 			  d->conf.max_sessions);
-		close(sock);
+		via_reap(sock, 0);
 		return;
 	}
 	s->pid = cred.pid;
 	s->uid = cred.uid;
 	s->gid = cred.gid;
+	memcpy(s->groups, groups, nb_groups * sizeof(gid_t));
+	s->nb_groups = nb_groups;
 	/* the user's sessions (limits.user_max_sessions): refused as above,
 	 * the client's VipOpenNic fails with VIP_ERROR_RESOURCE */
 	if (via_user_attach(d, s) != 0) {
@@ -951,8 +1055,8 @@ session_accept(struct viad *d, int lfd, int ep)
 	/*
 	 * The session is the process, not the socket: a child may inherit the
 	 * socket and outlive it, and its pid may then be reused by another
-	 * process, whose memory process_vm_readv/writev would reach. The
-	 * pidfd says when the process exits; the session ends then.
+	 * process. The pidfd says when the process exits; the session ends
+	 * then (and when its program execs: the witness, the mem fd).
 	 */
 	s->pidfd = peer_pidfd(sock, cred.pid);
 	if (s->pidfd < 0) {
@@ -977,28 +1081,36 @@ via_ctl_listen(struct viad *d, int *lfd)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *path = d->conf.socket_path;
 	char dir[sizeof(sa.sun_path)];
+	unsigned gid;
 	char *slash;
 	int fd, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
+	gid = socket_gid(d->conf.socket_group);
 	strcpy(sa.sun_path, path);
 	strcpy(dir, path);
 	slash = strrchr(dir, '/');
 	if (slash != NULL && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		if (mkdir(dir, 0750) == 0) {
+			rc = socket_owner(dir, gid, 0750);
+			if (rc != 0)
+				return rc;
+		} else if (errno != EEXIST) {
 			return -errno;
+		}
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* a socket file left by a dead viad is removed; a live one is not */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+	/* a socket file left by a dead viad is removed; a live one, or a
+	 * file that is no socket, is not (runtime.h) */
+	rc = via_socket_claim(path);
+	if (rc != 0) {
 		close(fd);
-		return -EADDRINUSE;
+		return rc;
 	}
-	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
 		int err = -errno;
 
@@ -1007,7 +1119,7 @@ via_ctl_listen(struct viad *d, int *lfd)
 	}
 	rc = access_init(&d->conf);
 	if (rc == 0)
-		rc = socket_owner(path, d->conf.socket_group);
+		rc = socket_owner(path, gid, 0660);
 	if (rc != 0) {
 		close(fd);
 		unlink(path);
@@ -1048,6 +1160,81 @@ announce_stop(struct viad *d)
 }
 
 
+/* ---- what clients tried (docs/design.md section 10) -------------------- */
+
+static const struct viad *sec_viad;
+
+/* telemetry /viad/security: read without a lock, each counter on its own */
+static int
+tel_security(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	const struct viad *d = sec_viad;
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_u64(r, "fds_refused",
+				  __atomic_load_n(&d->sec.fds_refused, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(r, "bus_errors", via_guard_faults());
+	rte_tel_data_add_dict_u64(r, "programs_gone",
+				  __atomic_load_n(&d->sec.programs_gone, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(r, "mappings", __atomic_load_n(&d->mappings, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(r, "max_mappings", d->host.max_mappings);
+	return 0;
+}
+
+/* Bus errors in clients' memory (guard.c): each ends its session. */
+static void
+guard_faults(struct viad *d)
+{
+	const char *what;
+	uint64_t addr;
+	uint32_t id;
+
+	while (via_guard_next_fault(&id, &addr, &what)) {
+		struct via_session *s = via_idtab_lookup(&d->sessions, id);
+
+		d->sec.bus_errors++;
+		if (s == NULL) {
+			VLOG_WARN("bus error (SIGBUS) at %#" PRIx64 " in %s of session %u, which has "
+				  "ended", addr, what, id);
+			continue;
+		}
+		VLOG_WARN("session %u (pid %d, uid %u): bus error (SIGBUS) at %#" PRIx64 " in %s: "
+			  "the client took pages away under viad's mapping; the session ends",
+			  s->id, (int)s->pid, (unsigned)s->uid, addr, what);
+		session_end(d, s);
+	}
+}
+
+/* The guard's table at most: 40 MiB of address space, faulted in as used */
+#define GUARD_SLOTS_MAX (1u << 20)
+
+/* What the control thread needs besides its sockets. @return 0, -errno (logged) */
+static int
+run_init(struct viad *d)
+{
+	int rc;
+
+	via_user_init(d);
+	/* a slot for every mapping viad makes of clients' memory (past
+	 * GUARD_SLOTS_MAX, one more is not guarded) */
+	rc = via_guard_init(d->host.max_mappings != 0 && d->host.max_mappings < GUARD_SLOTS_MAX
+				    ? (uint32_t)d->host.max_mappings : GUARD_SLOTS_MAX);
+	if (rc == 0)
+		rc = via_reap_start();
+	if (rc != 0) {
+		VLOG_ERR("the control thread: %s", strerror(-rc));
+		return rc;
+	}
+	sec_viad = d;
+	rc = rte_telemetry_register_cmd("/viad/security", tel_security,
+					"viad: what clients tried and viad refused. No parameters");
+	if (rc != 0)
+		VLOG_WARN("telemetry: /viad/security: %s", strerror(rc < 0 ? -rc : rc));
+	return 0;
+}
+
 int
 via_ctl_run(struct viad *d, int lfd)
 {
@@ -1064,6 +1251,9 @@ via_ctl_run(struct viad *d, int lfd)
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || ep < 0)
 		return -errno;
+	n = run_init(d);
+	if (n != 0)
+		return n;
 	ctl_epoll = ep;
 	ev[0].events = EPOLLIN;
 	ev[0].data.u64 = EP_LISTEN;
@@ -1072,11 +1262,14 @@ via_ctl_run(struct viad *d, int lfd)
 	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev[0]);
 	ev[0].data.u64 = EP_CM;
 	epoll_ctl(ep, EPOLL_CTL_ADD, d->cm_fd, &ev[0]);
+	ev[0].data.u64 = EP_GUARD;
+	epoll_ctl(ep, EPOLL_CTL_ADD, via_guard_fd(), &ev[0]);
 	VLOG_INFO("listening on %s", d->conf.socket_path);
 
 	while (!d->stopping) {
 		int timeout;
 
+		via_reap_watch();
 		via_dp_lock_all(d);
 		{
 			uint64_t now = via_now_ms();
@@ -1093,6 +1286,8 @@ via_ctl_run(struct viad *d, int lfd)
 
 			if (key == EP_LISTEN) {
 				session_accept(d, lfd, ep);
+			} else if (key == EP_GUARD) {
+				guard_faults(d);
 			} else if (key == EP_CM) {
 				uint64_t cnt;
 
@@ -1116,9 +1311,13 @@ via_ctl_run(struct viad *d, int lfd)
 				} else if (s != NULL && (key & EP_WITNESS)) {
 					/* its memory is another program's now: no access
 					 * to it may outlive the one that registered it */
-					VLOG_WARN("session %u (pid %d): the program was replaced "
-						  "(exec) or closed the library; the session ends",
-						  s->id, (int)s->pid);
+					if (session_exiting(s))
+						VLOG_INFO("session %u (pid %d): the process exited",
+							  s->id, (int)s->pid);
+					else
+						VLOG_WARN("session %u (pid %d): the program was "
+							  "replaced (exec) or closed the library; the "
+							  "session ends", s->id, (int)s->pid);
 					session_end(d, s);
 				} else if (s != NULL) {
 					session_readable(d, s);
@@ -1136,6 +1335,8 @@ via_ctl_run(struct viad *d, int lfd)
 	while ((s = TAILQ_FIRST(&d->session_list)) != NULL)
 		session_end(d, s);
 	via_dp_unlock_all(d);
+	via_reap_stop(2000);
+	via_guard_fini();
 	close(ep);
 	close(sfd);
 	close(lfd);

@@ -156,7 +156,7 @@ rx_deliver(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, struct via_p
 	const struct via_wire_hdr *h = rte_pktmbuf_mtod_offset(m, const struct via_wire_hdr *,
 								RTE_ETHER_HDR_LEN);
 
-	if (via_wire_ops[h->opcode].flags & VIA_OPF_CM) {
+	if ((via_wire_ops[h->opcode].flags & VIA_OPF_CM) || via_cm_wants_frame(d, h)) {
 		/* after the VI's earlier frames; the CM runs on the control thread */
 		if (via_net_hand_over(d, nic, d->cm_inbox, &m, 1) == 1)
 			return true;
@@ -182,7 +182,7 @@ rx_port(struct viad *d, struct via_shard *me, struct via_nic *nic, struct rte_mb
 		struct rte_mbuf *m = pkts[k];
 		struct rte_ring *to;
 
-		if (!via_net_rx_check(nic, m, st)) {
+		if (!via_net_rx_check(nic, m, st) || !via_cm_admit(d, nic, m, st)) {
 			rte_pktmbuf_free(m);
 			continue;
 		}

@@ -269,6 +269,14 @@ void via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n);
 void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
 		      uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
 		      uint16_t len);
+/**
+ * Send a frame without message data (the connection manager's, the
+ * transport's) whose header @p tmpl the caller filled: opcode, flags, VIs,
+ * conn_id, seq, imm; version, length and CRCs are set here. @p len bytes of
+ * @p payload follow the header.
+ */
+void via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
+		       const void *payload, uint16_t len);
 /** Send a frame without payload whose @p seq, @p imm and @p msg_id carry its
  *  meaning (ACK, NAK, CONN_REJECT). */
 void via_dp_send_xport_id(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
@@ -402,13 +410,39 @@ struct rte_mempool *via_nics_zc_pool(void);
 
 /**
  * Control thread: the connection-manager frames the shards handed over
- * (viad.cm_inbox; the name says which inbox it drains).
+ * (viad.cm_inbox; the name says which inbox it drains), and the frames of
+ * VIs in a handshake (via_cm_wants_frame): the first of a connection's
+ * data may come before its CONN_ACK and confirms it (wire-format.md 7.1).
  */
 void via_dp_cm_input(struct viad *d);
 
+/**
+ * Poll lcore, before a frame from the port goes further: a CONN_REQ goes on
+ * only with a valid cookie of its source MAC in imm, which only a host that
+ * receives frames at that MAC has; any other is answered with CONN_COOKIE
+ * and nothing is kept (SYN cookies; wire-format.md 7.2). Reads only what
+ * via_cm_init() set. @return whether @p m goes on (else the caller frees it)
+ */
+bool via_cm_admit(struct viad *d, struct via_nic *nic, const struct rte_mbuf *m,
+		  struct via_poll_stats *st);
+
+/**
+ * Whether frame @p h, not a CM frame, is for a VI in a handshake, with its
+ * connection id: the connection manager takes it first, in order after the
+ * VI's CM frames (via_dp_cm_input), as it may be what connects the VI.
+ */
+static inline bool
+via_cm_wants_frame(struct viad *d, const struct via_wire_hdr *h)
+{
+	const struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+
+	return vi != NULL && vi->state == VIP_STATE_CONNECT_PENDING &&
+	       vi->conn.id == via_wire_conn_id(h);
+}
+
 int via_cm_wait(struct viad *d, struct via_session *s, const struct via_ctl_conn_wait_req *q,
 		uint32_t seq, struct via_ctl_conn_wait_rep *rep);
-int via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi);
+int via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi, uint32_t seq);
 int via_cm_reject(struct viad *d, struct via_session *s, uint32_t conn);
 int via_cm_request(struct viad *d, struct via_session *s, const struct via_ctl_conn_request_req *q,
 		   uint32_t seq);

@@ -202,7 +202,8 @@ void
 via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct via_poll_stats *st = via_dp_stats();
-	uint16_t sent = 0;
+	uint64_t bytes = 0;
+	uint16_t sent = 0, i;
 	unsigned held;
 
 	if (n == 0)
@@ -210,9 +211,17 @@ via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 	/* every frame of one call goes to the same destination */
 	if (via_net_to_self(nic, rte_pktmbuf_mtod(pkts[0], struct rte_ether_hdr *)->dst_addr.addr_bytes)) {
 		via_capture(nic, pkts, n, VIA_CAPTURE_MEM);
+		for (i = 0; i < n; i++)
+			bytes += rte_pktmbuf_pkt_len(pkts[i]);
 		sent = (uint16_t)via_net_hand_over(nic->d, nic, via_net_route(nic->d, pkts[0]), pkts, n);
 		st->frames_tx += sent;
 		st->frames_rx += sent;
+		/* the NIC's own counters: a frame it sent and received; those
+		 * not taken are still ours (freed below) */
+		for (i = sent; i < n; i++)
+			bytes -= rte_pktmbuf_pkt_len(pkts[i]);
+		st->nic_mem_frames[nic->index] += sent;
+		st->nic_mem_bytes[nic->index] += bytes;
 	} else {
 		via_capture(nic, pkts, n, VIA_CAPTURE_TX);
 		via_dp_lock(&nic->tx_lock);
@@ -252,10 +261,9 @@ via_net_frame_init(struct rte_mbuf *m, struct via_nic *nic, const uint8_t dst[6]
 	return h;
 }
 
-/* A frame of the connection manager or the transport: no message data. */
-static void
-send_control(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
-	     const void *payload, uint16_t len)
+void
+via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
+		  const void *payload, uint16_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
 	struct via_wire_hdr *h;
@@ -277,19 +285,6 @@ send_control(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hd
 	via_dp_xmit(nic, &m, 1);
 }
 
-/* The header of a frame without data: who from, who to, which connection. */
-static void
-ctrl_hdr(struct via_wire_hdr *h, uint8_t op, uint16_t flags, uint32_t dst_vi, uint32_t src_vi,
-	 uint32_t conn_id)
-{
-	memset(h, 0, sizeof(*h));
-	h->opcode = op;
-	via_wire_set_flags(h, flags);
-	via_wire_set_dst_vi(h, dst_vi);
-	via_wire_set_src_vi(h, src_vi);
-	via_wire_set_conn_id(h, conn_id);
-}
-
 void
 via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
 		 uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
@@ -297,8 +292,8 @@ via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t
 {
 	struct via_wire_hdr h;
 
-	ctrl_hdr(&h, op, flags, dst_vi, src_vi, conn_id);
-	send_control(nic, mac, &h, payload, len);
+	via_wire_hdr_init(&h, op, flags, dst_vi, src_vi, conn_id);
+	via_dp_send_frame(nic, mac, &h, payload, len);
 }
 
 void
@@ -308,13 +303,13 @@ via_dp_send_xport_id(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint
 {
 	struct via_wire_hdr h;
 
-	ctrl_hdr(&h, op, flags, dst_vi, src_vi, conn_id);
+	via_wire_hdr_init(&h, op, flags, dst_vi, src_vi, conn_id);
 	via_wire_set_seq(&h, seq);
 	via_wire_set_imm(&h, imm);
 	via_wire_set_msg_id(&h, msg_id);
 	if (op == VIA_OP_NAK)
 		via_dp_stats()->naks_tx++;
-	send_control(nic, mac, &h, NULL, 0);
+	via_dp_send_frame(nic, mac, &h, NULL, 0);
 }
 
 bool

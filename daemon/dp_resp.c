@@ -554,16 +554,10 @@ rx_data(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, const struct vi
 	struct via_poll_stats *st)
 {
 	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
-	struct via_vi *vi = via_idtab_lookup(&d->vis, via_wire_dst_vi(h));
+	struct via_vi *vi;
 
-	if (vi != NULL && via_cm_requesting(vi) && vi->conn.id == via_wire_conn_id(h)) {
-		/* the acceptor is connected and sends, but its CONN_ACCEPT is
-		 * still on its way (or lost: the next CONN_REQ brings another):
-		 * not a dead connection, so no RESET; the message is lost (a
-		 * reliable level sends nothing before it hears from us, rel.c) */
-		st->frames_dropped++;
-		return;
-	}
+	/* a frame for a VI in a handshake went to the connection manager
+	 * first (via_cm_wants_frame): here the VI is Connected, or not its */
 	vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, via_wire_dst_vi(h),
 				     via_wire_src_vi(h), via_wire_conn_id(h), st);
 	if (vi == NULL) {

@@ -36,13 +36,44 @@ static const char *const copied_reason_names[VIA_CTL_COPIED_REASON_COUNT] = {
 	[VIA_CTL_COPIED_HIGH] = "above the share file",
 	[VIA_CTL_COPIED_NO_SWITCH] = "no userfaultfd write protection in the client",
 	[VIA_CTL_COPIED_SWITCH_FAILED] = "the switch failed in the client",
+	[VIA_CTL_COPIED_UNSEALED] = "a shared object that may shrink (not a sealed memfd)",
+	[VIA_CTL_COPIED_NO_FD] = "a memfd the program holds no fd of",
 };
+
+/* Past the last user address of any 64-bit Linux (5-level page tables):
+ * a copied range beyond it names the kernel's memory */
+#define USER_VA_END (UINT64_C(1) << 56)
+
+/* A shared object viad maps: in place, or refused (logged) and copied. */
+static int
+place_object(struct viad *d, struct via_session *s, struct via_mr *mr,
+	     const struct via_ctl_mem_register_req *q, const char **copied_why)
+{
+	const char *why = NULL;
+	bool writable = false;
+	int rc = via_pmem_object_view(d, s, q, mr->page_base, mr->page_len, &mr->pmem, &writable,
+				      &why);
+
+	if (rc == 0) {
+		mr->writable = writable && !(q->flags & VIA_CTL_MEM_READ_ONLY);
+		return 0;
+	}
+	VLOG_WARN("session %u (pid %d, uid %u): %s for %#" PRIx64 " (%" PRIu64 " bytes) refused: "
+		  "%s (%s)", s->id, (int)s->pid, (unsigned)s->uid,
+		  q->placement == VIA_CTL_MEM_SYSV ? "a SysV segment" : "a shared object's fd",
+		  q->addr, q->len, why != NULL ? why : "?", strerror(-rc));
+	*copied_why = q->placement == VIA_CTL_MEM_SYSV ? "a SysV segment viad did not attach"
+						       : "a shared object viad did not map";
+	return rc;
+}
 
 /*
  * Where viad reaches the region's bytes: provider memory it knows, a view
  * of the share file (in place), a view of the shared object the client
- * maps there, or the program's /proc/self/mem (copied, logged with the
- * reason: a copy is a system call per access).
+ * passed, or the program's /proc/self/mem (copied, logged with the reason:
+ * a copy is a system call per access). viad maps only what the client
+ * hands it, as far as the client may use it; a client that lies about
+ * where its pages are only misdirects its own data.
  */
 static int
 place(struct viad *d, struct via_session *s, struct via_mr *mr,
@@ -51,14 +82,15 @@ place(struct viad *d, struct via_session *s, struct via_mr *mr,
 	const char *why;
 	int rc;
 
+	if (q->placement > VIA_CTL_MEM_SYSV || q->reason >= VIA_CTL_COPIED_REASON_COUNT ||
+	    (q->flags & ~VIA_CTL_MEM_READ_ONLY) != 0)
+		return -EINVAL;
 	mr->pmem = via_pmem_find(s, q->addr, q->len);
 	if (mr->pmem != NULL) {
-		mr->writable = true;
+		mr->writable = !(q->flags & VIA_CTL_MEM_READ_ONLY);
 		mr->pmem->refs++;
 		return 0;
 	}
-	if (q->placement > VIA_CTL_MEM_SAME_OBJECT || q->reason >= VIA_CTL_COPIED_REASON_COUNT)
-		return -EINVAL;
 	if (q->placement != VIA_CTL_MEM_COPIED &&
 	    s->in_place_bytes + mr->page_len > d->conf.max_in_place_bytes) {
 		VLOG_WARN("session %u (pid %d): %" PRIu64 " bytes more in place would pass "
@@ -67,43 +99,38 @@ place(struct viad *d, struct via_session *s, struct via_mr *mr,
 		return -ENOSPC;
 	}
 	/* the user's share of client memory viad maps, uncharged by unplace()
-	 * or when neither mapping below is made */
+	 * or when no mapping below is made */
 	if (q->placement != VIA_CTL_MEM_COPIED) {
 		rc = via_user_charge(d, s, VIA_USER_IN_PLACE_BYTES, mr->page_len);
 		if (rc != 0)
 			return rc;
 	}
-	if (q->placement == VIA_CTL_MEM_IN_PLACE) {
-		rc = via_pmem_view_get(s, mr->page_base, mr->page_len, &mr->pmem);
-		if (rc != 0) {
-			via_user_uncharge(d, s, VIA_USER_IN_PLACE_BYTES, mr->page_len);
-			return rc;
-		}
+	why = copied_reason_names[q->reason];
+	if (q->placement == VIA_CTL_MEM_IN_PLACE)
+		rc = via_pmem_view_get(d, s, mr->page_base, mr->page_len, &mr->pmem);
+	else if (q->placement != VIA_CTL_MEM_COPIED)
+		rc = place_object(d, s, mr, q, &why);
+	if (q->placement == VIA_CTL_MEM_IN_PLACE && rc == 0)
 		/* the library moves only writable pages in place; a client that
 		 * says otherwise writes to its own file, nothing else */
-		mr->writable = true;
-		s->in_place_bytes += mr->page_len;
-		d->counters.regions_in_place++;
-		return 0;
-	}
-	why = copied_reason_names[q->reason];
-	if (q->placement == VIA_CTL_MEM_SAME_OBJECT) {
-		rc = via_pmem_object_view(s, mr->page_base, mr->page_len, &mr->pmem, &mr->writable);
+		mr->writable = !(q->flags & VIA_CTL_MEM_READ_ONLY);
+	if (q->placement != VIA_CTL_MEM_COPIED) {
 		if (rc == 0) {
 			s->in_place_bytes += mr->page_len;
 			d->counters.regions_in_place++;
 			return 0;
 		}
 		via_user_uncharge(d, s, VIA_USER_IN_PLACE_BYTES, mr->page_len);
-		why = rc == -EPERM ? "a shared object that may shrink (neither SysV shared memory "
-				     "nor a memfd sealed against shrinking)"
-				   : "a shared mapping viad could not map";
+		/* a share file missing or out of its range, the mappings spent:
+		 * as the client asked; an object refused: copied as below */
+		if (q->placement == VIA_CTL_MEM_IN_PLACE || rc == -ENOSPC)
+			return rc;
 	}
-	if (s->mem_fd < 0)
+	/* copied: the program's own rights through its /proc/self/mem decide
+	 * each access (a write to a page it may only read fails there) */
+	if (s->mem_fd < 0 || mr->page_base + mr->page_len > USER_VA_END)
 		return -EINVAL;
-	rc = via_procmem_check(s->pid, mr->page_base, mr->page_len, &mr->writable);
-	if (rc != 0)
-		return rc == -EFAULT ? -EINVAL : rc;
+	mr->writable = !(q->flags & VIA_CTL_MEM_READ_ONLY) && q->reason != VIA_CTL_COPIED_READ_ONLY;
 	VLOG_INFO("session %u (pid %d): region at %#" PRIx64 " (%" PRIu64 " bytes) is copied "
 		  "through /proc/%d/mem, not shared in place: %s", s->id, (int)s->pid, q->addr,
 		  q->len, (int)s->pid, why);
@@ -138,7 +165,7 @@ unplace(struct viad *d, struct via_session *s, struct via_mr *mr)
 	if (mr->pmem->view) {
 		s->in_place_bytes -= mr->page_len;
 		via_user_uncharge(d, s, VIA_USER_IN_PLACE_BYTES, mr->page_len);
-		via_pmem_view_put(s, mr->pmem);
+		via_pmem_view_put(d, s, mr->pmem);
 	} else {
 		mr->pmem->refs--;
 	}

@@ -10,7 +10,13 @@
  * file at offset = address (lib/dpdk/vipl_pages.c); viad maps windows of that
  * file and treats each as a provider allocation of its own (direct access,
  * zero-copy transmit, pins). A client that lies about which of its pages
- * are in the file only misdirects its own data there too.
+ * are in the file only misdirects its own data there too. A shared object
+ * the client registers (a memfd it passes, a SysV segment it may use) is a
+ * view of its own, one region's.
+ *
+ * Each mapping is charged to its user (limits.user_max_mappings: the
+ * kernel's vm.max_map_count is one for all of viad), and guarded against
+ * bus errors (guard.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +36,51 @@ session_pmem_bytes(const struct via_session *s)
 	return sum;
 }
 
+/* One more mapping of @p s's user; a charge undone with via_user_uncharge. */
+static int
+charge_mapping(struct viad *d, struct via_session *s)
+{
+	return via_user_charge(d, s, VIA_USER_MAPPINGS, 1);
+}
+
+int
+via_shm_create_charged(struct viad *d, struct via_session *s, struct via_shm *m, const char *name,
+		       uint64_t len, enum via_guard_kind kind)
+{
+	uint64_t huge_len = VIA_ALIGN_UP(len, UINT64_C(2) << 20);
+	bool huge;
+	int rc = charge_mapping(d, s);
+
+	if (rc != 0)
+		return rc;
+	/* hugepages while its user's share of the pool lasts, normal pages
+	 * after: one user cannot take the pool from the others */
+	huge = via_user_charge(d, s, VIA_USER_HUGEPAGE_BYTES, huge_len) == 0;
+	rc = via_shm_create(m, name, len, huge);
+	if (huge && (rc != 0 || !m->hugepages))
+		via_user_uncharge(d, s, VIA_USER_HUGEPAGE_BYTES, huge_len);
+	if (rc == 0 && (rc = via_user_charge(d, s, VIA_USER_MEMORY_BYTES, m->len)) != 0) {
+		if (m->hugepages)
+			via_user_uncharge(d, s, VIA_USER_HUGEPAGE_BYTES, m->len);
+		via_shm_destroy(m);
+	}
+	if (rc != 0) {
+		via_user_uncharge(d, s, VIA_USER_MAPPINGS, 1);
+		return rc;
+	}
+	m->guard = via_guard_add(m->va, m->len, s->id, kind);
+	return 0;
+}
+
+void
+via_shm_uncharge(struct viad *d, struct via_session *s, const struct via_shm *m)
+{
+	if (m->hugepages)
+		via_user_uncharge(d, s, VIA_USER_HUGEPAGE_BYTES, m->len);
+	via_user_uncharge(d, s, VIA_USER_MEMORY_BYTES, m->len);
+	via_user_uncharge(d, s, VIA_USER_MAPPINGS, 1);
+}
+
 int
 via_pmem_alloc(struct viad *d, struct via_session *s, uint64_t len, struct via_pmem **out)
 {
@@ -46,17 +97,20 @@ via_pmem_alloc(struct viad *d, struct via_session *s, uint64_t len, struct via_p
 	if (p == NULL)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "viad-pmem-%u", s->id);
-	rc = via_shm_create(&p->shm, name, len);
+	rc = via_user_charge(d, s, VIA_USER_ALLOC_BYTES, len);
+	if (rc == 0 &&
+	    (rc = via_shm_create_charged(d, s, &p->shm, name, len, VIA_GUARD_ALLOC)) != 0)
+		via_user_uncharge(d, s, VIA_USER_ALLOC_BYTES, len);
 	if (rc != 0) {
 		free(p);
-		return rc == -EINVAL ? rc : -ENOMEM;
+		return rc == -EINVAL || rc == -ENOSPC ? rc : -ENOMEM;
 	}
 	/* the length asked for, as max_alloc_bytes counts it */
 	p->asked = len;
-	rc = via_user_charge(d, s, VIA_USER_ALLOC_BYTES, len);
-	if (rc == 0 && (rc = via_idtab_alloc(&d->pmems, p, &p->id)) != 0)
-		via_user_uncharge(d, s, VIA_USER_ALLOC_BYTES, len);
+	rc = via_idtab_alloc(&d->pmems, p, &p->id);
 	if (rc != 0) {
+		via_user_uncharge(d, s, VIA_USER_ALLOC_BYTES, len);
+		via_shm_uncharge(d, s, &p->shm);
 		via_shm_destroy(&p->shm);
 		free(p);
 		return rc;
@@ -122,6 +176,8 @@ via_pmem_free(struct viad *d, struct via_session *s, uint32_t id)
 	TAILQ_REMOVE(&s->pmems, p, link);
 	via_idtab_free(&d->pmems, id);
 	via_user_uncharge(d, s, VIA_USER_ALLOC_BYTES, p->asked);
+	/* its user is done with it now, whoever unmaps it */
+	via_shm_uncharge(d, s, &p->shm);
 	/* frames in flight still read it (zero copy): unmapped by the last
 	 * of them; the client's own mapping is its business */
 	if (__atomic_load_n(&p->pins, __ATOMIC_ACQUIRE) != 0) {
@@ -138,11 +194,13 @@ via_pmem_free(struct viad *d, struct via_session *s, uint32_t id)
 #define VIEW_ALIGN (UINT64_C(1) << 30)
 
 int
-via_pmem_view_get(struct via_session *s, uint64_t base, uint64_t len, struct via_pmem **out)
+via_pmem_view_get(struct viad *d, struct via_session *s, uint64_t base, uint64_t len,
+		  struct via_pmem **out)
 {
 	uint64_t lo = base & ~(VIEW_ALIGN - 1), hi = VIA_ALIGN_UP(base + len, VIEW_ALIGN);
 	struct via_pmem *v;
 	void *va;
+	int rc;
 
 	if (s->share_fd < 0 || len == 0 || base + len < base || base + len > VIA_SHARE_FILE_SIZE)
 		return -EINVAL;
@@ -156,20 +214,25 @@ via_pmem_view_get(struct via_session *s, uint64_t base, uint64_t len, struct via
 	}
 	if (hi > VIA_SHARE_FILE_SIZE)
 		hi = VIA_SHARE_FILE_SIZE;
+	rc = charge_mapping(d, s);
+	if (rc != 0)
+		return rc;
 	v = calloc(1, sizeof(*v));
-	if (v == NULL)
-		return -ENOMEM;
-	/* the file is sealed against shrinking: no access to it can fault */
-	va = mmap(NULL, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, s->share_fd,
-		  (off_t)lo);
+	/* the file is sealed against shrinking and is shmem, no hugetlbfs
+	 * (via_fd_check_share_file): no access to it can fault; guarded anyway */
+	va = v == NULL ? MAP_FAILED
+		       : mmap(NULL, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+			      s->share_fd, (off_t)lo);
 	if (va == MAP_FAILED) {
 		free(v);
+		via_user_uncharge(d, s, VIA_USER_MAPPINGS, 1);
 		return -ENOMEM;
 	}
 	v->owner = s;
 	v->view = true;
 	v->refs = 1;
 	v->shm = (struct via_shm){ .fd = -1, .va = va, .len = hi - lo };
+	v->shm.guard = via_guard_add(va, hi - lo, s->id, VIA_GUARD_VIEW);
 	v->client_va = lo;
 	TAILQ_INSERT_TAIL(&s->views, v, link);
 	*out = v;
@@ -177,19 +240,35 @@ via_pmem_view_get(struct via_session *s, uint64_t base, uint64_t len, struct via
 }
 
 int
-via_pmem_object_view(struct via_session *s, uint64_t base, uint64_t len, struct via_pmem **out,
-		     bool *writable)
+via_pmem_object_view(struct viad *d, struct via_session *s,
+		     const struct via_ctl_mem_register_req *q, uint64_t base, uint64_t len,
+		     struct via_pmem **out, bool *writable, const char **why)
 {
-	struct via_pmem *v = calloc(1, sizeof(*v));
-	int rc;
+	struct via_pmem *v;
+	int rc = charge_mapping(d, s);
 
-	if (v == NULL)
-		return -ENOMEM;
-	rc = via_procmem_object(s->pid, base, len, &v->shm, writable);
 	if (rc != 0) {
-		free(v);
+		*why = "limits.user_max_mappings";
 		return rc;
 	}
+	v = calloc(1, sizeof(*v));
+	if (v == NULL)
+		rc = -ENOMEM;
+	else if (q->placement == VIA_CTL_MEM_SYSV)
+		rc = via_sysv_attach(s, q->shmid, q->offset, len, &v->shm, writable, why);
+	else if (s->in_fd < 0)
+		rc = -EBADF;
+	else
+		rc = via_object_map_fd(s->in_fd, &s->in_fd_info, q->offset, len, &v->shm, writable,
+				       why);
+	if (rc == -EBADF)
+		*why = "no fd came with the request";
+	if (rc != 0) {
+		free(v);
+		via_user_uncharge(d, s, VIA_USER_MAPPINGS, 1);
+		return rc;
+	}
+	v->shm.guard = via_guard_add(v->shm.va, len, s->id, VIA_GUARD_OBJECT);
 	v->owner = s;
 	v->view = v->object_view = true;
 	v->refs = 1;
@@ -200,11 +279,12 @@ via_pmem_object_view(struct via_session *s, uint64_t base, uint64_t len, struct 
 }
 
 void
-via_pmem_view_put(struct via_session *s, struct via_pmem *v)
+via_pmem_view_put(struct viad *d, struct via_session *s, struct via_pmem *v)
 {
 	if (--v->refs != 0)
 		return;
 	TAILQ_REMOVE(&s->views, v, link);
+	via_user_uncharge(d, s, VIA_USER_MAPPINGS, 1);
 	/* as via_pmem_free(): frames in flight still read it */
 	if (__atomic_load_n(&v->pins, __ATOMIC_ACQUIRE) != 0) {
 		v->owner = NULL;

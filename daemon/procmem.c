@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Access to a client's memory. Provider memory and ordinary memory
- * registered in place are mapped by viad too and moved with loads and
- * stores. Copied ordinary memory is validated at registration against the
- * client's /proc/PID/maps and moved through the client program's own
- * /proc/self/mem (given at session start): that fd reaches the address
- * space of the program that opened it and no other, so an exec, which
- * replaces the address space, ends viad's access to it (pread returns 0).
+ * Access to a client's memory (docs/design.md section 7), always with the
+ * client's own rights and never through what /proc says of it (section 10,
+ * "Capabilities"), as rdma-core's ibv_reg_mr pins pages through the
+ * caller's own address space:
+ *  - provider memory, the share file and shared objects are mapped by viad
+ *    and moved with loads and stores: what viad maps is an fd the client
+ *    passed (a memfd sealed against shrinking, mapped only as the fd's
+ *    access mode allows) or a SysV segment its credentials may use
+ *    (attached read-only where it may only read);
+ *  - copied ranges go through the client program's own /proc/self/mem,
+ *    given at session start: that fd reaches the address space of the
+ *    program that opened it and no other, with that program's rights (a
+ *    write to its read-only shared mapping fails), and dies with it: an
+ *    exec, which replaces the address space, ends viad's access to it
+ *    (pread returns 0), and ends the session (via_procmem_alive()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,127 +23,123 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
+#include <sys/shm.h>
 #include <unistd.h>
 
 #include "viad.h"
 
-int
-via_procmem_check(pid_t pid, uint64_t addr, uint64_t len, bool *writable)
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ  22   /* Linux 5.14 */
+#define MADV_POPULATE_WRITE 23
+#endif
+
+bool
+via_procmem_alive(const struct via_session *s)
 {
-	uint64_t cur = addr, end = addr + len;
-	char path[64], line[512];
-	bool wr = true;
-	FILE *f;
-	int rc = -EFAULT;
+	uint8_t b;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return -errno;
-	/* maps is sorted by address: walk the mappings covering [cur, end) */
-	while (cur < end && fgets(line, sizeof(line), f) != NULL) {
-		uint64_t lo, hi;
-		char perms[5];
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s", &lo, &hi, perms) != 3)
-			continue;
-		if (hi <= cur)
-			continue;
-		if (lo > cur)
-			break;       /* a hole */
-		if (perms[0] != 'r')
-			break;       /* unreadable pages cannot be registered */
-		if (perms[1] != 'w')
-			wr = false;
-		cur = hi;
-	}
-	if (cur >= end) {
-		*writable = wr;
-		rc = 0;
-	}
-	fclose(f);
-	return rc;
+	/* 0 bytes: no address space behind the fd any more; an unmapped
+	 * address (EIO) or a byte: the program is there */
+	return s->mem_fd < 0 || pread(s->mem_fd, &b, 1, 0) != 0;
 }
 
-/* The mapping of process @p pid that holds all of [addr, addr+len). */
-struct vma {
-	uint64_t lo, hi, offset;
-	unsigned maj, min;
-	unsigned long inode;
-	char perms[5];
-	char path[64];
-};
-
+/* Fault in what viad mapped of a client, as writable as mapped: a page the
+ * client's object cannot give is an error here, not a bus error later. */
 static int
-find_vma(pid_t pid, uint64_t addr, uint64_t len, struct vma *v)
+populate(void *va, uint64_t len, bool writable)
 {
-	char path[64], line[512];
-	int rc = -EINVAL, at = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return -errno;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %lu %n", &v->lo,
-			   &v->hi, v->perms, &v->offset, &v->maj, &v->min, &v->inode, &at) < 7)
-			continue;
-		if (addr >= v->lo && addr + len <= v->hi) {
-			snprintf(v->path, sizeof(v->path), "%s", at > 0 ? line + at : "");
-			rc = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
+	if (madvise(va, len, writable ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0)
+		return 0;
+	return errno == EINVAL ? 0 : -EFAULT;    /* EINVAL: a kernel before 5.14 */
 }
 
 int
-via_procmem_object(pid_t pid, uint64_t addr, uint64_t len, struct via_shm *out, bool *writable)
+via_object_map_fd(int fd, const struct via_fd_info *fi, uint64_t offset, uint64_t len,
+		  struct via_shm *out, bool *writable, const char **why)
 {
-	struct vma v, again;
-	char path[96];
-	struct stat st;
-	int fd, seals, rc;
 	void *va;
+	int rc = via_fd_check_object(fi, offset, len, writable, why);
 
-	rc = find_vma(pid, addr, len, &v);
-	if (rc != 0 || v.perms[3] != 's' || v.perms[0] != 'r')
-		return rc != 0 ? rc : -EINVAL;
-	*writable = v.perms[1] == 'w';
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, v.lo, v.hi);
-	fd = open(path, (*writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
+	if (rc != 0)
+		return rc;
+	va = mmap(NULL, len, *writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,
+		  (off_t)offset);
+	if (va == MAP_FAILED) {
+		*why = "mmap failed";
 		return -errno;
-	/*
-	 * The client may have swapped the mapping since maps was read: the
-	 * object opened must be the one it maps there now, as writable as
-	 * before, so that viad (root) writes only to what the client can.
-	 * And it must not shrink under viad's mapping (a fault there would
-	 * be viad's): a memfd sealed against it, or SysV shared memory.
-	 */
-	seals = fcntl(fd, F_GET_SEALS);
-	rc = fstat(fd, &st) != 0 ? -errno : find_vma(pid, addr, len, &again);
-	if (rc == 0 && (st.st_ino != v.inode || major(st.st_dev) != v.maj ||
-			minor(st.st_dev) != v.min || again.lo != v.lo || again.inode != v.inode ||
-			strcmp(again.perms, v.perms) != 0))
-		rc = -EAGAIN;
-	if (rc == 0 && !(seals >= 0 && (seals & F_SEAL_SHRINK)) &&
-	    strncmp(v.path, "/SYSV", 5) != 0)
-		rc = -EPERM;
-	if (rc == 0) {
-		va = mmap(NULL, len, *writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,
-			  (off_t)(v.offset + (addr - v.lo)));
-		if (va == MAP_FAILED)
-			rc = -errno;
-		else
-			*out = (struct via_shm){ .fd = -1, .va = va, .len = len };
 	}
-	close(fd);
-	return rc;
+	rc = populate(va, len, *writable);
+	if (rc != 0) {
+		*why = "its pages cannot be faulted in";
+		munmap(va, len);
+		return rc;
+	}
+	*out = (struct via_shm){ .fd = -1, .va = va, .len = len };
+	return 0;
+}
+
+/* Whether segment @p id is still the one @p was described. */
+static bool
+same_segment(int id, const struct shmid_ds *was)
+{
+	struct shmid_ds now;
+
+	return shmctl(id, IPC_STAT, &now) == 0 && now.shm_perm.__key == was->shm_perm.__key &&
+	       now.shm_perm.__seq == was->shm_perm.__seq && now.shm_perm.uid == was->shm_perm.uid &&
+	       now.shm_perm.gid == was->shm_perm.gid && now.shm_perm.mode == was->shm_perm.mode &&
+	       now.shm_ctime == was->shm_ctime && now.shm_segsz == was->shm_segsz;
+}
+
+int
+via_sysv_attach(const struct via_session *s, int shmid, uint64_t offset, uint64_t len,
+		struct via_shm *out, bool *writable, const char **why)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), seg_len;
+	struct shmid_ds ds;
+	uint8_t *va;
+	int rc;
+
+	if (shmid < 0 || shmctl(shmid, IPC_STAT, &ds) != 0) {
+		*why = "no such SysV segment";
+		return -EINVAL;
+	}
+	if (!via_sysv_allowed(s, &ds.shm_perm, false)) {
+		*why = "a SysV segment the client may not read";
+		return -EACCES;
+	}
+	seg_len = VIA_ALIGN_UP((uint64_t)ds.shm_segsz, page);
+	if (offset % page != 0 || offset + len < offset || offset + len > seg_len) {
+		*why = "shorter than the range";
+		return -EINVAL;
+	}
+	*writable = via_sysv_allowed(s, &ds.shm_perm, true);
+	/* root attaches it, as the client could itself, no further */
+	va = shmat(shmid, NULL, *writable ? 0 : SHM_RDONLY);
+	if (va == (void *)-1) {
+		*why = "shmat failed";
+		return -errno;
+	}
+	/* its owner may have changed it between the look and the attach */
+	if (!same_segment(shmid, &ds)) {
+		shmdt(va);
+		*why = "the segment changed while viad attached it";
+		return -EAGAIN;
+	}
+	/* keep only the range: the rest of the attachment goes */
+	if ((offset > 0 && munmap(va, offset) != 0) ||
+	    (seg_len > offset + len && munmap(va + offset + len, seg_len - offset - len) != 0)) {
+		shmdt(va);
+		*why = "the segment is not in pages of the system's size (hugetlb)";
+		return -EINVAL;
+	}
+	rc = populate(va + offset, len, *writable);
+	if (rc != 0) {
+		munmap(va + offset, len);
+		*why = "its pages cannot be faulted in";
+		return rc;
+	}
+	*out = (struct via_shm){ .fd = -1, .va = va + offset, .len = len };
+	return 0;
 }
 
 void *
@@ -144,6 +148,13 @@ via_mem_direct(const struct via_mr *mr, uint64_t va)
 	const struct via_pmem *p = mr->pmem;
 
 	return p != NULL ? p->shm.va + (va - p->client_va) : NULL;
+}
+
+/* Log once per session (@p flag), from any thread. */
+static bool
+first_time(const bool *flag)
+{
+	return !__atomic_exchange_n((bool *)flag, true, __ATOMIC_RELAXED);
 }
 
 static int
@@ -158,15 +169,34 @@ procmem_rw(const struct via_session *s, uint64_t va, void *buf, size_t len, bool
 		return 0;
 	if (n == 0) {
 		/* no address space behind the fd: the program exec'd or exited */
-		bool *logged = (bool *)&s->mem_gone_logged;
-
-		if (!__atomic_exchange_n(logged, true, __ATOMIC_RELAXED))
+		if (first_time(&s->mem_gone_logged))
 			VLOG_WARN("session %u (pid %d): the program that registered its copied "
 				  "regions is gone (exec or exit): they are no longer reachable",
 				  s->id, (int)s->pid);
 		return -ESRCH;
 	}
+	/* the program's own rights do not reach it: unmapped, or a write to
+	 * pages it may only read (the descriptor fails, §9.5.3) */
+	if (first_time(&s->copy_fault_logged))
+		VLOG_WARN("session %u (pid %d): a copied %s of %zu bytes at %#" PRIx64 " failed "
+			  "through its /proc/self/mem (%s): not mapped, or not %s",
+			  s->id, (int)s->pid, write ? "write" : "read", len, va,
+			  strerror(n < 0 ? errno : EIO), write ? "writable" : "readable");
 	return -EFAULT;
+}
+
+/* A direct access of @p len bytes between @p dst and @p src: -EFAULT if it
+ * hit a page the client took away (guard.c patched it; the bytes are
+ * lost). The barriers keep the copy between the two looks. */
+static int
+direct_copy(void *dst, const void *src, size_t len)
+{
+	unsigned hits = via_guard_hits;
+
+	__asm__ volatile("" ::: "memory");
+	memcpy(dst, src, len);
+	__asm__ volatile("" ::: "memory");
+	return via_guard_hits == hits ? 0 : -EFAULT;
 }
 
 int
@@ -175,11 +205,7 @@ via_mem_read(const struct via_session *s, const struct via_mr *mr, uint64_t va, 
 {
 	void *p = via_mem_direct(mr, va);
 
-	if (p != NULL) {
-		memcpy(dst, p, len);
-		return 0;
-	}
-	return procmem_rw(s, va, dst, len, false);
+	return p != NULL ? direct_copy(dst, p, len) : procmem_rw(s, va, dst, len, false);
 }
 
 int
@@ -188,9 +214,5 @@ via_mem_write(const struct via_session *s, const struct via_mr *mr, uint64_t va,
 {
 	void *p = via_mem_direct(mr, va);
 
-	if (p != NULL) {
-		memcpy(p, src, len);
-		return 0;
-	}
-	return procmem_rw(s, va, (void *)src, len, true);
+	return p != NULL ? direct_copy(p, src, len) : procmem_rw(s, va, (void *)src, len, true);
 }

@@ -121,11 +121,13 @@ via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 	if (s->nic == NULL)
 		return -ENODEV;
 	snprintf(name, sizeof(name), "viad-session-%u", s->id);
-	rc = via_shm_create(&s->seg, name, d->conf.session_shm_bytes);
+	rc = via_shm_create_charged(d, s, &s->seg, name, d->conf.session_shm_bytes,
+				    VIA_GUARD_SEGMENT);
 	if (rc != 0)
-		return -ENOMEM;
+		return rc == -ENOSPC ? rc : -ENOMEM;
 	rc = via_arena_init(&s->arena, sizeof(struct via_shm_header), s->seg.len);
 	if (rc != 0) {
+		via_shm_uncharge(d, s, &s->seg);
 		via_shm_destroy(&s->seg);
 		return rc;
 	}
@@ -133,6 +135,7 @@ via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 	/* the error queue is the first object of the arena */
 	if (via_arena_alloc(&s->arena, via_shm_errq_size(ERRQ_SLOTS), &h->errq_off) != 0) {
 		via_arena_fini(&s->arena);
+		via_shm_uncharge(d, s, &s->seg);
 		via_shm_destroy(&s->seg);
 		return -ENOMEM;
 	}
@@ -150,6 +153,7 @@ via_session_open(struct viad *d, struct via_session *s, const char *nic_name)
 		s->by_bell = NULL;
 		s->bell_taken = NULL;
 		via_arena_fini(&s->arena);
+		via_shm_uncharge(d, s, &s->seg);
 		via_shm_destroy(&s->seg);
 		return -ENOMEM;
 	}
@@ -207,6 +211,7 @@ via_session_close(struct viad *d, struct via_session *s)
 		free(s->by_bell);
 		free(s->bell_taken);
 		via_arena_fini(&s->arena);
+		via_shm_uncharge(d, s, &s->seg);
 		via_shm_destroy(&s->seg);
 		c->sessions--;
 		c->sessions_closed++;
@@ -218,18 +223,16 @@ via_session_close(struct viad *d, struct via_session *s)
 	via_user_detach(d, s);
 	TAILQ_REMOVE(&d->session_list, s, link);
 	via_idtab_free(&d->sessions, s->id);
-	if (s->sock >= 0)
-		close(s->sock);
+	/* viad's own */
 	if (s->pidfd >= 0)
 		close(s->pidfd);
-	/* every region is gone, and with it every view of the share file */
-	{
-		int fds[] = { s->in_fd, s->share_fd, s->mem_fd, s->witness_fd };
-
-		for (unsigned i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-			if (fds[i] >= 0)
-				close(fds[i]);
-		}
-	}
+	/* the client's, and the socket, which may hold fds it queued: closed
+	 * where a close that waits holds up nothing (reap.c). Every region is
+	 * gone, and with it every view of the share file. */
+	via_reap(s->sock, s->id);
+	via_reap(s->in_fd, s->id);
+	via_reap(s->share_fd, s->id);
+	via_reap(s->mem_fd, s->id);
+	via_reap(s->witness_fd, s->id);
 	free(s);
 }

@@ -55,7 +55,7 @@ fail:
 }
 
 int
-via_shm_create(struct via_shm *m, const char *name, uint64_t len)
+via_shm_create(struct via_shm *m, const char *name, uint64_t len, bool huge)
 {
 	uint64_t huge_len = VIA_ALIGN_UP(len, HUGEPAGE_2M);
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -63,14 +63,17 @@ via_shm_create(struct via_shm *m, const char *name, uint64_t len)
 
 	if (len == 0)
 		return -EINVAL;
-	rc = map_memfd(m, name, huge_len, MFD_HUGETLB | MFD_HUGE_2MB);
-	if (rc == 0) {
-		m->hugepages = true;
-		return 0;
+	m->guard = 0;
+	if (huge) {
+		rc = map_memfd(m, name, huge_len, MFD_HUGETLB | MFD_HUGE_2MB);
+		if (rc == 0) {
+			m->hugepages = true;
+			return 0;
+		}
+		VLOG_WARN("%s: no 2 MiB hugepages for %llu bytes (%s); using normal pages "
+			  "(reserve hugepages: see config/hugepages.md)", name,
+			  (unsigned long long)huge_len, strerror(-rc));
 	}
-	VLOG_WARN("%s: no 2 MiB hugepages for %llu bytes (%s); using normal pages "
-		  "(reserve hugepages: see config/hugepages.md)", name,
-		  (unsigned long long)huge_len, strerror(-rc));
 	rc = map_memfd(m, name, VIA_ALIGN_UP(len, page), 0);
 	if (rc == 0)
 		m->hugepages = false;
@@ -80,6 +83,8 @@ via_shm_create(struct via_shm *m, const char *name, uint64_t len)
 void
 via_shm_destroy(struct via_shm *m)
 {
+	via_guard_remove(m->guard);
+	m->guard = 0;
 	if (m->va != NULL)
 		munmap(m->va, m->len);
 	if (m->fd >= 0)

@@ -1,20 +1,34 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Limits per user (issue 14; docs/design.md section 10): what one uid's
- * sessions hold together is counted here, so that one user cannot take the
- * viad-wide limits (viad.conf [limits]) every other user needs. Each
- * object is charged where its viad-wide limit is applied and uncharged
- * where it is freed, by its owner or by the reclaim of its session; the
- * session itself is charged at connect and uncharged when it ends.
+ * Limits per user (issue 14, issue 25; docs/design.md section 10): what one
+ * uid's sessions hold together is counted here, so that one user cannot
+ * take the viad-wide limits (viad.conf [limits]) every other user needs,
+ * nor what the host has for all: viad's mappings (the kernel's
+ * vm.max_map_count is one for the whole process), the hugepage pool and
+ * memory. Each object is charged where its viad-wide limit is applied and
+ * uncharged where it is freed, by its owner or by the reclaim of its
+ * session; the session itself is charged at connect and uncharged when it
+ * ends.
+ *
+ * A limit left 0 is a share: the viad-wide limit / user_share, and for
+ * what takes memory, at most the host's memory / user_share; the mappings,
+ * hugepages and memory viad creates are shares of what the host has, read
+ * at start (via_user_init), not of constants. Mappings are also capped
+ * viad-wide (limits.max_mappings, by default half of what vm.max_map_count
+ * leaves viad at start), so that viad keeps room for its own.
  *
  * A limit reached refuses the request with -ENOSPC (VIP_ERROR_RESOURCE at
  * the client, as a viad-wide limit does) and one log line naming the
  * limit and the uid; a user held at a limit is not logged again until it
  * drops below it, so a client retrying in a loop cannot flood the log.
+ * Hugepages are the exception: past its share a user's segments and
+ * allocations are made of normal pages (pmem.c), logged the same way.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "viad.h"
 
@@ -29,6 +43,9 @@ static const char *const res_keys[VIA_USER_RES_COUNT] = {
 	[VIA_USER_IN_PLACE_BYTES] = "user_max_in_place_bytes",
 	[VIA_USER_ALLOC_BYTES] = "user_max_alloc_bytes",
 	[VIA_USER_REQUESTS] = "user_max_requests",
+	[VIA_USER_MAPPINGS] = "user_max_mappings",
+	[VIA_USER_HUGEPAGE_BYTES] = "user_max_hugepage_bytes",
+	[VIA_USER_MEMORY_BYTES] = "user_max_memory_bytes",
 };
 
 /* a * b, UINT64_MAX if it does not fit */
@@ -40,32 +57,93 @@ mul_sat(uint64_t a, uint64_t b)
 	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-uint64_t
-via_user_limit(const struct via_conf *c, enum via_user_res res)
+/* A number from the first line of @p path that starts with @p key (the
+ * host's own /proc and /sys files). @return it, 0 if none */
+static uint64_t
+host_number(const char *path, const char *key)
 {
-	/* the limit set, and the viad-wide limit it is a share of; the
-	 * per-session caps count for max_sessions sessions */
+	char line[256];
+	uint64_t v = 0;
+	size_t klen = strlen(key);
+	FILE *f = fopen(path, "re");
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, key, klen) == 0) {
+			v = strtoull(line + klen, NULL, 10);
+			break;
+		}
+	}
+	if (f != NULL)
+		fclose(f);
+	return v;
+}
+
+void
+via_user_init(struct viad *d)
+{
+	uint64_t map_max = host_number("/proc/sys/vm/max_map_count", ""),
+		 own = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	/* viad's own mappings now, counted by lines of its own maps */
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		own += strchr(line, '\n') != NULL;
+	if (f != NULL)
+		fclose(f);
+	d->host.mem_bytes = host_number("/proc/meminfo", "MemTotal:") * 1024;
+	d->host.hugepage_bytes =
+		host_number("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "") << 21;
+	d->host.max_mappings = d->conf.max_mappings != 0 ? d->conf.max_mappings
+				: map_max > own ? (map_max - own) / 2 : 0;
+	VLOG_INFO("limits: the host has %" PRIu64 " MiB of memory, %" PRIu64 " MiB of 2 MiB "
+		  "hugepages and vm.max_map_count %" PRIu64 " (viad uses %" PRIu64 "); clients' "
+		  "mappings %" PRIu64 "; per user (1/%u): mappings %" PRIu64 ", hugepages %" PRIu64
+		  " MiB, memory %" PRIu64 " MiB", d->host.mem_bytes >> 20,
+		  d->host.hugepage_bytes >> 20, map_max, own, d->host.max_mappings,
+		  d->conf.user_share, via_user_limit(d, VIA_USER_MAPPINGS),
+		  via_user_limit(d, VIA_USER_HUGEPAGE_BYTES) >> 20,
+		  via_user_limit(d, VIA_USER_MEMORY_BYTES) >> 20);
+}
+
+uint64_t
+via_user_limit(const struct viad *d, enum via_user_res res)
+{
+	const struct via_conf *c = &d->conf;
+	/* the limit set, the viad-wide limit it is a share of (the per-session
+	 * caps count for max_sessions sessions), and whether it takes memory */
 	const struct {
 		uint64_t set, global;
+		bool memory;
 	} l[VIA_USER_RES_COUNT] = {
-		[VIA_USER_SESSIONS] = { c->user_max_sessions, c->max_sessions },
-		[VIA_USER_VIS] = { c->user_max_vi, c->max_vi },
-		[VIA_USER_CQS] = { c->user_max_cq, c->max_cq },
-		[VIA_USER_PTAGS] = { c->user_max_ptags, c->max_ptags },
-		[VIA_USER_REGIONS] = { c->user_max_regions, c->max_regions },
-		[VIA_USER_REGISTER_BYTES] = { c->user_max_register_bytes, c->max_register_bytes },
+		[VIA_USER_SESSIONS] = { c->user_max_sessions, c->max_sessions, false },
+		[VIA_USER_VIS] = { c->user_max_vi, c->max_vi, false },
+		[VIA_USER_CQS] = { c->user_max_cq, c->max_cq, false },
+		[VIA_USER_PTAGS] = { c->user_max_ptags, c->max_ptags, false },
+		[VIA_USER_REGIONS] = { c->user_max_regions, c->max_regions, false },
+		[VIA_USER_REGISTER_BYTES] = { c->user_max_register_bytes, c->max_register_bytes,
+					      true },
 		[VIA_USER_IN_PLACE_BYTES] = { c->user_max_in_place_bytes,
-					      mul_sat(c->max_in_place_bytes, c->max_sessions) },
+					      mul_sat(c->max_in_place_bytes, c->max_sessions), true },
 		[VIA_USER_ALLOC_BYTES] = { c->user_max_alloc_bytes,
-					   mul_sat(c->max_alloc_bytes, c->max_sessions) },
+					   mul_sat(c->max_alloc_bytes, c->max_sessions), true },
 		/* a connection request or wait per VI at most, in fair use */
-		[VIA_USER_REQUESTS] = { c->user_max_requests, c->max_vi },
+		[VIA_USER_REQUESTS] = { c->user_max_requests, c->max_vi, false },
+		[VIA_USER_MAPPINGS] = { c->user_max_mappings, d->host.max_mappings, false },
+		[VIA_USER_HUGEPAGE_BYTES] = { c->user_max_hugepage_bytes, d->host.hugepage_bytes,
+					      false },
+		[VIA_USER_MEMORY_BYTES] = { c->user_max_memory_bytes, d->host.mem_bytes, false },
 	};
-	uint64_t share;
+	uint64_t share, shares = c->user_share != 0 ? c->user_share : 1, global = l[res].global;
 
 	if (l[res].set != 0)
 		return l[res].set;
-	share = l[res].global / (c->user_share != 0 ? c->user_share : 1);
+	/* the host unknown (unit tests): no such limit */
+	if (global == 0)
+		return UINT64_MAX;
+	if (l[res].memory && d->host.mem_bytes != 0 && d->host.mem_bytes < global)
+		global = d->host.mem_bytes;
+	share = global / shares;
 	return share != 0 ? share : 1;
 }
 
@@ -78,7 +156,7 @@ via_user_charge(struct viad *d, struct via_session *s, enum via_user_res res, ui
 	/* a session made without a peer (viad's unit tests and fuzzers) */
 	if (u == NULL)
 		return 0;
-	limit = via_user_limit(&d->conf, res);
+	limit = via_user_limit(d, res);
 	if (u->used[res] + n < u->used[res] || u->used[res] + n > limit) {
 		if (u->uid == 0 && d->conf.root_exempt)
 			goto take;
@@ -89,8 +167,20 @@ via_user_charge(struct viad *d, struct via_session *s, enum via_user_res res, ui
 		u->refused |= 1u << res;
 		return -ENOSPC;
 	}
+	/* viad's own room among the kernel's mappings: for every user */
+	if (res == VIA_USER_MAPPINGS && d->host.max_mappings != 0 &&
+	    d->mappings + n > d->host.max_mappings) {
+		if (!(u->refused & (1u << res)))
+			VLOG_WARN("uid %u: limits.max_mappings (%" PRIu64 ") reached by all users "
+				  "together; %" PRIu64 " more refused (session %u, pid %d)",
+				  (unsigned)u->uid, d->host.max_mappings, n, s->id, (int)s->pid);
+		u->refused |= 1u << res;
+		return -ENOSPC;
+	}
 take:
 	u->used[res] += n;
+	if (res == VIA_USER_MAPPINGS)
+		d->mappings += n;
 	return 0;
 }
 
@@ -102,7 +192,9 @@ via_user_uncharge(struct viad *d, struct via_session *s, enum via_user_res res, 
 	if (u == NULL)
 		return;
 	u->used[res] -= n;
-	if (u->used[res] < via_user_limit(&d->conf, res))
+	if (res == VIA_USER_MAPPINGS)
+		d->mappings -= n;
+	if (u->used[res] < via_user_limit(d, res))
 		u->refused &= ~(1u << res);
 }
 

@@ -97,7 +97,9 @@ uint64_t via_now_ms(void);
 
 enum via_log_level { VIA_LOG_ERR, VIA_LOG_WARNING, VIA_LOG_INFO, VIA_LOG_DEBUG };
 
-/** printf-style log line to stderr with level and time; thread-safe. */
+/** printf-style log line to stderr with level and an ISO 8601 time, or,
+ *  when stderr is the journal (JOURNAL_STREAM), with a syslog priority
+ *  prefix "<N>" instead; thread-safe. */
 void via_log(enum via_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /** @return 0, -EINVAL for an unknown name */
@@ -116,15 +118,17 @@ struct via_shm {
 	uint8_t *va;        /**< viad's mapping */
 	uint64_t len;
 	bool hugepages;     /**< false: fell back to normal pages (logged) */
+	uint32_t guard;     /**< its slot in guard.c's table (0: none) */
 };
 
 /**
- * Create and map @p len bytes of memfd memory, on 2 MiB hugepages when the
- * pool has them, else on normal pages with a warning. @p len is rounded up
- * to the page size used.
+ * Create and map @p len bytes of memfd memory, on 2 MiB hugepages when
+ * @p huge allows and the pool has them (else on normal pages; a pool that
+ * had none is logged). @p len is rounded up to the page size used.
  * @return 0, -ENOMEM, or -errno of memfd_create/ftruncate/mmap
  */
-int via_shm_create(struct via_shm *m, const char *name, uint64_t len);
+int via_shm_create(struct via_shm *m, const char *name, uint64_t len, bool huge);
+/** Unmap (and unguard) @p m, close its fd if viad still has it. */
 void via_shm_destroy(struct via_shm *m);
 
 /** First-fit allocator of VIA_SHM_ALIGN-aligned extents in a segment. */
@@ -139,26 +143,145 @@ void via_arena_fini(struct via_arena *a);
 int via_arena_alloc(struct via_arena *a, uint64_t len, uint64_t *off);
 void via_arena_free(struct via_arena *a, uint64_t off, uint64_t len);
 
+/* ---- clientfd.c: what a client hands viad (docs/design.md section 10) -- */
+
+/** What an fd a client passed is, as far as viad keeps such fds. */
+enum via_fd_kind {
+	VIA_FD_REFUSED,     /**< anything else: closed as it arrives */
+	VIA_FD_SHMEM,       /**< a file of shmem or hugetlbfs (a memfd, say) */
+	VIA_FD_PROC,        /**< a file of viad's own /proc */
+	VIA_FD_PIPE,        /**< a pipe or FIFO */
+};
+
+/** An fd judged by via_fd_classify(). */
+struct via_fd_info {
+	enum via_fd_kind kind;
+	char what[112];     /**< what it is, for the log */
+	int accmode;        /**< O_RDONLY, O_WRONLY or O_RDWR */
+	int seals;          /**< F_GET_SEALS (VIA_FD_SHMEM) */
+	bool hugetlb;       /**< VIA_FD_SHMEM on hugetlbfs */
+	uint64_t size;
+	uid_t uid;          /**< its owner */
+};
+
+struct via_session;
+
+/**
+ * What @p fd is, found without a call that could wait on the object (no
+ * fstat of a FUSE file: statx with AT_STATX_DONT_SYNC, F_GET_SEALS, then
+ * fstatfs of shared memory only). @return fi->kind
+ */
+enum via_fd_kind via_fd_classify(int fd, struct via_fd_info *fi);
+/**
+ * CLIENT_FD SHARE_FILE: a memfd of shmem (not hugetlbfs), VIA_SHARE_FILE_SIZE
+ * long, sealed against shrinking, open read-write, the client's own.
+ * @return 0, -EINVAL with *@p why
+ */
+int via_fd_check_share_file(const struct via_session *s, const struct via_fd_info *fi,
+			    const char **why);
+/**
+ * MEM_REGISTER OBJECT_FD: a memfd of shmem sealed against shrinking that
+ * holds [@p offset, +@p len); *@p writable as its access mode allows.
+ * @return 0, -EINVAL with *@p why
+ */
+int via_fd_check_object(const struct via_fd_info *fi, uint64_t offset, uint64_t len,
+			bool *writable, const char **why);
+/**
+ * CLIENT_FD PROC_MEM: /proc/PID/mem (or .../task/TID/mem) of viad's procfs,
+ * read-write, PID the process that connected. @return 0, -EINVAL with *@p why
+ */
+int via_fd_check_proc_mem(const struct via_session *s, int fd, const struct via_fd_info *fi,
+			  const char **why);
+/** CLIENT_FD EXEC_WITNESS: the read end of a pipe. @return 0, -EINVAL with *@p why */
+int via_fd_check_witness(const struct via_fd_info *fi, const char **why);
+/**
+ * CLIENT_FD of @p kind: whether the request's fd (s->in_fd) may be kept as
+ * that, and in which of the session's slots (*@p slot; the caller moves it
+ * there). @return 0; -EBADF (no fd), -EINVAL (not of its kind), -EALREADY;
+ * *@p why says which
+ */
+int via_client_fd_check(struct via_session *s, uint32_t kind, int **slot, const char **why);
+struct ipc_perm;
+/** Whether the client of @p s may read (or @p write) what @p p guards, as ipcperms() decides. */
+bool via_sysv_allowed(const struct via_session *s, const struct ipc_perm *p, bool write);
+
 /* ---- procmem.c: a client's ordinary memory ---------------------------- */
 
 /**
- * Check that [addr, addr+len) is mapped in process @p pid (its
- * /proc/PID/maps) and whether every page of it is writable.
- * @return 0, -EFAULT (a hole in the range), -errno reading maps
+ * Whether the program that opened @p s is still there: its /proc/self/mem
+ * still reaches an address space (an exec or exit leaves it none). A
+ * session without that fd has nothing to check: true.
  */
-int via_procmem_check(pid_t pid, uint64_t addr, uint64_t len, bool *writable);
+bool via_procmem_alive(const struct via_session *s);
+/**
+ * Map [@p offset, +@p len) of the memfd @p fd (judged as @p fi), shared,
+ * writable only if its access mode is (*@p writable), and fault it in.
+ * @return 0 and @p out (fd -1); -EINVAL (via_fd_check_object), -EFAULT
+ *         (pages it cannot give), -errno of mmap; *@p why says which
+ */
+int via_object_map_fd(int fd, const struct via_fd_info *fi, uint64_t offset, uint64_t len,
+		      struct via_shm *out, bool *writable, const char **why);
+/**
+ * Attach [@p offset, +@p len) of SysV segment @p shmid if the credentials
+ * of @p s may read it, read-only unless they may write it (*@p writable),
+ * and fault it in. @return 0 and @p out (fd -1); -EINVAL (no such segment,
+ * out of it, not in normal pages), -EACCES, -EAGAIN (it changed meanwhile),
+ * -EFAULT, -errno of shmat; *@p why says which
+ */
+int via_sysv_attach(const struct via_session *s, int shmid, uint64_t offset, uint64_t len,
+		    struct via_shm *out, bool *writable, const char **why);
+
+/* ---- guard.c: bus errors in client memory (docs/design.md section 10) -- */
+
+/** What of a client a guarded mapping is, for the log. */
+enum via_guard_kind {
+	VIA_GUARD_SEGMENT,  /**< its session segment */
+	VIA_GUARD_ALLOC,    /**< provider memory */
+	VIA_GUARD_VIEW,     /**< a window of its share file */
+	VIA_GUARD_OBJECT,   /**< a shared object it registered */
+};
 
 /**
- * Map the object that process @p pid maps shared at [addr, addr+len) (page
- * aligned; one mapping must hold all of it), through /proc/PID/map_files:
- * read-write if the client maps it so. Only objects that cannot shrink
- * under the mapping: a memfd sealed with F_SEAL_SHRINK, SysV shared memory.
- * @return 0, @p out (fd -1) and @p writable; -EINVAL (not one shared
- *         mapping), -EPERM (an object that may shrink), -EAGAIN (the
- *         mapping changed meanwhile), -errno
+ * Install the SIGBUS handler, with a table for @p capacity mappings.
+ * @return 0, -ENOMEM, -errno
  */
-int via_procmem_object(pid_t pid, uint64_t addr, uint64_t len, struct via_shm *out,
-		       bool *writable);
+int via_guard_init(uint32_t capacity);
+/** The eventfd that becomes readable after a bus error in a client mapping. */
+int via_guard_fd(void);
+/** Close that eventfd: the control thread ends; the guard itself stays until exit. */
+void via_guard_fini(void);
+/**
+ * Guard [@p va, +@p len), a mapping of session @p session's memory.
+ * @return its slot, 0 when not guarded (no table: unit tests; table full)
+ */
+uint32_t via_guard_add(const void *va, uint64_t len, uint32_t session, enum via_guard_kind kind);
+/** Unguard slot @p slot (0: nothing), from any thread. */
+void via_guard_remove(uint32_t slot);
+/**
+ * Control thread: the next guarded mapping that took a bus error: its
+ * session, the address and what it is. @return false when there is none
+ */
+bool via_guard_next_fault(uint32_t *session, uint64_t *addr, const char **what);
+/** Bus errors caught so far. */
+uint64_t via_guard_faults(void);
+
+/** Bus errors this thread took in guarded mappings (the handler counts). */
+extern __thread volatile unsigned via_guard_hits;
+
+/* ---- reap.c: closing what clients handed over (docs/design.md section 10) */
+
+/** Start the first reaper thread. @return 0, -errno */
+int via_reap_start(void);
+/** Wait up to @p wait_ms for what is queued; stuck reapers are left behind. */
+void via_reap_stop(unsigned wait_ms);
+/**
+ * Close @p fd (-1: nothing), which came from session @p session's client
+ * or may hold fds it queued, on a reaper thread: never here. Before
+ * via_reap_start() it is closed at once.
+ */
+void via_reap(int fd, uint32_t session);
+/** Control thread, now and then: another reaper when every one is stuck. */
+void via_reap_watch(void);
 
 struct via_mr;
 struct via_session;
@@ -168,8 +291,10 @@ struct via_session;
  * in place from provider memory and in-place regions, through the client
  * program's /proc/self/mem otherwise. The caller has checked the range
  * with via_mr_check().
- * @return 0, -EFAULT (the client unmapped it), -ESRCH (the program is gone:
- *         it exited or exec replaced it; logged once per session)
+ * @return 0, -EFAULT (the client unmapped it, its rights do not reach it
+ *         (logged once per session), or it took the page away under viad's
+ *         mapping: guard.c), -ESRCH (the program is gone: it exited or exec
+ *         replaced it; logged once per session)
  */
 int via_mem_read(const struct via_session *s, const struct via_mr *mr, uint64_t va,
 		 void *dst, size_t len);
@@ -196,6 +321,11 @@ enum via_user_res {
 	VIA_USER_IN_PLACE_BYTES,  /**< its memory viad maps (max_in_place_bytes) */
 	VIA_USER_ALLOC_BYTES,     /**< provider memory (max_alloc_bytes) */
 	VIA_USER_REQUESTS,        /**< control requests awaiting a deferred reply */
+	/** viad's mappings of its memory: segments, allocations, share-file
+	 *  windows, shared objects (viad-wide: max_mappings) */
+	VIA_USER_MAPPINGS,
+	VIA_USER_HUGEPAGE_BYTES,  /**< its segments and allocations on hugepages */
+	VIA_USER_MEMORY_BYTES,    /**< memory viad creates for it: segments, allocations */
 	VIA_USER_RES_COUNT,
 };
 
@@ -208,10 +338,27 @@ struct via_user {
 };
 TAILQ_HEAD(via_user_list, via_user);
 
+/**
+ * What the host has, read at start (via_user_init): the defaults of the
+ * limits that hold the host, not only viad's tables. 0: unknown (unit
+ * tests), no such limit.
+ */
+struct via_host {
+	uint64_t mem_bytes;        /**< MemTotal */
+	uint64_t hugepage_bytes;   /**< the 2 MiB pool (nr_hugepages) */
+	uint64_t max_mappings;     /**< limits.max_mappings, or half of what
+				    *   vm.max_map_count leaves viad at start */
+};
+
 struct viad;
 struct via_session;
-/** The limit of @p res per user: its user_max_* key, or the global limit / user_share. */
-uint64_t via_user_limit(const struct via_conf *c, enum via_user_res res);
+/** Read the host's memory, hugepage pool and mapping limit into d->host; logged. */
+void via_user_init(struct viad *d);
+/**
+ * The limit of @p res per user: its user_max_* key, or the viad-wide limit
+ * (or the host's memory, pool, mappings) / user_share.
+ */
+uint64_t via_user_limit(const struct viad *d, enum via_user_res res);
 /**
  * Charge @p n of @p res to @p s's user; nothing for a session with no user.
  * @return 0, -ENOSPC (the user's limit, logged once until it drops below)
@@ -321,6 +468,15 @@ struct viad {
 
 	struct via_session_list session_list;
 	struct via_user_list users;         /**< users with a session (user.c) */
+	struct via_host host;               /**< the host's resources (user.c) */
+	uint64_t mappings;                  /**< VIA_USER_MAPPINGS of every user */
+	/** what clients tried and viad refused (docs/design.md section 10),
+	 *  for operators (telemetry /viad/security) */
+	struct {
+		uint64_t fds_refused;       /**< fds of a kind or op that takes none */
+		uint64_t bus_errors;        /**< SIGBUS in client memory (guard.c) */
+		uint64_t programs_gone;     /**< sessions whose program was replaced */
+	} sec;
 	struct via_ctl_counters counters;   /**< control-thread counters */
 	struct via_shard shards[VIA_MAX_SHARDS];
 	unsigned nb_shards;                 /**< one per poll lcore */
@@ -331,6 +487,9 @@ struct viad {
 	uint32_t poller_asleep;             /**< pollers asleep (adaptive mode) */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
 	struct via_events ev;               /**< events handed up (dp.h, the layers) */
+	/** taken first by via_dp_lock_all(): alone, it keeps the objects as
+	 *  they are without stopping the data path (telemetry reads them) */
+	struct via_dp_lock objects_lock;
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
 };
 
@@ -341,12 +500,14 @@ via_bell_shard(struct viad *d, uint32_t bell)
 	return &d->shards[(bell / 64) % d->nb_shards];
 }
 
-/** The control thread's hold on the whole data path: every shard, in order. */
+/** The control thread's hold on the whole data path: the objects, then
+ *  every shard, in order. */
 static inline void
 via_dp_lock_all(struct viad *d)
 {
 	unsigned i;
 
+	via_dp_lock(&d->objects_lock);
 	for (i = 0; i < d->nb_shards; i++)
 		via_dp_lock(&d->shards[i].lock);
 }
@@ -358,6 +519,7 @@ via_dp_unlock_all(struct viad *d)
 
 	for (i = d->nb_shards; i-- > 0;)
 		via_dp_unlock(&d->shards[i].lock);
+	via_dp_unlock(&d->objects_lock);
 }
 
 /* ---- session.c -------------------------------------------------------- */
@@ -374,6 +536,10 @@ struct via_ctl_inbuf {
 	size_t got;          /**< bytes of hdr + body received so far */
 };
 
+/** Supplementary groups of a client viad keeps (allowed_gids, SysV
+ *  permissions); a client with more counts as in none of them. */
+#define VIA_SESSION_GROUPS 256
+
 /** One client connection: everything it owns is freed when it goes. */
 struct via_session {
 	TAILQ_ENTRY(via_session) link;
@@ -383,6 +549,8 @@ struct via_session {
 	int pidfd;           /**< that process: the session ends when it exits */
 	uid_t uid;
 	gid_t gid;
+	gid_t groups[VIA_SESSION_GROUPS]; /**< supplementary groups (SO_PEERGROUPS) */
+	unsigned nb_groups;
 	struct via_user *user;      /**< charged with what it holds; NULL: none */
 	uint32_t deferred;          /**< requests awaiting a deferred reply */
 	bool opened;         /**< OPEN done: nic and seg are valid */
@@ -414,10 +582,14 @@ struct via_session {
 	 * the witness (the session ends) and the mem fd (copies fail).
 	 */
 	int in_fd;                  /**< an fd that came with the request being read */
+	struct via_fd_info in_fd_info; /**< what in_fd is (via_fd_classify) */
+	bool in_fd_refused;         /**< an fd of the request was refused: it fails */
+	unsigned fd_refusals_logged; /**< refused fds logged so far (a flood is not) */
 	int share_fd;               /**< the process's share file: in-place regions */
 	int mem_fd;                 /**< its /proc/self/mem: copied regions */
 	int witness_fd;             /**< hangs up at the program's exec or exit */
 	bool mem_gone_logged;       /**< logged that mem_fd no longer reaches a program */
+	bool copy_fault_logged;     /**< logged that a copied access failed */
 	uint64_t in_place_bytes;    /**< pages of its in-place regions (max_in_place_bytes) */
 	struct via_pmem_list views; /**< viad's mappings of share_fd */
 };
@@ -426,10 +598,14 @@ struct via_session {
 int via_session_new(struct viad *d, int sock, struct via_session **out);
 /**
  * OPEN: bind the session to the NIC called @p nic_name and create its
- * segment. @return 0, -ENODEV (no such NIC), -EALREADY, -ENOMEM
+ * segment. @return 0, -ENODEV (no such NIC), -EALREADY, -ENOSPC (the
+ * user's mappings or memory), -ENOMEM
  */
 int via_session_open(struct viad *d, struct via_session *s, const char *nic_name);
-/** Free everything the session owns (counted as reclaimed), close its socket. */
+/**
+ * Free everything the session owns (counted as reclaimed); its socket and
+ * the fds its client gave go to the reapers (via_reap).
+ */
 void via_session_close(struct viad *d, struct via_session *s);
 /**
  * Queue an asynchronous error for the session's VipErrorCallback handler
@@ -470,13 +646,24 @@ struct via_pmem {
 	uint32_t pins;
 	bool freed;           /**< freed by its client while pinned: unmapped at the last unpin */
 	bool view;            /**< viad's mapping of client memory, not an allocation */
-	bool object_view;     /**< a view of another object (via_procmem_object), one region's */
+	bool object_view;     /**< a view of a shared object (via_pmem_object_view), one region's */
 	struct via_shm shm;
 	uint64_t asked;       /**< the length asked for: what its user is charged */
 	uint64_t client_va;   /**< reported by ALLOC_MAPPED (0 until then); a view's first address */
 };
 
-/** @return 0, -EINVAL (len 0), -ENOSPC (per-session cap), -ENOMEM */
+/**
+ * via_shm_create() for session @p s: one mapping, its bytes and (while its
+ * share of the pool lasts) its hugepages charged to the session's user, and
+ * guarded as @p kind (guard.c).
+ * @return 0; -ENOSPC (limits.user_max_mappings or _memory_bytes, viad's
+ *         max_mappings); as via_shm_create()
+ */
+int via_shm_create_charged(struct viad *d, struct via_session *s, struct via_shm *m,
+			   const char *name, uint64_t len, enum via_guard_kind kind);
+/** The charges of via_shm_create_charged() given back (the mapping may stay a while). */
+void via_shm_uncharge(struct viad *d, struct via_session *s, const struct via_shm *m);
+/** @return 0, -EINVAL (len 0), -ENOSPC (per-session cap, the user's limits), -ENOMEM */
 int via_pmem_alloc(struct viad *d, struct via_session *s, uint64_t len, struct via_pmem **out);
 /** A zero-copy frame's tracker points into @p p: keep it mapped. */
 void via_pmem_pin(struct via_pmem *p);
@@ -490,17 +677,24 @@ int via_pmem_free(struct viad *d, struct via_session *s, uint32_t id);
  * A view of the session's share file that covers the client pages
  * [@p base, @p base + @p len), counted as one more region in it: an
  * existing one, or a new mapping of the 1 GiB-aligned windows around them.
- * @return 0 and *@p out; -EINVAL (no share file, out of its range), -ENOMEM
+ * @return 0 and *@p out; -EINVAL (no share file, out of its range),
+ *         -ENOSPC (the user's mappings), -ENOMEM
  */
-int via_pmem_view_get(struct via_session *s, uint64_t base, uint64_t len, struct via_pmem **out);
+int via_pmem_view_get(struct viad *d, struct via_session *s, uint64_t base, uint64_t len,
+		      struct via_pmem **out);
 /**
- * A view of the object the client maps shared at [@p base, @p base + @p len)
- * (via_procmem_object), for one region. @return as via_procmem_object, -ENOMEM
+ * A view of the shared object the client names for [@p base, +@p len), one
+ * region's: the memfd it passed with the request (@p q OBJECT_FD, s->in_fd)
+ * or its SysV segment q->shmid (SYSV), from q->offset; *@p writable as far
+ * as the client may write it.
+ * @return 0; -ENOSPC (the user's mappings), -EBADF (no fd), -ENOMEM; as
+ *         via_object_map_fd() and via_sysv_attach(); *@p why says which
  */
-int via_pmem_object_view(struct via_session *s, uint64_t base, uint64_t len, struct via_pmem **out,
-			 bool *writable);
+int via_pmem_object_view(struct viad *d, struct via_session *s,
+			 const struct via_ctl_mem_register_req *q, uint64_t base, uint64_t len,
+			 struct via_pmem **out, bool *writable, const char **why);
 /** One region fewer in view @p v: the last one unmaps it (at its last unpin). */
-void via_pmem_view_put(struct via_session *s, struct via_pmem *v);
+void via_pmem_view_put(struct viad *d, struct via_session *s, struct via_pmem *v);
 /** The session's allocation wholly containing [va, va+len), or NULL. */
 struct via_pmem *via_pmem_find(struct via_session *s, uint64_t va, uint64_t len);
 
@@ -532,11 +726,16 @@ struct via_mr {
 /**
  * Register [addr, addr+len) of the session's process, placed as @p q says
  * (in place from the share file, copied, or in provider memory).
- * @return 0 and *handle; -EINVAL (len 0, wraps, unmapped range, a bad
- *         placement, in place without a share file, copied without the
- *         program's mem fd); -ESRCH (bad ptag); -EOPNOTSUPP (RDMA Read
- *         requested, unsupported); -ENOSPC (max_regions, max_register_bytes
- *         or max_in_place_bytes); -ENOMEM
+ * A shared object (OBJECT_FD: the fd in s->in_fd; SYSV) is mapped as far
+ * as the client may use it; one viad does not map (logged with the reason)
+ * is copied, as is any range the client says is copied: every access then
+ * goes through the program's /proc/self/mem with its own rights.
+ * @return 0 and *handle; -EINVAL (len 0, wraps, past the user address
+ *         space, a bad placement or flag, in place without a share file,
+ *         copied without the program's mem fd); -ESRCH (bad ptag);
+ *         -EOPNOTSUPP (RDMA Read requested, unsupported); -ENOSPC
+ *         (max_regions, max_register_bytes, max_in_place_bytes, the
+ *         user's limits, its mappings included); -ENOMEM
  */
 int via_mr_register(struct viad *d, struct via_session *s,
 		    const struct via_ctl_mem_register_req *q, uint32_t *handle);
@@ -590,15 +789,22 @@ struct via_cq *via_cq_get(struct viad *d, struct via_session *s, uint32_t id);
 /* ---- vi.c ------------------------------------------------------------- */
 
 /**
- * The requester's side of connection establishment of a VI (cm.c, one
- * function per state; VIA §4.1, §9.4.4 and the peer calls of vipl.h).
+ * A VI's part in the connection handshake (cm.c, one function per state;
+ * VIA §4.1, §9.4.2, §9.4.4 and the peer calls of vipl.h; the handshake is
+ * docs/wire-format.md section 7). The VI is Pending Connect in the
+ * requesting and accepting states.
  */
 enum via_cm_state {
-	VIA_CM_IDLE,            /**< no request of its own outstanding */
-	VIA_CM_REQUESTING,      /**< VipConnectRequest: CONN_REQ every cm_retry_ms until
-				 *   an answer, the CONN_NOMATCH grace or the Timeout */
+	VIA_CM_IDLE,            /**< no handshake of its own outstanding */
+	VIA_CM_REQUESTING,      /**< VipConnectRequest: CONN_REQ every CM_RETRY_MS until
+				 *   an answer, the CONN_NOMATCH grace, cm_unreachable_ms
+				 *   of silence or the Timeout */
 	VIA_CM_PEER_REQUESTING, /**< VipConnectPeerRequest: the same, and the peer's own
 				 *   request connects it too; no CONN_NOMATCH grace */
+	VIA_CM_ACCEPTING,       /**< VipConnectAccept: CONN_ACCEPT every CM_RETRY_MS until
+				 *   the requester confirms (CONN_ACK) or refuses, or
+				 *   cm_unreachable_ms */
+	VIA_CM_PEER_ACCEPTING,  /**< the larger end of a peer connection: the same */
 	VIA_CM_PEER_DONE,       /**< the peer request ended: its result waits for
 				 *   VipConnectPeerDone or VipConnectPeerWait */
 };
@@ -613,11 +819,13 @@ struct via_vi_conn {
 	 *  §4.1, §9.10.5); attr.max_transfer while Connected (via_vi_set_state) */
 	uint32_t max_transfer;
 	struct via_ctl_vi_attr remote_attr;
-	/* requester side while Pending Connect (cm.c) */
+	/* the handshake while Pending Connect (cm.c) */
 	enum via_cm_state cm_state;
 	int result;               /**< how the last attempt ended: 0 connected, or -errno */
 	uint64_t nomatch_since_ms; /**< the first CONN_NOMATCH answer came (0: none) */
-	uint32_t reply_seq;       /**< deferred CONN_REQUEST / PEER_WAIT to answer */
+	uint64_t heard_ms;        /**< requesting: the last answer came (or the start) */
+	uint32_t cookie;          /**< requesting: the server's, sent in CONN_REQ's imm */
+	uint32_t reply_seq;       /**< deferred CONN_REQUEST, CONN_ACCEPT or PEER_WAIT */
 	uint16_t reply_op;        /**< 0 = none */
 	uint64_t deadline_ms;     /**< UINT64_MAX: no timeout */
 	uint64_t next_retry_ms;
@@ -775,7 +983,7 @@ struct via_vi_reads {
 struct via_vi {
 	TAILQ_ENTRY(via_vi) link;
 	TAILQ_ENTRY(via_vi) rel_link;   /**< in shard->rel_vis while listed */
-	TAILQ_ENTRY(via_vi) req_link;   /**< in the CM's list while conn.requesting */
+	TAILQ_ENTRY(via_vi) req_link;   /**< in the CM's list while via_cm_handshaking() */
 	bool rel_listed;
 	TAILQ_ENTRY(via_vi) polled_link; /**< in shard->polled_vis while polled_listed */
 	bool polled_listed;
@@ -831,12 +1039,14 @@ via_dp_ring_again(struct via_vi *vi)
 		      1ull << (w % 64));
 }
 
-/** Whether @p vi has a connection request out (VIA_CM_REQUESTING or _PEER_REQUESTING). */
+/** Whether @p vi is in a handshake: requesting or accepting (enum via_cm_state). */
 static inline bool
-via_cm_requesting(const struct via_vi *vi)
+via_cm_handshaking(const struct via_vi *vi)
 {
 	return vi->conn.cm_state == VIA_CM_REQUESTING ||
-	       vi->conn.cm_state == VIA_CM_PEER_REQUESTING;
+	       vi->conn.cm_state == VIA_CM_PEER_REQUESTING ||
+	       vi->conn.cm_state == VIA_CM_ACCEPTING ||
+	       vi->conn.cm_state == VIA_CM_PEER_ACCEPTING;
 }
 
 /**
@@ -938,12 +1148,22 @@ struct via_poll_stats {
 	uint64_t naks_rx;          /**< NAK frames received for a connection */
 	uint64_t frames_duplicate; /**< reliable levels: numbered frames taken before */
 	uint64_t frames_out_of_order; /**< reliable levels: numbered frames after a gap */
+	/** CONN_REQ frames answered with a cookie, nothing kept for them: a
+	 *  first contact each, or a flood from forged source MACs (cm.c) */
+	uint64_t cm_cookies_sent;
+	/** requests from a source that proved it receives, refused for the
+	 *  per-source or the global limit of held requests (cm.c) */
+	uint64_t cm_requests_refused;
 	uint64_t rx_bursts;        /**< port receive bursts that brought frames */
 	uint64_t rx_burst_frames;  /**< the frames those bursts brought */
 	uint64_t iterations;       /**< poll iterations */
 	uint64_t busy_iterations;  /**< iterations that found work */
 	uint64_t busy_cycles;      /**< timer cycles spent in iterations that found work */
 	uint64_t started_at;       /**< timer cycles when the lcore began polling; 0: not yet */
+	/** per NIC (its index): frames to its own address, which move in
+	 *  memory and never cross its port; its counters add them */
+	uint64_t nic_mem_frames[VIA_CONF_MAX_PORTS];
+	uint64_t nic_mem_bytes[VIA_CONF_MAX_PORTS];
 } __attribute__((aligned(64)));
 
 /** lcore entry point; @p arg is the struct viad. Returns when stopping. */

@@ -24,6 +24,8 @@ const struct via_wire_op_info via_wire_ops[VIA_OP_COUNT] = {
 	[VIA_OP_RDMA_WRITE]     = OP("rdma_write", VIA_OPF_DATA, RDMA_EXT, UINT16_MAX, RDMA_EXT),
 	[VIA_OP_RDMA_READ_REQ]  = OP("rdma_read_req", VIA_OPF_XPORT, RDMA_EXT, RDMA_EXT, RDMA_EXT),
 	[VIA_OP_RDMA_READ_RESP] = OP("rdma_read_resp", VIA_OPF_DATA, 0, UINT16_MAX, 0),
+	[VIA_OP_CONN_ACK]       = OP("conn_ack", VIA_OPF_CM, 0, 0, 0),
+	[VIA_OP_CONN_COOKIE]    = OP("conn_cookie", VIA_OPF_CM, 0, 0, 0),
 };
 
 #undef OP

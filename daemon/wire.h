@@ -24,13 +24,18 @@
 
 #include "via_ethertype.h"
 
-#define VIA_WIRE_VERSION  1
+/* 2: the three-way handshake and request cookies (CONN_ACK, CONN_COOKIE;
+ * docs/wire-format.md section 7): a version-1 viad would take CONN_ACCEPT
+ * as the end of the handshake, so the two do not talk */
+#define VIA_WIRE_VERSION  2
 
 /** Opcodes; the table in wire.c says what each carries. */
 enum via_wire_op {
-	VIA_OP_CONN_REQ = 1,   /**< CM: connect to the VI listening on a discriminator (§4.1) */
+	VIA_OP_CONN_REQ = 1,   /**< CM: connect to the VI listening on a discriminator (§4.1);
+				*   imm: the server's cookie (CONN_COOKIE), 0 at first */
 	VIA_OP_CONN_ACCEPT,    /**< CM: request accepted; src_vi is the acceptor's VI */
-	VIA_OP_CONN_REJECT,    /**< CM: request rejected (VipConnectReject) */
+	VIA_OP_CONN_REJECT,    /**< CM: request rejected (VipConnectReject); or, to an
+				*   acceptor, an accept refused (imm VIA_REJECT_ABANDONED) */
 	VIA_OP_CONN_NOMATCH,   /**< CM: nobody waits on that discriminator (yet) */
 	VIA_OP_DISC,           /**< CM: the peer disconnected (§4.2) */
 	VIA_OP_RESET,          /**< a frame arrived for a connection that does not exist */
@@ -41,11 +46,14 @@ enum via_wire_op {
 	VIA_OP_RDMA_WRITE,     /**< data: one frame of an RDMA Write, placed at rdma.va + offset */
 	VIA_OP_RDMA_READ_REQ,  /**< reliable levels: read msg_len bytes at rdma.va; msg_id names it */
 	VIA_OP_RDMA_READ_RESP, /**< data: one frame of the answer to READ_REQ msg_id */
+	VIA_OP_CONN_ACK,       /**< CM: the requester took CONN_ACCEPT: the acceptor connects */
+	VIA_OP_CONN_COOKIE,    /**< CM: a request heard, nothing kept for it: send it again
+				*   with imm (a cookie for the source MAC) in imm */
 	VIA_OP_COUNT,
 };
 
 /**
- * Why a CONN_REJECT refuses, in its imm (docs/wire-format.md section 7.3):
+ * Why a CONN_REJECT refuses, in its imm (docs/wire-format.md section 7.4):
  * the consumer did, or the attributes of the two VIs cannot make a
  * connection (§9.4.2's conflicts: VipConnectPeerDone/Wait return them).
  */
@@ -54,6 +62,8 @@ enum via_wire_reject {
 	VIA_REJECT_RELIABILITY,       /**< the reliability levels differ (§2.5, §4.1) */
 	VIA_REJECT_MTU,               /**< a MaxTransferSize of 0: nothing to agree on */
 	VIA_REJECT_QOS,               /**< the qualities of service differ */
+	VIA_REJECT_ABANDONED,         /**< to an acceptor: the requester has no such
+				       *   request (it gave up): the accept fails */
 };
 
 /** via_wire_hdr flags */
@@ -127,6 +137,22 @@ VIA_WIRE_FIELD16(payload_len)
 
 #undef VIA_WIRE_FIELD16
 #undef VIA_WIRE_FIELD32
+
+/**
+ * A header without message data (the connection manager's, the
+ * transport's): who from, who to, which connection; everything else 0.
+ */
+static inline void
+via_wire_hdr_init(struct via_wire_hdr *h, uint8_t op, uint16_t flags, uint32_t dst_vi,
+		  uint32_t src_vi, uint32_t conn_id)
+{
+	memset(h, 0, sizeof(*h));
+	h->opcode = op;
+	via_wire_set_flags(h, flags);
+	via_wire_set_dst_vi(h, dst_vi);
+	via_wire_set_src_vi(h, src_vi);
+	via_wire_set_conn_id(h, conn_id);
+}
 
 /**
  * CRC32C of a header as if its hdr_crc were 0. rte_hash_crc() reads 8-byte

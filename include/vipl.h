@@ -533,10 +533,18 @@ VIP_RETURN VipConnectWait(IN VIP_NIC_HANDLE NicHandle,
  *
  * On an attribute conflict the call fails, nothing is sent to the remote
  * end and ConnHandle stays valid: the caller may change the VI's attributes
- * and try again, or reject the request.  On success ConnHandle is consumed.
- * The maximum transfer sizes are no conflict: the connection is granted the
- * smaller of the two (VIA §4.1, §9.10.5), which VipQueryVi reports at both
- * ends while they are connected.
+ * and try again, or reject the request; so it does when the VI is not Idle.
+ * Otherwise ConnHandle is consumed.  The maximum transfer sizes are no
+ * conflict: the connection is granted the smaller of the two (VIA §4.1,
+ * §9.10.5), which VipQueryVi reports at both ends while they are connected.
+ *
+ * The call returns once the requester has confirmed the connection (a
+ * three-way handshake, docs/wire-format.md section 7): the VI is Connected
+ * only if the requester's VipConnectRequest succeeds too.  A requester that
+ * gave up makes it fail with VIP_TIMEOUT, and so does one that does not
+ * confirm within viad.cm_unreachable_ms (3 s by default); the VI is Idle
+ * again.  VIP_TIMEOUT is not in §9.4.2's list, which has no code for a
+ * request its requester abandoned; it is §9.4.4's for the same event.
  *
  * @param ConnHandle Connection handle from VipConnectWait.
  * @param ViHandle   Local Idle VI.
@@ -547,8 +555,11 @@ VIP_RETURN VipConnectWait(IN VIP_NIC_HANDLE NicHandle,
  * @retval VIP_INVALID_MTU               The remote VI asks for a MaxTransferSize of 0.
  * @retval VIP_INVALID_QOS               QoS invalid or conflicts with the remote VI.
  * @retval VIP_INVALID_STATE             The VI is not Idle.
- * @retval VIP_TIMEOUT                   The requester gave up (timed out) before the accept.
- * @retval VIP_ERROR_RESOURCE            Resource limit, or viad is gone.
+ * @retval VIP_TIMEOUT                   The requester gave up (timed out, or disconnected)
+ *                                       before it had the accept, or did not confirm it
+ *                                       within viad.cm_unreachable_ms; the VI is Idle.
+ * @retval VIP_ERROR_RESOURCE            Resource limit, VipDisconnect of the VI by another
+ *                                       thread during the call, or viad is gone.
  */
 VIP_RETURN VipConnectAccept(IN VIP_CONN_HANDLE ConnHandle, IN VIP_VI_HANDLE ViHandle);
 
@@ -580,8 +591,14 @@ VIP_RETURN VipConnectReject(IN VIP_CONN_HANDLE ConnHandle);
  * @param RemoteViAttribs Receives the remote VI's attributes.
  * @return One of the following codes.
  * @retval VIP_SUCCESS                   The VI is Connected.
- * @retval VIP_TIMEOUT                   No answer within Timeout (or Timeout was 0); the VI is Idle.
- * @retval VIP_ERROR_RESOURCE            Resource limit, or viad is gone.
+ * @retval VIP_TIMEOUT                   No answer within Timeout (or Timeout was 0); or no
+ *                                       viad answered at the remote MAC for
+ *                                       viad.cm_unreachable_ms (3 s by default), whatever the
+ *                                       Timeout, VIP_INFINITE included (§4.1: an unreachable
+ *                                       remote VI is an error; §9.4.4 has no other code for
+ *                                       it); the VI is Idle.
+ * @retval VIP_ERROR_RESOURCE            Resource limit, VipDisconnect of the VI by another
+ *                                       thread during the call, or viad is gone.
  * @retval VIP_INVALID_PARAMETER         Invalid handle or address, or NULL out pointer.
  * @retval VIP_REJECT                    The remote end rejected the request (the spec
  *                                       calls it VIP_REJECTED); the VI is Idle.
@@ -627,7 +644,10 @@ VIP_RETURN VipDisconnect(IN VIP_VI_HANDLE ViHandle);
  * @param ViHandle   Local VI (must be Idle).
  * @param LocalAddr  Local address (host address and discriminator).
  * @param RemoteAddr Remote address (host address and discriminator).
- * @param Timeout    Milliseconds for the whole connection; VIP_INFINITE for ever.
+ * @param Timeout    Milliseconds for the whole connection; VIP_INFINITE for ever, as
+ *                   long as the peer's viad answers (viad.cm_unreachable_ms); a
+ *                   connection whose handshake began before it expires may take up
+ *                   to that much longer to finish.
  * @return One of the following codes.
  * @retval VIP_SUCCESS           The request was started.
  * @retval VIP_INVALID_PARAMETER Invalid handle or address.
@@ -649,7 +669,9 @@ VIP_RETURN VipConnectPeerRequest(IN VIP_VI_HANDLE ViHandle,
  * @return One of the following codes.
  * @retval VIP_SUCCESS                   The VI is Connected.
  * @retval VIP_NOT_DONE                  The connection is still pending.
- * @retval VIP_TIMEOUT                   The request's Timeout expired; the VI is Idle.
+ * @retval VIP_TIMEOUT                   The request's Timeout expired, or no viad answered
+ *                                       at the peer's MAC for viad.cm_unreachable_ms; the
+ *                                       VI is Idle.
  * @retval VIP_REJECT                    The peer refused the connection; the VI is Idle.
  * @retval VIP_INVALID_RELIABILITY_LEVEL Reliability levels of the two VIs conflict; the VI is Idle.
  * @retval VIP_INVALID_MTU               A VI asks for a MaxTransferSize of 0 (other sizes are no
@@ -672,7 +694,9 @@ VIP_RETURN VipConnectPeerDone(IN VIP_VI_HANDLE ViHandle,
  *                         MaxTransferSize granted to the connection (VIA §9.10.5).
  * @return One of the following codes.
  * @retval VIP_SUCCESS                   The VI is Connected.
- * @retval VIP_TIMEOUT                   The request's Timeout expired; the VI is Idle.
+ * @retval VIP_TIMEOUT                   The request's Timeout expired, or no viad answered
+ *                                       at the peer's MAC for viad.cm_unreachable_ms; the
+ *                                       VI is Idle.
  * @retval VIP_REJECT                    The peer refused the connection; the VI is Idle.
  * @retval VIP_INVALID_RELIABILITY_LEVEL Reliability levels of the two VIs conflict; the VI is Idle.
  * @retval VIP_INVALID_MTU               A VI asks for a MaxTransferSize of 0 (other sizes are no

@@ -116,6 +116,18 @@ conn_free(struct vipl_conn *c)
 }
 
 /*
+ * A connect call of @p vi returned @p rc (VIA §5.1: the VI left Idle at the
+ * call): it failed, and the VI is Idle again, unless it was not Idle to
+ * begin with (-EPERM: VIP_INVALID_STATE).
+ */
+static void
+idle_unless_connected(struct vipl_vi *vi, int rc)
+{
+	if (rc != 0 && rc != -EPERM)
+		vipl_vi_idle_again(vi);
+}
+
+/*
  * CONN_WAIT of @p req (addresses and filter set): the answer, as a handle.
  * The body of VipConnectWait and VipDpdkConnectWaitFrom: their VIP_RETURN.
  */
@@ -196,10 +208,15 @@ VipConnectAccept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDLE ViHandle)
 		return VIP_INVALID_PARAMETER;
 	req.conn = c->id;
 	req.vi = vi->id;
+	vipl_vi_connect_called(vi);
+	/* answered once the requester confirmed, or refused (viad's
+	 * cm_unreachable_ms at most): docs/wire-format.md section 7 */
 	rc = vipl_ctl_call(c->nic, VIA_CTL_CONN_ACCEPT, &req, NULL, NULL);
-	/* on a conflict of attributes the request stays valid (VIA §9.4.2) */
-	if (rc == 0)
+	/* on a conflict of attributes (VIA §9.4.2), or a VI that is not Idle,
+	 * the request stays valid; otherwise it is answered for good */
+	if (rc != -EPROTONOSUPPORT && rc != -EMSGSIZE && rc != -EDOM && rc != -EPERM)
 		conn_free(c);
+	idle_unless_connected(vi, rc);
 	return vipl_return(rc);
 }
 
@@ -247,9 +264,11 @@ VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr, VIP_NET_AD
 	if (vi == NULL || RemoteViAttribs == NULL ||
 	    request_fill(vi, LocalAddr, RemoteAddr, Timeout, &req) != 0)
 		return VIP_INVALID_PARAMETER;
+	vipl_vi_connect_called(vi);
 	rc = vipl_ctl_call(vi->nic, VIA_CTL_CONN_REQUEST, &req, &rep, NULL);
 	if (rc == 0)
 		attr_out(&rep, RemoteViAttribs);
+	idle_unless_connected(vi, rc);
 	return vipl_return(rc);
 }
 
@@ -258,11 +277,15 @@ VipDisconnect(VIP_VI_HANDLE ViHandle)
 {
 	struct vipl_vi *vi = vi_get(ViHandle);
 	struct via_ctl_id req = { 0 };
+	int rc;
 
 	if (vi == NULL)
 		return VIP_INVALID_PARAMETER;
 	req.id = vi->id;
-	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_DISCONNECT, &req, NULL, NULL));
+	rc = vipl_ctl_call(vi->nic, VIA_CTL_DISCONNECT, &req, NULL, NULL);
+	if (rc == 0)
+		vipl_vi_idle_again(vi);
+	return vipl_return(rc);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -271,10 +294,14 @@ VipConnectPeerRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr,
 {
 	struct vipl_vi *vi = vi_get(ViHandle);
 	struct via_ctl_conn_request_req req;
+	int rc;
 
 	if (vi == NULL || request_fill(vi, LocalAddr, RemoteAddr, Timeout, &req) != 0)
 		return VIP_INVALID_PARAMETER;
-	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_PEER_REQUEST, &req, NULL, NULL));
+	vipl_vi_connect_called(vi);
+	rc = vipl_ctl_call(vi->nic, VIA_CTL_PEER_REQUEST, &req, NULL, NULL);
+	idle_unless_connected(vi, rc);
+	return vipl_return(rc);
 }
 
 /* The body of VipConnectPeerDone and VipConnectPeerWait (@p op): their VIP_RETURN. */
@@ -292,6 +319,9 @@ peer_result(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteAttributes, unsigne
 	rc = vipl_ctl_call(vi->nic, op, &req, &rep, NULL);
 	if (rc == 0)
 		attr_out(&rep, RemoteAttributes);
+	/* still out (VIP_NOT_DONE), or no peer request to report */
+	else if (rc != -EAGAIN)
+		idle_unless_connected(vi, rc);
 	return vipl_return(rc);
 }
 

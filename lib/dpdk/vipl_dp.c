@@ -64,8 +64,8 @@ post_overrun(struct vipl_dpdk_vi *dp, enum via_wq_kind kind, VIP_DESCRIPTOR *des
 {
 	struct vipl_vi *vi = (struct vipl_vi *)dp;
 
-	vipl_async_error(vi->nic, VIP_ERROR_VI_OVERRUN, vi->dp.obj.id, VIP_RESOURCE_VI, desc,
-			 kind == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE);
+	vipl_vi_async_error(vi, VIP_ERROR_VI_OVERRUN, desc,
+			    kind == VIA_WQ_SEND ? VIP_STATUS_OP_SEND : VIP_STATUS_OP_RECEIVE);
 }
 
 #define DEFAULT_SLOT(slot, bit) .slot = slot##_default,

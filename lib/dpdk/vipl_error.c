@@ -85,22 +85,66 @@ deliver(struct vipl_nic *nic, const struct via_async_error *e)
 	handler(context, &ed);
 }
 
-void
-vipl_async_error(struct vipl_nic *nic, VIP_ERROR_CODE code, uint32_t vi_cookie,
-		 VIP_RESOURCE_CODE resource, VIP_DESCRIPTOR *desc, uint32_t op)
+/* Queue @p e for the provider thread (nic->lock held); a full queue drops it. */
+static void
+local_error_push(struct vipl_nic *nic, const struct via_async_error *e)
 {
-	struct via_async_error e = {
-		.desc_va = (uintptr_t)desc, .code = code, .resource = resource,
-		.vi_cookie = vi_cookie, .op = op,
-	};
-
-	pthread_mutex_lock(&nic->lock);
 	if (nic->nb_local_errs < VIPL_LOCAL_ERRORS)
-		nic->local_errs[nic->nb_local_errs++] = e;
-	pthread_mutex_unlock(&nic->lock);
-	/* the provider sleeps on the error queue's word: bump and wake it */
+		nic->local_errs[nic->nb_local_errs++] = *e;
+}
+
+/* The provider sleeps on the error queue's word: bump and wake it. */
+static void
+provider_wake(struct vipl_nic *nic)
+{
 	__atomic_fetch_add(&nic->errq_sh->wait.seq, 1, __ATOMIC_SEQ_CST);
 	vipl_futex_wake(&nic->errq_sh->wait.seq);
+}
+
+void
+vipl_vi_async_error(struct vipl_vi *vi, VIP_ERROR_CODE code, VIP_DESCRIPTOR *desc, uint32_t op)
+{
+	struct vipl_nic *nic = vi->nic;
+	struct via_async_error e = {
+		.desc_va = (uintptr_t)desc, .code = code, .resource = VIP_RESOURCE_VI,
+		.vi_cookie = vi->dp.obj.id, .op = op,
+	};
+	bool now;
+
+	pthread_mutex_lock(&nic->lock);
+	now = vi->left_idle;
+	if (now)
+		local_error_push(nic, &e);
+	else if (vi->nb_idle_errs < VIPL_IDLE_ERRORS)
+		vi->idle_errs[vi->nb_idle_errs++] = e;     /* the rest of a burst goes */
+	pthread_mutex_unlock(&nic->lock);
+	if (now)
+		provider_wake(nic);
+}
+
+void
+vipl_vi_connect_called(struct vipl_vi *vi)
+{
+	struct vipl_nic *nic = vi->nic;
+	unsigned i, kept;
+
+	pthread_mutex_lock(&nic->lock);
+	vi->left_idle = true;
+	kept = vi->nb_idle_errs;
+	for (i = 0; i < kept; i++)
+		local_error_push(nic, &vi->idle_errs[i]);
+	vi->nb_idle_errs = 0;
+	pthread_mutex_unlock(&nic->lock);
+	if (kept > 0)
+		provider_wake(nic);
+}
+
+void
+vipl_vi_idle_again(struct vipl_vi *vi)
+{
+	pthread_mutex_lock(&vi->nic->lock);
+	vi->left_idle = false;
+	pthread_mutex_unlock(&vi->nic->lock);
 }
 
 /* The oldest error the library raised itself, if any. */

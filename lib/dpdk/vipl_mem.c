@@ -111,7 +111,7 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 	struct vipl_region *r = NULL;
 	struct via_ctl_id rep;
 	bool counted = false;
-	int rc;
+	int obj_fd = -1, rc;
 
 	if (MemoryHandle != NULL)
 		*MemoryHandle = 0;     /* VIA §9.5.3: "otherwise NULL" */
@@ -142,13 +142,18 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 		counted = true;
 		req.placement = where.placement;
 		req.reason = where.reason;
+		req.flags = where.flags;
+		req.offset = where.offset;
+		req.shmid = where.shmid;
+		obj_fd = where.obj_fd;
 		if (where.placement == VIA_CTL_MEM_IN_PLACE) {
 			rc = give_share_file(nic);
 			if (rc != 0)
 				goto out;
 		}
 	}
-	rc = vipl_ctl_call(nic, VIA_CTL_MEM_REGISTER, &req, &rep, NULL);
+	/* a shared object's fd goes along: viad maps it with its access */
+	rc = vipl_ctl_call_fd(nic, VIA_CTL_MEM_REGISTER, &req, obj_fd, &rep, NULL);
 	if (rc != 0)
 		goto out;
 	if (r != NULL) {
@@ -160,6 +165,8 @@ out:
 	if (rc != 0 && counted)
 		vipl_pages_release(r->page_base, r->page_len);
 	pthread_mutex_unlock(&nic->lock);
+	if (obj_fd >= 0)
+		close(obj_fd);
 	free(r);
 	return vipl_return(rc);
 }

@@ -137,8 +137,9 @@ nic_lost(struct vipl_nic *nic, unsigned op, int rc)
 	pthread_cond_broadcast(&nic->ctl_cond);
 }
 
-static int
-ctl_call(struct vipl_nic *nic, unsigned op, const void *req, int fd_in, void *rep, int *fd_out)
+int
+vipl_ctl_call_fd(struct vipl_nic *nic, unsigned op, const void *req, int fd_in, void *rep,
+		 int *fd_out)
 {
 	struct vipl_call call = { .op = (uint16_t)op, .fd = -1, .rep = rep };
 	struct via_ctl_hdr h;
@@ -184,7 +185,7 @@ ctl_call(struct vipl_nic *nic, unsigned op, const void *req, int fd_in, void *re
 int
 vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int *fd_out)
 {
-	return ctl_call(nic, op, req, -1, rep, fd_out);
+	return vipl_ctl_call_fd(nic, op, req, -1, rep, fd_out);
 }
 
 int
@@ -192,7 +193,7 @@ vipl_ctl_give_fd(struct vipl_nic *nic, enum via_ctl_client_fd_kind kind, int fd)
 {
 	struct via_ctl_client_fd_req req = { .kind = kind };
 
-	return ctl_call(nic, VIA_CTL_CLIENT_FD, &req, fd, NULL, NULL);
+	return vipl_ctl_call_fd(nic, VIA_CTL_CLIENT_FD, &req, fd, NULL, NULL);
 }
 
 void
@@ -226,7 +227,8 @@ static int
 connect_viad(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *path = getenv("VIAD_SOCKET");
+	/* a set-user-ID program talks to the system's viad only */
+	const char *path = secure_getenv("VIAD_SOCKET");
 	int fd;
 
 	if (path == NULL || path[0] == '\0')

@@ -50,6 +50,7 @@
  * with viad and the parent only.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -57,10 +58,13 @@
 #include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "vipl_priv.h"
@@ -101,6 +105,7 @@ struct vma {
 	uintptr_t lo, hi;
 	uint64_t offset;
 	char perms[5];
+	unsigned maj, min;  /* the device of its file */
 	unsigned long inode;
 	char path[64];      /* truncated: enough to tell the kinds apart */
 };
@@ -148,8 +153,8 @@ maps_next(struct maps_reader *r, struct vma *v)
 	int path_at = 0;
 
 	while (maps_line(r, line, sizeof(line))) {
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s %" SCNx64 " %*s %lu %n", &v->lo,
-			   &v->hi, v->perms, &v->offset, &v->inode, &path_at) < 5)
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s %" SCNx64 " %x:%x %lu %n", &v->lo,
+			   &v->hi, v->perms, &v->offset, &v->maj, &v->min, &v->inode, &path_at) < 7)
 			continue;
 		snprintf(v->path, sizeof(v->path), "%s", path_at > 0 ? line + path_at : "");
 		return true;
@@ -163,11 +168,6 @@ vma_is_share_file(const struct vma *v)
 	return strncmp(v->path, "/memfd:" SHARE_FILE_NAME, strlen("/memfd:" SHARE_FILE_NAME)) == 0;
 }
 
-/*
- * Which path [@p base, @p end) can take: VIA_CTL_COPIED_NONE if every
- * mapping in it is private anonymous and writable, or already in place.
- * @return 0 and @p reason; -EINVAL (a hole or unreadable pages)
- */
 /*
  * Whether [@p base, @p end) overlaps the calling thread's stack, whichever
  * mappings it is made of now (mlock of earlier registrations splits it):
@@ -189,8 +189,15 @@ on_own_stack(uintptr_t base, uintptr_t end)
 	return on;
 }
 
+/*
+ * Which path [@p base, @p end) can take: VIA_CTL_COPIED_NONE if every
+ * mapping in it is private anonymous and writable, or already in place;
+ * with *@p obj the mapping if one shared mapping holds all of it (a shared
+ * object viad may map itself; obj->hi 0 if not).
+ * @return 0 and @p reason; -EINVAL (a hole or unreadable pages)
+ */
 static int
-classify(uintptr_t base, uintptr_t end, uint32_t *reason)
+classify(uintptr_t base, uintptr_t end, uint32_t *reason, struct vma *obj)
 {
 	uintptr_t cur = base, here = (uintptr_t)&cur;
 	struct maps_reader r;
@@ -200,6 +207,7 @@ classify(uintptr_t base, uintptr_t end, uint32_t *reason)
 	*reason = end > VIA_SHARE_FILE_SIZE ? VIA_CTL_COPIED_HIGH
 		  : on_own_stack(base, end) ? VIA_CTL_COPIED_STACK
 					    : VIA_CTL_COPIED_NONE;
+	obj->lo = obj->hi = 0;
 	if (maps_open(&r) != 0)
 		return -errno;
 	while (cur < end && maps_next(&r, &v)) {
@@ -209,6 +217,8 @@ classify(uintptr_t base, uintptr_t end, uint32_t *reason)
 			continue;
 		if (v.lo > cur || v.perms[0] != 'r')
 			break;                 /* a hole, or pages nobody can read */
+		if (v.perms[3] == 's' && cur == base && v.hi >= end && !vma_is_share_file(&v))
+			*obj = v;
 		cur = v.hi;
 		if (vma_is_share_file(&v))
 			continue;
@@ -230,6 +240,71 @@ classify(uintptr_t base, uintptr_t end, uint32_t *reason)
 		rc = 0;
 	close(r.fd);
 	return rc;
+}
+
+/*
+ * An fd of the file @p v maps, found among the process's own, open for
+ * reading and writing if the mapping writes: viad maps the object from it
+ * (with the fd's access, no more). @return a new fd (the caller closes
+ * it), or -1 if the process has none
+ */
+static int
+object_fd(const struct vma *v)
+{
+	bool write = v->perms[1] == 'w';
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	int fd = -1;
+
+	while (dir != NULL && fd < 0 && (e = readdir(dir)) != NULL) {
+		int n = atoi(e->d_name), fl;
+		struct stat st;
+		char path[64];
+
+		if (e->d_name[0] == '.' || n == dirfd(dir) || fstat(n, &st) != 0 ||
+		    st.st_dev != makedev(v->maj, v->min) || st.st_ino != v->inode)
+			continue;
+		fl = fcntl(n, F_GETFL);
+		if (!write || (fl & O_ACCMODE) == O_RDWR) {
+			fd = fcntl(n, F_DUPFD_CLOEXEC, 0);
+		} else {
+			/* its file again, for writing, as the mapping does */
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", n);
+			fd = open(path, O_RDWR | O_CLOEXEC);
+		}
+	}
+	if (dir != NULL)
+		closedir(dir);
+	return fd;
+}
+
+/*
+ * A range in the one shared mapping @p v: SysV shared memory by its id, a
+ * memfd sealed against shrinking by an fd of it; copied if neither.
+ */
+static void
+place_object(uintptr_t base, const struct vma *v, struct vipl_pages_placement *out)
+{
+	int seals;
+
+	out->offset = v->offset + (base - v->lo);
+	if (strncmp(v->path, "/SYSV", 5) == 0) {
+		/* its maps line shows the segment's id as the inode */
+		out->placement = VIA_CTL_MEM_SYSV;
+		out->shmid = (int32_t)v->inode;
+		return;
+	}
+	out->obj_fd = object_fd(v);
+	seals = out->obj_fd >= 0 ? fcntl(out->obj_fd, F_GET_SEALS) : -1;
+	if (out->obj_fd >= 0 && seals >= 0 && (seals & F_SEAL_SHRINK)) {
+		out->placement = VIA_CTL_MEM_OBJECT_FD;
+		return;
+	}
+	out->placement = VIA_CTL_MEM_COPIED;
+	out->reason = out->obj_fd >= 0 ? VIA_CTL_COPIED_UNSEALED : VIA_CTL_COPIED_NO_FD;
+	if (out->obj_fd >= 0)
+		close(out->obj_fd);
+	out->obj_fd = -1;
 }
 
 /* ---- the switch ------------------------------------------------------------ */
@@ -558,6 +633,7 @@ vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out)
 {
 	size_t page = page_size(), pages = len / page;
 	bool all_in_place = true;
+	struct vma obj;
 	uint32_t reason;
 	uintptr_t p;
 	int rc;
@@ -572,8 +648,9 @@ vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out)
 	}
 	/* the common case of many registrations in a few pages: nothing to read */
 	reason = VIA_CTL_COPIED_NONE;
+	obj.hi = 0;
 	if (rc == 0 && !all_in_place)
-		rc = classify(base, base + len, &reason);
+		rc = classify(base, base + len, &reason, &obj);
 	if (rc != 0) {
 		pthread_mutex_unlock(&pages_lock);
 		return rc == -ENOMEM ? rc : -EINVAL;
@@ -601,11 +678,19 @@ vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out)
 	for (p = base; p < base + len; p += page)
 		(*via_hmap_get(&page_counts, p / page))++;
 	pthread_mutex_unlock(&pages_lock);
-	/* a shared object stays as it is: viad maps the same object */
-	out->placement = reason == VIA_CTL_COPIED_NONE	 ? VIA_CTL_MEM_IN_PLACE
-			 : reason == VIA_CTL_COPIED_SHARED ? VIA_CTL_MEM_SAME_OBJECT
-							   : VIA_CTL_MEM_COPIED;
-	out->reason = reason;
+	*out = (struct vipl_pages_placement){
+		.placement = reason == VIA_CTL_COPIED_NONE ? VIA_CTL_MEM_IN_PLACE
+							   : VIA_CTL_MEM_COPIED,
+		.reason = reason,
+		.flags = reason == VIA_CTL_COPIED_READ_ONLY ? VIA_CTL_MEM_READ_ONLY : 0,
+		.obj_fd = -1,
+	};
+	/* a shared object stays as it is: viad maps the same object, as far
+	 * as this process may use it */
+	if (obj.hi != 0) {
+		out->flags = obj.perms[1] != 'w' ? VIA_CTL_MEM_READ_ONLY : 0;
+		place_object(base, &obj, out);
+	}
 	return 0;
 }
 

@@ -82,6 +82,7 @@ struct vipl_notify_q;
 TAILQ_HEAD(vipl_notify_list, vipl_notify_q);
 
 #define VIPL_LOCAL_ERRORS 16
+#define VIPL_IDLE_ERRORS 8    /**< errors an Idle VI keeps (VIA §5.1), as viad's */
 
 struct vipl_nic {
 	struct vipl_dpdk_obj obj;
@@ -148,6 +149,14 @@ struct vipl_nic {
 int vipl_ctl_call(struct vipl_nic *nic, unsigned op, const void *req, void *rep, int *fd_out);
 
 /**
+ * vipl_ctl_call() with a copy of @p fd_in (-1: none) passed along with the
+ * request (the caller keeps its own): CLIENT_FD, and MEM_REGISTER of a range
+ * in a shared object. @return as vipl_ctl_call()
+ */
+int vipl_ctl_call_fd(struct vipl_nic *nic, unsigned op, const void *req, int fd_in, void *rep,
+		     int *fd_out);
+
+/**
  * CLIENT_FD: hand viad a copy of @p fd (the caller keeps its own).
  * @return as vipl_ctl_call(): -EINVAL (a bad fd of its kind), -EALREADY
  */
@@ -160,12 +169,19 @@ int vipl_ctl_give_fd(struct vipl_nic *nic, enum via_ctl_client_fd_kind kind, int
 struct vipl_pages_placement {
 	uint32_t placement;    /**< enum via_ctl_mem_placement */
 	uint32_t reason;       /**< enum via_ctl_mem_copied_reason when copied */
+	uint32_t flags;        /**< VIA_CTL_MEM_READ_ONLY */
+	/** OBJECT_FD: an fd of the memfd mapped there (the caller closes it);
+	 *  -1 otherwise */
+	int obj_fd;
+	int32_t shmid;         /**< SYSV: the segment */
+	uint64_t offset;       /**< OBJECT_FD, SYSV: the range's offset in the object */
 };
 
 /**
  * Count a registration of the pages [@p base, @p base + @p len) (page
  * aligned): lock them and, where each was not registered yet, move them
- * into the share file in place, keeping their address and contents.
+ * into the share file in place, keeping their address and contents; a range
+ * in one shared mapping of a sealed memfd or SysV segment names the object.
  * @return 0 and @p out; -EINVAL (a hole or unreadable pages in the range),
  *         -ENOMEM (mlock failed: RLIMIT_MEMLOCK)
  */
@@ -267,6 +283,13 @@ struct vipl_vi {
 	struct vipl_cq *cq[VIA_WQ_COUNT];
 	struct via_shm_vi *sh;
 	struct vipl_notify_q nq[VIA_WQ_COUNT]; /**< VipSendNotify / VipRecvNotify */
+	/* VIA §5.1, for the errors the library raises itself (viad keeps its
+	 * own, vi.c), under nic->lock: */
+	/** not Idle as its consumer sees it: a connect call made, and no
+	 *  failed connect or VipDisconnect since */
+	bool left_idle;
+	struct via_async_error idle_errs[VIPL_IDLE_ERRORS]; /**< raised while Idle */
+	unsigned nb_idle_errs;
 };
 
 /**
@@ -299,11 +322,22 @@ void vipl_futex_wake(uint32_t *word);
 bool vipl_nic_alive(struct vipl_nic *nic);
 
 /**
- * Raise an asynchronous error detected by the library itself: it is handed
- * to the error handler on the provider thread, like viad's (VIA §9.9.1).
+ * Raise an asynchronous error of @p vi that the library detected itself
+ * (VIP_ERROR_VI_OVERRUN): it is handed to the error handler on the
+ * provider thread, like viad's (VIA §9.9.1); while the VI is Idle it is
+ * kept, and reported when the consumer tries to connect the VI (§5.1).
  */
-void vipl_async_error(struct vipl_nic *nic, VIP_ERROR_CODE code, uint32_t vi_cookie,
-		      VIP_RESOURCE_CODE resource, VIP_DESCRIPTOR *desc, uint32_t op);
+void vipl_vi_async_error(struct vipl_vi *vi, VIP_ERROR_CODE code, VIP_DESCRIPTOR *desc,
+			 uint32_t op);
+/**
+ * The consumer tries to connect @p vi (VipConnectRequest, VipConnectAccept,
+ * VipConnectPeerRequest): it leaves Idle, and the errors it kept while
+ * Idle go to the error handler now (VIA §5.1: "reported when the VI
+ * Consumer attempts to connect the VI").
+ */
+void vipl_vi_connect_called(struct vipl_vi *vi);
+/** @p vi is Idle again: its connect call failed, or VipDisconnect. */
+void vipl_vi_idle_again(struct vipl_vi *vi);
 
 /**
  * Start the provider thread that runs error handlers; stop it and the

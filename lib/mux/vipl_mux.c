@@ -107,12 +107,14 @@ fill_ops(struct vipl_provider_ops *ops, const struct vipl_provider_ops *from)
 static void *
 open_provider_file(const char *name)
 {
-	const char *path = getenv("VIPL_PROVIDER_PATH");
+	/* secure_getenv, as every variable that picks code or a file: a
+	 * set-user-ID program must not load a provider from the user's
+	 * directory (it sees none of them) */
+	const char *set = secure_getenv("VIPL_PROVIDER_PATH");
+	const char *path = set != NULL && set[0] != '\0' ? set : VIPL_PROVIDER_DIR;
 	char file[4096];
 	void *dl;
 
-	if (path == NULL || path[0] == '\0')
-		path = VIPL_PROVIDER_DIR;
 	while (*path != '\0') {
 		size_t len = strcspn(path, ":");
 
@@ -126,8 +128,7 @@ open_provider_file(const char *name)
 		path += len + (path[len] == ':');
 	}
 	mux_log("no provider \"%s\": libvipl-%s.so is not in %s (VIPL_PROVIDER_PATH)", name,
-		name, getenv("VIPL_PROVIDER_PATH") != NULL ? getenv("VIPL_PROVIDER_PATH")
-							    : VIPL_PROVIDER_DIR);
+		name, set != NULL && set[0] != '\0' ? set : VIPL_PROVIDER_DIR);
 	return NULL;
 }
 
@@ -193,7 +194,7 @@ out:
 static bool
 provider_from_file(const char *nic, char *out, size_t size)
 {
-	const char *path = getenv("VIPL_PROVIDERS_CONF");
+	const char *path = secure_getenv("VIPL_PROVIDERS_CONF");
 	char line[512], pattern[256], name[PROVIDER_NAME_MAX];
 	bool found = false;
 	FILE *f;
@@ -221,7 +222,7 @@ provider_from_file(const char *nic, char *out, size_t size)
 static const char *
 provider_for(const char *nic, char *buf, size_t size)
 {
-	const char *forced = getenv("VIPL_PROVIDER");
+	const char *forced = secure_getenv("VIPL_PROVIDER");
 
 	if (forced != NULL && forced[0] != '\0')
 		return forced;

@@ -3,13 +3,16 @@
  * The control-message codec (abi/via_ctl.c) on a hostile byte stream.
  *
  * Input: one control byte, one chunk-size byte, one byte saying which of
- * the first eight chunks carry a passed fd, then the stream.
+ * the first eight chunks carry passed fds, one byte picking their kinds
+ * (its top bit: two fds at once), then the stream.
  *
  * 1. Every 24 bytes of the stream as a header: via_ctl_check() in both
  *    directions, and the table behind it.
  * 2. The stream through a Unix socket, read with via_ctl_recv() as the
  *    library reads replies (or requests), the sender cutting it in chunks
- *    and passing fds with some: no fd leaks into the reader.
+ *    and passing fds of every kind a client could (/dev/null, a memfd, an
+ *    eventfd, a pipe, a socket, a directory), one or two at once, with
+ *    some: no fd leaks into the reader.
  * 3. The stream reassembled as viad's control thread does it
  *    (daemon/ctl.c, session_readable: header, then hdr.len body bytes into
  *    a VIA_CTL_BODY_MAX buffer), in the same chunks.
@@ -22,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include "via_ctl.h"
@@ -68,15 +72,56 @@ lowest_free_fd(void)
 	return fd;
 }
 
-/* Send @p data, the first eight chunks of @p chunk bytes, an fd with those @p fd_mask says. */
+#define FD_KINDS 6
+
+/* An fd of kind @p k: what a hostile peer may pass (the other end of a
+ * pipe or socket is closed: the passed fd is all there is of it). */
+static int
+make_fd(unsigned k)
+{
+	int two[2], fd = -1;
+
+	switch (k % FD_KINDS) {
+	case 0:
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		break;
+	case 1:
+		fd = memfd_create("fuzz-ctl", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		break;
+	case 2:
+		fd = eventfd(0, EFD_CLOEXEC);
+		break;
+	case 3:
+		if (pipe2(two, O_CLOEXEC) == 0) {
+			close(two[0]);
+			fd = two[1];
+		}
+		break;
+	case 4:
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, two) == 0) {
+			close(two[1]);
+			fd = two[0];
+		}
+		break;
+	default:
+		fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		break;
+	}
+	FUZZ_ASSERT(fd >= 0);
+	return fd;
+}
+
+/* Send @p data, the first eight chunks of @p chunk bytes, fds with those
+ * @p fd_mask says, of the kinds @p kinds picks (top bit: two at once). */
 static void
-send_stream(int sock, const uint8_t *data, size_t size, size_t chunk, uint8_t fd_mask)
+send_stream(int sock, const uint8_t *data, size_t size, size_t chunk, uint8_t fd_mask,
+	    uint8_t kinds)
 {
 	size_t off = 0, i = 0;
 
 	while (off < size) {
 		union {
-			char buf[CMSG_SPACE(sizeof(int))];
+			char buf[CMSG_SPACE(2 * sizeof(int))];
 			struct cmsghdr align;
 		} ctrl;
 		/* past the eighth chunk, the rest at once: the kernel joins
@@ -85,26 +130,29 @@ send_stream(int sock, const uint8_t *data, size_t size, size_t chunk, uint8_t fd
 		size_t n = size - off < piece ? size - off : piece;
 		struct iovec iov = { .iov_base = (void *)(data + off), .iov_len = n };
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-		int fd = -1;
+		int fds[2] = { -1, -1 };
+		unsigned nfds = 0, k;
 		ssize_t w;
 
 		if (i < 8 && (fd_mask & (1u << i))) {
 			struct cmsghdr *cm;
 
-			fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-			FUZZ_ASSERT(fd >= 0);
+			nfds = kinds & 0x80 ? 2 : 1;
+			for (k = 0; k < nfds; k++)
+				fds[k] = make_fd((kinds & 0x7f) + (unsigned)i + k);
 			memset(&ctrl, 0, sizeof(ctrl));
 			msg.msg_control = ctrl.buf;
-			msg.msg_controllen = sizeof(ctrl.buf);
+			msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
 			cm = CMSG_FIRSTHDR(&msg);
 			cm->cmsg_level = SOL_SOCKET;
 			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+			cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+			memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
 		}
 		w = sendmsg(sock, &msg, MSG_NOSIGNAL);
-		if (fd >= 0)
-			close(fd);        /* the reader holds its own copy now */
+		/* the reader holds its own copies now */
+		for (k = 0; k < nfds; k++)
+			close(fds[k]);
 		FUZZ_ASSERT(w > 0);
 		off += (size_t)w;
 		i++;
@@ -113,7 +161,8 @@ send_stream(int sock, const uint8_t *data, size_t size, size_t chunk, uint8_t fd
 
 /* Part 2: the stream through via_ctl_recv(). */
 static void
-recv_stream(const uint8_t *data, size_t size, size_t chunk, uint8_t fd_mask, int reply)
+recv_stream(const uint8_t *data, size_t size, size_t chunk, uint8_t fd_mask, uint8_t kinds,
+	    int reply)
 {
 	int sv[2], before = lowest_free_fd();
 	uint8_t *body = malloc(VIA_CTL_BODY_MAX);
@@ -123,7 +172,7 @@ recv_stream(const uint8_t *data, size_t size, size_t chunk, uint8_t fd_mask, int
 	FUZZ_ASSERT(body != NULL);
 	FUZZ_ASSERT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
 	/* the input is at most a few KiB (libFuzzer -max_len): it fits */
-	send_stream(sv[0], data, size, chunk, fd_mask);
+	send_stream(sv[0], data, size, chunk, fd_mask, kinds);
 	shutdown(sv[0], SHUT_WR);
 	do {
 		fd = -2;
@@ -190,7 +239,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
-	uint8_t ctl = fuzz_u8(&in), chunk = fuzz_u8(&in), fd_mask = fuzz_u8(&in);
+	uint8_t ctl = fuzz_u8(&in), chunk = fuzz_u8(&in), fd_mask = fuzz_u8(&in),
+		kinds = fuzz_u8(&in);
 	size_t off;
 
 	/* 1: every header-sized window of the stream */
@@ -200,7 +250,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&h, in.p + off, sizeof(h));
 		check_header(&h);
 	}
-	recv_stream(in.p, in.left, chunk ? chunk : 256, fd_mask, ctl & 1);
+	recv_stream(in.p, in.left, chunk ? chunk : 256, fd_mask, kinds, ctl & 1);
 	reassemble(in.p, in.left, chunk ? chunk : 256);
 	return 0;
 }

@@ -11,24 +11,34 @@
  * request body (via_ctl_body_size() bytes). Op bytes above the control ops
  * are the client's other moves: 0xf0 completions produced on a CQ (as the
  * data path does), 0xf1 a write of the client's own to a CQ's consumer
- * index. Each request goes through via_ctl_check() with a header built for
- * it, like every request viad reads.
+ * index, 0xf2 an fd passed with the next request, of the kind the next
+ * byte picks (memfds sealed or not, read-only, hugetlb, an eventfd, pipe
+ * ends, a socket, a directory, /dev/null, /proc/self/mem, an O_PATH fd),
+ * taken as daemon/ctl.c takes it (via_fd_classify(): refused kinds, a
+ * second fd, one with a request that takes none fail the request). Each
+ * request goes through via_ctl_check() with a header built for it, like
+ * every request viad reads. CLIENT_FD keeps the fd as ctl.c's handler does,
+ * after the same checks (clientfd.c); MEM_REGISTER maps a shared object
+ * from the fd or from a SysV id in the body, as an unprivileged user.
  *
  * The client's memory: CLIENT_VA, 1 MiB mapped at a fixed address, so that
  * inputs can name addresses that are there (and others that are not).
  *
- * Properties: no memory error, no leak (libFuzzer's leak check per input);
- * every object's bytes lie inside the session segment and no two overlap;
- * registered bytes stay within the limits; a region copied through the
- * client's memory is mapped in the client; a resized CQ keeps its queued
- * entries; when the session ends every table is empty and every counter of
- * what is held is back to zero.
+ * Properties: no memory error, no leak (libFuzzer's leak check per input),
+ * no fd left open once the session ended; every object's bytes lie inside
+ * the session segment and no two overlap; registered bytes stay within the
+ * limits; a shared object is writable only through an fd open for writing;
+ * a share file viad keeps is sealed shmem of its size; a resized CQ keeps
+ * its queued entries; when the session ends every table is empty and every
+ * counter of what is held is back to zero.
  */
 #include "fuzz_common.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include <vipl.h>
 
@@ -38,6 +48,9 @@
 #define CLIENT_LEN  (UINT64_C(1) << 20)
 #define OP_PRODUCE  0xf0
 #define OP_SCRIBBLE 0xf1
+#define OP_FD       0xf2
+/* an unprivileged client: SysV ids it names are checked as the kernel would */
+#define CLIENT_UID  65534u
 
 static struct viad d;
 static long page_size;
@@ -175,15 +188,131 @@ check_limits(const struct via_session *s)
 	FUZZ_ASSERT(s->in_place_bytes <= d.conf.max_in_place_bytes);
 }
 
-/* A copied region's pages are there in the client (here: this process). */
+/* A region viad maps from a shared object: only as the client may write it. */
 static void
-check_copied(const struct via_mr *mr)
+check_region(const struct via_session *s, const struct via_ctl_mem_register_req *q,
+	     const struct via_mr *mr)
 {
-	static unsigned char vec[(4u << 20) / 4096 + 2];
-
 	FUZZ_ASSERT(mr->page_len > 0 && mr->page_len <= d.conf.max_register_bytes);
 	FUZZ_ASSERT(mr->page_base + mr->page_len > mr->page_base);
-	FUZZ_ASSERT(mincore((void *)(uintptr_t)mr->page_base, mr->page_len, vec) == 0);
+	if (mr->pmem != NULL && mr->pmem->object_view && q->placement == VIA_CTL_MEM_OBJECT_FD)
+		FUZZ_ASSERT(!mr->writable || s->in_fd_info.accmode == O_RDWR);
+	if (q->flags & VIA_CTL_MEM_READ_ONLY)
+		FUZZ_ASSERT(!mr->writable);
+}
+
+/* ---- fds the client passes ------------------------------------------------- */
+
+enum fd_kind {
+	FD_SHARE_FILE, FD_MEMFD_SEALED, FD_MEMFD_READ_ONLY, FD_MEMFD_UNSEALED, FD_HUGETLB,
+	FD_EVENTFD, FD_PIPE_READ, FD_PIPE_WRITE, FD_SOCKET, FD_DIRECTORY, FD_DEV_NULL,
+	FD_PROC_MEM, FD_PROC_MEM_READ_ONLY, FD_O_PATH, FD_KINDS,
+};
+
+/* A memfd of @p len bytes with @p seals (0: none), or -1. */
+static int
+memfd(unsigned flags, uint64_t len, unsigned seals)
+{
+	int fd = memfd_create("fuzz-obj", MFD_CLOEXEC | MFD_ALLOW_SEALING | flags);
+
+	if (fd >= 0 && (ftruncate(fd, (off_t)len) != 0 ||
+			(seals != 0 && fcntl(fd, F_ADD_SEALS, seals) != 0))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* An fd of kind @p k, or -1 (a hugetlb memfd with no pool). */
+static int
+make_fd(enum fd_kind k)
+{
+	int two[2], fd = -1;
+
+	switch (k) {
+	case FD_SHARE_FILE:
+		return memfd(0, VIA_SHARE_FILE_SIZE, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	case FD_MEMFD_SEALED:
+		return memfd(0, CLIENT_LEN, F_SEAL_SHRINK);
+	case FD_MEMFD_READ_ONLY: {
+		char path[64];
+		int rw = memfd(0, CLIENT_LEN, F_SEAL_SHRINK);
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", rw);
+		fd = rw >= 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+		if (rw >= 0)
+			close(rw);
+		return fd;
+	}
+	case FD_MEMFD_UNSEALED:
+		return memfd(0, CLIENT_LEN, 0);
+	case FD_HUGETLB:
+		return memfd(MFD_HUGETLB, 2u << 20, F_SEAL_SHRINK);
+	case FD_EVENTFD:
+		return eventfd(0, EFD_CLOEXEC);
+	case FD_PIPE_READ:
+	case FD_PIPE_WRITE:
+		if (pipe2(two, O_CLOEXEC) != 0)
+			return -1;
+		close(two[k == FD_PIPE_READ]);
+		return two[k == FD_PIPE_WRITE];
+	case FD_SOCKET:
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, two) != 0)
+			return -1;
+		close(two[1]);
+		return two[0];
+	case FD_DIRECTORY:
+		return open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	case FD_DEV_NULL:
+		return open("/dev/null", O_RDWR | O_CLOEXEC);
+	case FD_PROC_MEM:
+	case FD_PROC_MEM_READ_ONLY:
+		return open("/proc/self/mem", (k == FD_PROC_MEM ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	case FD_O_PATH:
+		return open("/", O_PATH | O_CLOEXEC);
+	case FD_KINDS:
+		break;
+	}
+	return -1;
+}
+
+/* An fd arrives with the request being read, taken as ctl.c's fds_take(). */
+static void
+fd_arrives(struct via_session *s, int fd)
+{
+	if (s->in_fd >= 0 || s->in_fd_refused) {
+		/* a second fd for one request: both refused */
+		close(fd);
+		if (s->in_fd >= 0)
+			close(s->in_fd);
+		s->in_fd = -1;
+		s->in_fd_refused = true;
+		return;
+	}
+	if (via_fd_classify(fd, &s->in_fd_info) == VIA_FD_REFUSED) {
+		close(fd);
+		s->in_fd_refused = true;
+		return;
+	}
+	s->in_fd = fd;
+}
+
+/* CLIENT_FD, as ctl.c's handler: the checks of clientfd.c, then kept. */
+static int
+client_fd(struct via_session *s, const struct via_ctl_client_fd_req *q)
+{
+	const struct via_fd_info *fi = &s->in_fd_info;
+	const char *why;
+	int *slot, rc = via_client_fd_check(s, q->kind, &slot, &why);
+
+	if (rc != 0)
+		return rc;
+	if (slot == &s->share_fd)
+		FUZZ_ASSERT(fi->kind == VIA_FD_SHMEM && !fi->hugetlb &&
+			    fi->size == VIA_SHARE_FILE_SIZE && (fi->seals & F_SEAL_SHRINK));
+	*slot = s->in_fd;
+	s->in_fd = -1;
+	return 0;
 }
 
 /* ---- the handlers (daemon/ctl.c) ------------------------------------------- */
@@ -227,8 +356,7 @@ handle(struct via_session *s, unsigned op, const uint8_t *req, uint8_t *rep)
 			FUZZ_ASSERT(mr != NULL && mr->len == q->len);
 			FUZZ_ASSERT(via_mr_check(&d, s, handle, q->addr, q->len, q->attr.ptag,
 						 VIA_MR_LOCAL_READ, &rc) == mr);
-			if (mr->pmem == NULL)
-				check_copied(mr);
+			check_region(s, q, mr);
 		}
 		return rc;
 	}
@@ -329,8 +457,10 @@ handle(struct via_session *s, unsigned op, const uint8_t *req, uint8_t *rep)
 
 		return via_vi_set_attr(&d, s, q->id, &q->attr);
 	}
+	case VIA_CTL_CLIENT_FD:
+		return client_fd(s, (const void *)req);
 	default:
-		/* the connection manager, name service, SMI, fds: not objects */
+		/* the connection manager, name service, SMI: not objects */
 		return -EOPNOTSUPP;
 	}
 }
@@ -356,17 +486,6 @@ produce(struct via_session *s, uint32_t id, uint8_t n)
 	}
 }
 
-static void
-make_share_file(struct via_session *s)
-{
-	int fd = memfd_create("fuzz-share", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-
-	FUZZ_ASSERT(fd >= 0);
-	FUZZ_ASSERT(ftruncate(fd, (off_t)VIA_SHARE_FILE_SIZE) == 0);
-	FUZZ_ASSERT(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0);
-	s->share_fd = fd;
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -377,17 +496,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned steps = 0;
 	/* FUZZ_TRACE=1: each request's result on stderr (reading a corpus) */
 	const bool trace = getenv("FUZZ_TRACE") != NULL;
-	int rc;
+	/* the lowest free fd: the same once the session ended, nothing leaked */
+	int fds_before = fcntl(0, F_DUPFD_CLOEXEC, 0), rc;
 
+	close(fds_before);
 	tables_init();
 	FUZZ_ASSERT(via_session_new(&d, -1, &s) == 0);
 	s->pid = getpid();
+	s->uid = s->gid = CLIENT_UID;
 	if (setup & 0x1) {
 		s->mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 		FUZZ_ASSERT(s->mem_fd >= 0);
 	}
-	if (setup & 0x2)
-		make_share_file(s);
+	if (setup & 0x2) {
+		s->share_fd = make_fd(FD_SHARE_FILE);
+		FUZZ_ASSERT(s->share_fd >= 0);
+	}
 
 	while (in.left > 0 && steps++ < 64) {
 		uint8_t op = fuzz_u8(&in);
@@ -397,6 +521,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (op == OP_PRODUCE) {
 			id = fuzz_u32(&in);
 			produce(s, id, fuzz_u8(&in));
+			continue;
+		}
+		if (op == OP_FD) {
+			int fd = make_fd((enum fd_kind)(fuzz_u8(&in) % FD_KINDS));
+
+			if (fd >= 0)
+				fd_arrives(s, fd);
 			continue;
 		}
 		if (op == OP_SCRIBBLE) {
@@ -415,7 +546,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(h.len <= sizeof(req));
 		fuzz_take(&in, req, h.len);
 		memset(rep, 0, sizeof(rep));
-		rc = handle(s, op, req, rep);
+		/* as ctl.c's dispatch(): an fd with a request that takes none, or
+		 * one refused, fails it; the handler keeps it or it goes */
+		if (s->in_fd >= 0 && !via_ctl_request_has_fd(op)) {
+			close(s->in_fd);
+			s->in_fd = -1;
+			s->in_fd_refused = true;
+		}
+		rc = s->in_fd_refused ? -EBADF : handle(s, op, req, rep);
+		if (s->in_fd >= 0)
+			close(s->in_fd);
+		s->in_fd = -1;
+		s->in_fd_refused = false;
 		if (trace)
 			fprintf(stderr, "%s: %d\n", via_ctl_op_name(op), rc);
 		FUZZ_ASSERT(rc <= 0);
@@ -439,5 +581,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(d.counters.sessions == 0);
 	FUZZ_ASSERT(d.shards[0].nb_vis == 0);
 	tables_fini();
+	/* every fd it passed is closed with the session */
+	{
+		int fd = fcntl(0, F_DUPFD_CLOEXEC, 0);
+
+		close(fd);
+		FUZZ_ASSERT(fd == fds_before);
+	}
 	return 0;
 }

@@ -16,12 +16,12 @@ import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ABI = 8
+ABI = 10
 COOKIE = 0x56494100 | ABI
 
 # op: (request body size, reply body size), abi/via_ctl.c
 OPS = {
-    1: (72, 160), 2: (0, 8), 3: (8, 0), 4: (32, 8), 5: (16, 0), 6: (16, 8),
+    1: (72, 160), 2: (0, 8), 3: (8, 0), 4: (48, 8), 5: (16, 0), 6: (16, 8),
     7: (24, 0), 8: (8, 16), 9: (16, 0), 10: (8, 0), 11: (8, 16), 12: (8, 0),
     13: (32, 24), 14: (8, 0), 15: (8, 32), 16: (24, 0), 17: (264, 8),
     18: (8, 256), 19: (0, 224), 20: (0, 128), 21: (152, 96), 22: (8, 0),
@@ -50,25 +50,36 @@ def write(target, name, data):
         f.write(data)
 
 
+def mem_reg_body(addr, length, ptag=1, rdma_w=0, rdma_r=0, placement=0, reason=1, offset=0,
+                 shmid=0, flags=0):
+    # struct via_ctl_mem_register_req (abi/via_ctl.h)
+    return struct.pack("<QQIBBxxIIQiI", addr, length, ptag, rdma_w, rdma_r, placement, reason,
+                       offset, shmid, flags)
+
+
 def seeds_ctl():
-    # control byte (bit 0: replies), chunk size, fd mask, then the stream
+    # control byte (bit 0: replies), chunk size, fd mask, fd kinds, then the stream
     reqs = b"".join([
         ctl_msg(1, body=open_req()),
         ctl_msg(2, seq=2),
-        ctl_msg(4, seq=3, body=struct.pack("<QQIBBxxII", 0x500000000000, 4096, 1, 0, 0, 0, 0)),
+        ctl_msg(4, seq=3, body=mem_reg_body(0x500000000000, 4096, reason=0)),
         ctl_msg(11, seq=4, body=struct.pack("<II", 64, 0)),
         ctl_msg(31, seq=5, body=struct.pack("<II", 2, 0)),
     ])
-    write("ctl", "requests", bytes([0, 0, 0]) + reqs)
-    write("ctl", "requests-chunked-fd", bytes([0, 7, 0x5]) + reqs)
+    write("ctl", "requests", bytes([0, 0, 0, 0]) + reqs)
+    write("ctl", "requests-chunked-fd", bytes([0, 7, 0x5, 1]) + reqs)
+    write("ctl", "requests-two-fds", bytes([0, 24, 0x3, 0x82]) + reqs)
     reps = b"".join([
         ctl_msg(1, reply=True),
         ctl_msg(8, reply=True, seq=2),
         ctl_msg(19, reply=True, seq=3),
         ctl_msg(3, reply=True, seq=4, status=-2),
     ])
-    write("ctl", "replies-fd", bytes([1, 0, 0x1]) + reps)
-    write("ctl", "bad-cookie", bytes([0, 0, 0]) + b"\0" * 24)
+    write("ctl", "replies-fd", bytes([1, 0, 0x1, 0]) + reps)
+    write("ctl", "bad-cookie", bytes([0, 0, 0, 0]) + b"\0" * 24)
+
+
+WIRE_VERSION = 2                    # daemon/wire.h VIA_WIRE_VERSION
 
 
 def crc32c(data, crc=0xffffffff):
@@ -85,7 +96,7 @@ def frame(op, payload=b"", flags=0, dst_vi=1, src_vi=2, conn=0x1234, seq=0, msg_
     if msg_len is None:
         msg_len = len(payload)
     eth = bytes([2, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1]) + struct.pack(">H", 0x88B5)
-    hdr = struct.pack(">BBHIIIIIIIIHHII", 1, op, flags, dst_vi, src_vi, conn, seq, msg_id,
+    hdr = struct.pack(">BBHIIIIIIIIHHII", WIRE_VERSION, op, flags, dst_vi, src_vi, conn, seq, msg_id,
                       msg_len, offset, imm, len(payload), 0, 0, 0)
     pcrc = crc32c(payload)
     hdr = hdr[:40] + struct.pack(">I", pcrc) + hdr[44:]
@@ -104,7 +115,7 @@ def seeds_wire():
     # are sealed already (control 0: checked as they are)
     rdma = struct.pack(">QII", 0x600000001000, 7, 0)
     frames = {
-        "conn_req": frame(1, conn_payload(), dst_vi=0),
+        "conn_req": frame(1, conn_payload(), dst_vi=0, imm=0x5eed),
         "conn_accept": frame(2, conn_payload(dst=b"", src=b"")),
         "conn_reject": frame(3),
         "conn_nomatch": frame(4),
@@ -116,6 +127,8 @@ def seeds_wire():
         "rdma_write": frame(10, rdma + b"x" * 100, msg_len=100),
         "rdma_read_req": frame(11, rdma, msg_len=4096),
         "rdma_read_resp": frame(12, b"y" * 64, msg_len=64),
+        "conn_ack": frame(13),
+        "conn_cookie": frame(14, dst_vi=2, src_vi=0, imm=0x5eed),
     }
     for name, f in frames.items():
         write("wire", name, bytes([0]) + f)
@@ -130,8 +143,25 @@ def req(op, body=b""):
     return bytes([op]) + body.ljust(OPS[op][0], b"\0")[:OPS[op][0]]
 
 
-def mem_reg(addr, length, ptag=1, rdma_w=0, rdma_r=0, placement=0, reason=1):
-    return req(4, struct.pack("<QQIBBxxII", addr, length, ptag, rdma_w, rdma_r, placement, reason))
+def mem_reg(addr, length, ptag=1, rdma_w=0, rdma_r=0, placement=0, reason=1, offset=0, shmid=0,
+            flags=0):
+    return req(4, mem_reg_body(addr, length, ptag, rdma_w, rdma_r, placement, reason, offset,
+                               shmid, flags))
+
+
+# tests/fuzz/fuzz_dispatch.c: an fd with the next request, of a kind (enum fd_kind)
+OP_FD = 0xf2
+FD_SHARE_FILE, FD_MEMFD_SEALED, FD_MEMFD_READ_ONLY, FD_MEMFD_UNSEALED, FD_HUGETLB = range(5)
+FD_EVENTFD, FD_PIPE_READ, FD_PIPE_WRITE, FD_SOCKET, FD_DIRECTORY, FD_DEV_NULL = range(5, 11)
+FD_PROC_MEM, FD_PROC_MEM_READ_ONLY, FD_O_PATH = range(11, 14)
+
+
+def fd(kind):
+    return bytes([OP_FD, kind])
+
+
+def client_fd(kind):
+    return req(31, struct.pack("<II", kind, 0))
 
 
 def vi_attr(rel=1, rdma_w=0, rdma_r=0, max_transfer=4096, qos=0, ptag=1):
@@ -145,7 +175,8 @@ def ident(i):
 def seeds_dispatch():
     # setup byte (0x1 /proc/self/mem given, 0x2 share file given), then
     # records: op byte + request body; 0xf0 produce (u32 cq, u8 n),
-    # 0xf1 client writes a CQ's cons (u32 cq, u32 value)
+    # 0xf1 client writes a CQ's cons (u32 cq, u32 value), 0xf2 an fd (u8 kind)
+    # with the next request
     opn = req(1, open_req())
     copied = b"".join([
         opn, req(2), mem_reg(CLIENT_VA + 0x100, 8192),
@@ -172,10 +203,23 @@ def seeds_dispatch():
     write("dispatch", "pmem-vi", bytes([0]) + pmem)
     inplace = b"".join([
         opn, req(2), mem_reg(CLIENT_VA, 4096, placement=1, reason=0),
-        mem_reg(CLIENT_VA + 8192, 4096, placement=2, reason=0),
-        mem_reg(CLIENT_VA + 0xff000, 4096),
+        mem_reg(CLIENT_VA + 0xff000, 4096, flags=1),
     ])
     write("dispatch", "in-place", bytes([3]) + inplace)
+    # the client's fds: given, refused, with objects (placement 2) and SysV (3)
+    fds = b"".join([
+        opn, req(2), fd(FD_SHARE_FILE), client_fd(1), fd(FD_PROC_MEM), client_fd(2),
+        fd(FD_PIPE_READ), client_fd(3),
+        fd(FD_EVENTFD), client_fd(1), fd(FD_PIPE_WRITE), client_fd(3),
+        fd(FD_MEMFD_SEALED), mem_reg(CLIENT_VA + 8192, 8192, placement=2, reason=0, offset=4096),
+        fd(FD_MEMFD_READ_ONLY), mem_reg(CLIENT_VA + 65536, 4096, placement=2, reason=0),
+        fd(FD_MEMFD_UNSEALED), mem_reg(CLIENT_VA + 131072, 4096, placement=2, reason=0),
+        fd(FD_SOCKET), mem_reg(CLIENT_VA + 196608, 4096, placement=2, reason=0),
+        fd(FD_DEV_NULL), req(2),
+        fd(FD_MEMFD_SEALED), fd(FD_MEMFD_SEALED), mem_reg(CLIENT_VA, 4096, placement=2),
+        mem_reg(CLIENT_VA + 262144, 4096, placement=3, reason=0, shmid=0),
+    ])
+    write("dispatch", "client-fds", bytes([0]) + fds)
     write("dispatch", "not-open", bytes([1]) + req(2) + req(11, struct.pack("<II", 8, 0)))
 
 

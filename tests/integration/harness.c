@@ -1145,6 +1145,31 @@ h_state_wait(VIP_VI_HANDLE vi, int want, unsigned ms)
 	return st;
 }
 
+VIP_DESCRIPTOR *
+h_done_wait(VIP_VI_HANDLE vi, bool recv, unsigned ms)
+{
+	VIP_DESCRIPTOR *out = NULL;
+
+	if ((recv ? VipRecvWait(vi, ms, &out) : VipSendWait(vi, ms, &out)) != VIP_SUCCESS)
+		return NULL;
+	return out;
+}
+
+bool
+h_link_wait(VIP_NIC_HANDLE nic, unsigned ms)
+{
+	uint64_t end = h_now_ms() + ms;
+	VIP_DPDK_PORT_INFO pi;
+
+	do {
+		if (VipQuerySystemManagementInfo(nic, VIP_DPDK_SMI_PORT, &pi) == VIP_SUCCESS &&
+		    pi.LinkUp)
+			return true;
+		h_sleep_ms(20);
+	} while (h_now_ms() < end);
+	return false;
+}
+
 void
 h_vi_drain(VIP_VI_HANDLE vi)
 {

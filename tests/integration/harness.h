@@ -299,6 +299,13 @@ const char *h_state_name(int st);
  *  @return the state reached: @p want, or the last one seen (-1: query failed) */
 int h_state_wait(VIP_VI_HANDLE vi, int want, unsigned ms);
 
+/** The next completion of @p vi's receive (@p recv) or send queue within
+ *  @p ms (VipRecvWait, VipSendWait), or NULL. */
+VIP_DESCRIPTOR *h_done_wait(VIP_VI_HANDLE vi, bool recv, unsigned ms);
+/** Wait up to @p ms for the link of @p nic's port (VIP_DPDK_SMI_PORT: memif
+ *  connects after both viads started). @return whether it is up */
+bool h_link_wait(VIP_NIC_HANDLE nic, unsigned ms);
+
 /** VipDisconnect @p vi and dequeue every completion of both its queues; the
  *  VI stays, Idle. NULL: nothing. */
 void h_vi_drain(VIP_VI_HANDLE vi);

@@ -30,6 +30,9 @@
  * fails after it (VIA §4.1); the backlog tests below keep requests waiting
  * for a VipConnectWait for several hundred ms */
 #define CM_GRACE_MS 3000
+/* viad.cm_unreachable_ms of this test's viad: a request no viad answers
+ * fails after it, whatever its Timeout (VIA §4.1, issue 26) */
+#define CM_UNREACHABLE_MS 1000
 
 static const uint8_t mac_nobody[6] = { 0x02, 0x99, 0x99, 0x99, 0x99, 0x99 };
 static uint8_t mac_self[6];
@@ -380,6 +383,31 @@ test_no_answer(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt)
 	      j.elapsed <= CM_GRACE_MS + CM_SLACK_MS,
 	      "Timeout %u ms: NO_MATCH after the grace of %u ms (%s, %llu ms)", 3 * CM_GRACE_MS,
 	      CM_GRACE_MS, VipDpdkReturnString(j.rc), (unsigned long long)j.elapsed);
+
+	/* §4.1: "If the specified remote VI ... is not reachable ... the VI
+	 * Provider will return an error": VIP_INFINITE too */
+	req_start(&j, vi, "un-l", mac_nobody, "un-r", VIP_INFINITE);
+	req_join(&j);
+	CHECK(j.rc == VIP_TIMEOUT && j.elapsed >= CM_UNREACHABLE_MS &&
+	      j.elapsed <= CM_UNREACHABLE_MS + CM_SLACK_MS,
+	      "VIP_INFINITE to a MAC nobody has: VIP_TIMEOUT after viad.cm_unreachable_ms = %u ms "
+	      "(%s, %llu ms)", CM_UNREACHABLE_MS, VipDpdkReturnString(j.rc),
+	      (unsigned long long)j.elapsed);
+	CHECK_STATE(vi, VIP_STATE_IDLE, "VI after an unreachable peer");
+	{
+		union h_net_addr l, r;
+		VIP_VI_ATTRIBUTES ra;
+		uint64_t t0 = h_now_ms();
+		VIP_RETURN rc;
+
+		CHECK_RET(VipConnectPeerRequest(vi, h_addr(&l, mac_self, "un-pl"),
+						h_addr(&r, mac_nobody, "un-pr"), VIP_INFINITE),
+			  VIP_SUCCESS, "a peer request, VIP_INFINITE, to a MAC nobody has");
+		rc = VipConnectPeerWait(vi, &ra);
+		CHECK(rc == VIP_TIMEOUT && h_now_ms() - t0 <= CM_UNREACHABLE_MS + CM_SLACK_MS,
+		      "VipConnectPeerWait: VIP_TIMEOUT after viad.cm_unreachable_ms (%s, %llu ms)",
+		      VipDpdkReturnString(rc), (unsigned long long)(h_now_ms() - t0));
+	}
 	CHECK_RET(VipDestroyVi(vi), VIP_SUCCESS, "destroy the VI");
 }
 
@@ -1172,11 +1200,12 @@ main(int argc, char **argv)
 	struct mem m1 = { 0 }, m2 = { 0 };
 	VIP_MEM_ATTRIBUTES ma;
 	uint64_t t0;
-	char grace[64];
-	const char *sets[] = { grace, NULL };
+	char grace[64], unreachable[64];
+	const char *sets[] = { grace, unreachable, NULL };
 
 	h_init(argc, argv, 100);
 	snprintf(grace, sizeof(grace), "viad.cm_nomatch_grace_ms=%u", CM_GRACE_MS);
+	snprintf(unreachable, sizeof(unreachable), "viad.cm_unreachable_ms=%u", CM_UNREACHABLE_MS);
 	if (viad_start(&v, "cm", sets) != 0)
 		return h_finish();
 	t0 = h_now_ms();

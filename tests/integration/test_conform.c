@@ -262,22 +262,11 @@ rdma_new(struct nicx *x, uint16_t control, const void *raddr, VIP_MEM_HANDLE rh,
 	return d;
 }
 
-/* The next completion of a queue within @p ms, or NULL. */
-static VIP_DESCRIPTOR *
-next_done(VIP_VI_HANDLE vi, bool recv, unsigned ms)
-{
-	VIP_DESCRIPTOR *out = NULL;
-
-	if ((recv ? VipRecvWait(vi, ms, &out) : VipSendWait(vi, ms, &out)) != VIP_SUCCESS)
-		return NULL;
-	return out;
-}
-
 /* The next completion of the queue is @p want with Status @p status. */
 static bool
 expect_done(VIP_VI_HANDLE vi, bool recv, VIP_DESCRIPTOR *want, uint32_t status, const char *what)
 {
-	VIP_DESCRIPTOR *out = next_done(vi, recv, WAIT_MS);
+	VIP_DESCRIPTOR *out = h_done_wait(vi, recv, WAIT_MS);
 
 	return CHECK(out == want && out->CS.Status == status,
 		     "%s: the %s completes with Status %#x (%s, Status %#x)", what,
@@ -614,7 +603,7 @@ test_async(const struct viad_proc *v)
 	if (expect_done(b, true, rd, ST_RECV_OK | VIP_STATUS_IMMEDIATE, "the next message"))
 		CHECK(rd->CS.ImmediateData == 2, "is the next one, not the lost one (imm %u)",
 		      rd->CS.ImmediateData);
-	next_done(a, false, WAIT_MS);
+	h_done_wait(a, false, WAIT_MS);
 
 	/* into memory registered without RDMA Write: refused at the target */
 	tgt = h_mem_get(&x.m, 8192, 64);
@@ -790,11 +779,11 @@ test_partial(void)
 		fill_pattern(src, len, i);
 		sd = send_new(&x, src, len, true, i);
 		VipPostSend(a, sd, x.m.mh);
-		if (next_done(a, false, WAIT_MS) != sd)
+		if (h_done_wait(a, false, WAIT_MS) != sd)
 			CHECK(0, "send %u completes", i);
 		h_sleep_ms(2);
 	}
-	while ((out = next_done(b, true, 500)) != NULL) {
+	while ((out = h_done_wait(b, true, 500)) != NULL) {
 		uint32_t st = out->CS.Status, imm = out->CS.ImmediateData;
 
 		if (st == (VIP_STATUS_DONE | VIP_STATUS_PARTIAL_ERROR | VIP_STATUS_OP_RECEIVE |
@@ -884,7 +873,7 @@ nak_case(struct nicx *x, VIP_RELIABILITY_LEVEL lv, enum nak_kind kind)
 	for (i = 0; i < NAK_READS; i++) {
 		uint32_t st;
 
-		out = next_done(a, false, WAIT_MS);
+		out = h_done_wait(a, false, WAIT_MS);
 		if (out != rd[i]) {
 			CHECK(0, "%s: read %u completes in its turn", what, i);
 			goto out;
@@ -905,7 +894,7 @@ nak_case(struct nicx *x, VIP_RELIABILITY_LEVEL lv, enum nak_kind kind)
 		want = VIP_STATUS_DONE | VIP_STATUS_REMOTE_DESC_ERROR | VIP_STATUS_OP_SEND;
 	else
 		want = kind == NAK_WRITE ? ST_WRITE_OK : ST_SEND_OK; /* in flight (§2.5.2) */
-	out = next_done(a, false, WAIT_MS);
+	out = h_done_wait(a, false, WAIT_MS);
 	CHECK(out == op && out->CS.Status == want,
 	      "%s: the refused operation carries its own outcome (Status %#x, want %#x)", what,
 	      out == op ? out->CS.Status : 0, want);
@@ -975,14 +964,14 @@ test_idle(const struct viad_proc *v)
 	sd = send_new(&x, h_mem_get(&x.m, 64, 64), 64, false, 0);
 	CHECK_RET(VipPostSend(a, sd, BOGUS_HANDLE), VIP_SUCCESS, "post a send with a bad memory "
 		  "handle while Idle");
-	out = next_done(a, false, WAIT_MS);
+	out = h_done_wait(a, false, WAIT_MS);
 	CHECK(out == sd && (out->CS.Status & VIP_STATUS_ERROR_MASK),
 	      "it completes in error (Status %#x)", out != NULL ? out->CS.Status : 0);
 	rd = recv_new(&x, 64);
 	CHECK_RET(VipPostRecv(a, rd, BOGUS_HANDLE), VIP_SUCCESS,
 		  "post a receive with a bad memory handle while Idle");
 	CHECK_RET(VipDisconnect(a), VIP_SUCCESS, "VipDisconnect of the Idle VI flushes it");
-	out = next_done(a, true, WAIT_MS);
+	out = h_done_wait(a, true, WAIT_MS);
 	CHECK(out == rd && (out->CS.Status & VIP_STATUS_ERROR_MASK),
 	      "the receive completes in error (Status %#x)", out != NULL ? out->CS.Status : 0);
 	h_sleep_ms(QUIET_MS);

@@ -911,7 +911,10 @@ test_destroy_busy(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 	CHECK_RET(VipDestroyVi(v), VIP_SUCCESS, "destroy once both queues are empty");
 }
 
-/* §9.9.1 VI Overrun: more descriptors than MaxDescriptorsPerQueue. */
+/*
+ * §9.9.1 VI Overrun: more descriptors than MaxDescriptorsPerQueue, on an
+ * Idle VI: §5.1 keeps the error until the consumer tries to connect it.
+ */
 static void
 test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 {
@@ -919,6 +922,8 @@ test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 	unsigned max = (unsigned)nic_attrs.MaxDescriptorsPerQueue, i, ok = 0, flushed = 0;
 	VIP_DESCRIPTOR *d, *out;
 	struct h_err_event ev;
+	union h_net_addr l, r;
+	VIP_VI_ATTRIBUTES ra;
 	VIP_RETURN rc;
 
 	h_note("VI Overrun: %u receives posted on an Idle VI, then one more", max);
@@ -934,9 +939,14 @@ test_overrun(VIP_NIC_HANDLE nic, VIP_PROTECTION_HANDLE pt, struct h_mem *m)
 	d = desc_new(m, 0);
 	rc = VipPostRecv(v, d, m->mh);
 	h_note("posting descriptor %u returned %s", max + 1, VipDpdkReturnString(rc));
+	CHECK(!h_err_take(VIP_ERROR_VI_OVERRUN, v, 300, &ev),
+	      "one descriptor too many on an Idle VI: VIP_ERROR_VI_OVERRUN is kept (§5.1)");
+	rc = VipConnectRequest(v, h_addr(&l, mac_self, "overrun-c"),
+			       h_addr(&r, mac_self, "overrun-nobody"), 50, &ra);
+	h_note("a connect attempt: %s", VipDpdkReturnString(rc));
 	CHECK(h_err_take(VIP_ERROR_VI_OVERRUN, v, 1000, &ev),
-	      "one descriptor too many: VIP_ERROR_VI_OVERRUN reaches the error callback "
-	      "(§9.9.1, vipl.h VipPostSend)");
+	      "VIP_ERROR_VI_OVERRUN reaches the error callback at the connect attempt "
+	      "(§5.1, §9.9.1, vipl.h VipErrorCallback)");
 	VipDisconnect(v);
 	while (VipRecvDone(v, &out) == VIP_SUCCESS)
 		flushed++;

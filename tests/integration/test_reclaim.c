@@ -224,6 +224,7 @@ test_sigkill(VIP_NIC_HANDLE mon)
 {
 	VIP_DPDK_COUNTERS base, held_c, after;
 	struct held h = { .ptags = 3, .regions = 4, .allocs = 2, .cqs = 2, .vis = 3 };
+	bool replaced0 = viad_log_contains(&vd, "the program was replaced");
 	int fd0, rfd;
 	pid_t pid;
 	char b;
@@ -247,6 +248,10 @@ test_sigkill(VIP_NIC_HANDLE mon)
 	kill_child(pid, "the child");
 	CHECK(h_wait_sessions(mon, base.Sessions, &after), "the child's session is closed");
 	check_reclaimed(&base, &after, &h, 1, true, "SIGKILL");
+	/* the witness pipe hangs up before the pidfd says it exited */
+	CHECK(viad_log_contains(&vd, "the process exited") &&
+	      (replaced0 || !viad_log_contains(&vd, "the program was replaced")),
+	      "viad logs that the killed client exited, not that it exec'd or closed the library");
 	CHECK(after.BytesRegistered == base.BytesRegistered, "BytesRegistered is back (%llu)",
 	      (unsigned long long)after.BytesRegistered);
 	CHECK(viad_fd_count(&vd) == fd0, "viad's descriptors are back to %d (%d)", fd0,

@@ -1277,21 +1277,6 @@ log_count(const struct viad_proc *v, const char *needle)
 	return n;
 }
 
-static bool
-link_wait(struct nicx *x, unsigned ms)
-{
-	uint64_t end = h_now_ms() + ms;
-	VIP_DPDK_PORT_INFO pi;
-
-	do {
-		if (VipQuerySystemManagementInfo(x->nic, VIP_DPDK_SMI_PORT, &pi) == VIP_SUCCESS &&
-		    pi.LinkUp)
-			return true;
-		h_sleep_ms(20);
-	} while (h_now_ms() < end);
-	return false;
-}
-
 /* Which of viad's detectors fired since @p link0 / @p rto0 (log lines). */
 static const char *
 detector(const struct viad_proc *v, unsigned link0, unsigned rto0)
@@ -1475,7 +1460,7 @@ test_kill(void)
 			nic_close(&xa, false);
 			break;
 		}
-		if (!CHECK(link_wait(&xa, 10000) && link_wait(&xb, 10000),
+		if (!CHECK(h_link_wait(xa.nic, 10000) && h_link_wait(xb.nic, 10000),
 			   "the memif link is up on both viads")) {
 			nic_close(&xa, false);
 			nic_close(&xb, false);

@@ -11,6 +11,8 @@
     ops_test.py capture BUILD SRC     captures of a run of every frame type,
                                       decoded by tshark with the Lua dissector
                                       and checked field by field
+    ops_test.py daemon BUILD SRC      viad's refusals (--set mistakes, not root,
+                                      a port's cause) and its log format
     ops_test.py install BUILD SRC     meson install --destdir: unit, tmpfiles,
                                       sysusers, man pages (man -l without
                                       warnings), dissector, viactl, glue SDK
@@ -24,39 +26,22 @@ import os
 import re
 import shutil
 import signal
+import stat
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("ok - " if ok else "not ok - ") + what, flush=True)
-    if not ok:
-        failures += 1
-    return ok
-
-
-def note(what):
-    for line in what.splitlines():
-        print("# " + line, flush=True)
-
-
-def wait_for(cond, timeout=20.0, step=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import checks  # noqa: E402
+from checks import check, note, project_version, run, wait_for  # noqa: E402
 
 
 class Env:
     def __init__(self, build, src):
         self.build, self.src = build, src
+        self.version = project_version(build)
         self.viad = os.path.join(build, "daemon", "viad")
         self.viactl = os.path.join(build, "tools", "viactl", "viactl")
         self.pingpong = os.path.join(build, "apps", "vipl_pingpong")
@@ -69,7 +54,7 @@ class Env:
     def cleanup(self):
         for v in self.viads:
             v.kill()
-        if os.environ.get("KEEP") or failures:
+        if os.environ.get("KEEP") or checks.failures:
             note("scratch directory kept: " + self.tmp)
         else:
             shutil.rmtree(self.tmp, ignore_errors=True)
@@ -78,11 +63,11 @@ class Env:
 class Viad:
     """A viad on a private socket, with a unique instance, its log in tmp."""
 
-    def __init__(self, env, name, sets=(), extra_env=None):
+    def __init__(self, env, name, sets=(), extra_env=None, sock=None):
         self.env = env
         self.name = name
         self.instance = "ops%d%s" % (os.getpid(), name)
-        self.sock = os.path.join(env.tmp, name + ".sock")
+        self.sock = sock or os.path.join(env.tmp, name + ".sock")
         self.log = os.path.join(env.tmp, name + ".log")
         args = [env.viad, "-s", self.sock, "--set", "viad.instance=" + self.instance,
                 "--set", "viad.poll_mode=backoff", "--set", "viad.socket_group="]
@@ -125,10 +110,6 @@ class Viad:
             self.proc.wait()
 
 
-def run(args, timeout=120, **kw):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
-
-
 def pingpong(env, v, *args, timeout=120):
     """vipl_pingpong --loopback with ARGS on viad V, to completion."""
     r = run([env.pingpong, "--loopback", "-t", "20000"] + list(args), timeout=timeout,
@@ -148,6 +129,35 @@ def long_pingpong(env, v, level="rr"):
 def stop_proc(p):
     p.send_signal(signal.SIGKILL)
     p.wait()
+
+
+DATA_FRAMES = 1000
+
+
+def data_moves(what, counters):
+    """Wait until a long_pingpong's data moves: COUNTERS() is viad's counters,
+    as WHAT reads them.
+
+    The connection's handshake (a few frames) comes before the data, and the
+    client then allocates its latency array (800 MB, which meson's
+    MALLOC_PERTURB_ has malloc fill: seconds on a busy machine). So
+    frames_tx > 0 does not mean data yet, and a window of fixed length after
+    it may see none: wait until frames_tx has grown by DATA_FRAMES instead.
+    Returns the counters before and after ({} after if it did not grow)."""
+    check(wait_for(lambda: counters().get("frames_tx", 0) > 0),
+          "%s: frames_tx counts the connection's frames" % what)
+    c1, c2 = counters(), {}
+
+    def grown():
+        c2.clear()
+        c2.update(counters())
+        return c2.get("frames_tx", 0) >= c1.get("frames_tx", 0) + DATA_FRAMES
+
+    if not check(wait_for(grown, timeout=60, step=0.2),
+                 "%s: data moves, frames_tx grows by %d or more (%s, then %s)"
+                 % (what, DATA_FRAMES, c1.get("frames_tx"), c2.get("frames_tx"))):
+        return c1, {}
+    return c1, c2
 
 
 # ---- telemetry -----------------------------------------------------------------
@@ -181,6 +191,8 @@ def test_telemetry(env):
     check(info and info["instance"] == v.instance and info["pid"] == v.proc.pid and
           info["nics"] == 1 and info["sessions"] == 0 and info["capture"] == "off",
           "/viad/info: instance, pid, one NIC, no session, no capture")
+    check(info and info["version"] == env.version,
+          "/viad/info: version %s, meson.build's" % (info or {}).get("version"))
     check(config and config["instance"] == v.instance and config["max_vi"] == 16384 and
           config["socket"] == v.sock, "/viad/config: instance, socket, limits")
     p = (ports or {}).get("via0", {})
@@ -216,15 +228,19 @@ def test_telemetry(env):
     (sess_vis,) = telemetry(v, "/viad/vis,%s" % sid)
     check(sess_vis is not None and sorted(sess_vis["ids"]) == sorted(ids),
           "/viad/vis,SESSION: that session's VIs")
-    # the window starts once frames move: the pingpong first allocates its
-    # latency array (800 MB, which meson's MALLOC_PERTURB_ has malloc fill)
-    wait_for(lambda: ((telemetry(v, "/viad/counters")[0] or {}).get("frames_tx") or 0) > 0)
-    (c1,) = telemetry(v, "/viad/counters")
-    time.sleep(0.3)
-    (c2, lc) = telemetry(v, "/viad/counters", "/viad/lcores")
-    check(c1 and c2 and c2["frames_tx"] > c1["frames_tx"] and c2["timer_hz"] > 0 and
-          c2["poll_busy_cycles"] > 0 and c2["poll_cycles"] >= c2["poll_busy_cycles"],
-          "/viad/counters: frames move, the lcores are busy part of the time")
+    def counters():
+        return telemetry(v, "/viad/counters")[0] or {}
+
+    c1, c2 = data_moves("/viad/counters", counters)
+    if c2:
+        check(c2["timer_hz"] > 0, "/viad/counters: timer_hz %d" % c2["timer_hz"])
+        check(c2["poll_busy_cycles"] > c1["poll_busy_cycles"],
+              "/viad/counters: poll_busy_cycles grows with the frames (%d, then %d)"
+              % (c1["poll_busy_cycles"], c2["poll_busy_cycles"]))
+        check(c2["poll_cycles"] >= c2["poll_busy_cycles"],
+              "/viad/counters: the lcores are busy part of the time (poll_cycles %d >= "
+              "poll_busy_cycles %d)" % (c2["poll_cycles"], c2["poll_busy_cycles"]))
+    (lc,) = telemetry(v, "/viad/lcores")
     check(lc is not None and list(lc.values())[0]["vis"] == 2, "/viad/lcores: the VIs' shard")
     stop_proc(pp)
     ok = wait_for(lambda: (telemetry(v, "/viad/info")[0] or {}).get("sessions") == 0)
@@ -270,7 +286,12 @@ def test_viactl(env):
     check(r.returncode == 0 and "node-a" in r.stdout and "02:00:00:00:00:0b" in r.stdout,
           "viactl hosts")
     h = viactl_json(env, v, "hosts")
-    check(h and h["names"] == ["node-a", "node-b"], "viactl --json hosts")
+    check(h and h["hosts"] == [{"name": "node-a", "mac": "02:00:00:00:00:0a"},
+                               {"name": "node-b", "mac": "02:00:00:00:00:0b"}],
+          "viactl --json hosts: an array of names and MACs")
+    p = viactl_json(env, v, "ports")
+    check(isinstance(p, list) and len(p) == 1 and p[0]["name"] == "via0",
+          "viactl --json ports: an array, each NIC with its name")
 
     pp = long_pingpong(env, v)
     wait_for(lambda: (viactl_json(env, v, "status") or {}).get("vis") == 2)
@@ -284,21 +305,29 @@ def test_viactl(env):
     r = viactl(env, v, "vis")
     check(r.returncode == 0 and len(re.findall(r"\bConnected\s+RR\b", r.stdout)) == 2,
           "viactl vis: a table, level RR")
-    check(viactl_json(env, v, "vis", "--session", str(sid)) == vis and
-          viactl_json(env, v, "vis", "--session", "4000") == [],
-          "viactl vis --session N: that session's VIs, none of another")
+    check(viactl_json(env, v, "vis", "--session", str(sid)) == vis,
+          "viactl vis --session N: that session's VIs")
+    r = viactl(env, v, "vis", "--session", "9999")
+    check(r.returncode == 1 and "no session 9999" in r.stderr and r.stdout == "",
+          "viactl vis --session of no session: status 1, said why (%s)" % r.stderr.strip())
+    r = viactl(env, v, "cqs", "--session", "9999")
+    check(r.returncode == 1, "viactl cqs --session of no session: status 1")
     conns = viactl_json(env, v, "conns")
     check(conns and len(conns) == 2 and conns[0]["conn_id"] == conns[1]["conn_id"],
           "viactl --json conns: both ends of the connection")
     check(viactl_json(env, v, "cqs") == [], "viactl --json cqs (the pingpong uses none)")
     lc = viactl_json(env, v, "lcores")
-    check(lc and len(lc) == 1, "viactl --json lcores")
-    # the data flows once both ends said hello
-    wait_for(lambda: (viactl_json(env, v, "counters") or {}).get("frames_tx", 0) > 0)
+    check(isinstance(lc, list) and len(lc) == 1 and lc[0]["lcore"] >= 1,
+          "viactl --json lcores: an array, each with its lcore")
+    data_moves("viactl --json counters", lambda: viactl_json(env, v, "counters") or {})
     r = viactl(env, v, "counters")
     if not check(r.returncode == 0 and re.search(r"^frames_tx\s+[1-9]", r.stdout, re.M),
                  "viactl counters: totals"):
         note(r.stdout + r.stderr)
+    p = (viactl_json(env, v, "ports") or [{}])[0]
+    check(p.get("rx_packets", 0) > 0 and p.get("tx_packets", 0) > 0 and
+          p.get("rx_bytes", 0) > 0, "the loopback NIC's port counters count its frames "
+          "(RX %s, TX %s)" % (p.get("rx_packets"), p.get("tx_packets")))
     r = viactl(env, v, "counters", "--watch", "0.5", "--count", "3")
     lines = r.stdout.splitlines()
     rates = [l.split()[1] for l in lines[1:]]
@@ -344,7 +373,7 @@ def test_viactl(env):
     os.mkdir(rt)
     os.chown(rt, 0, grp)
     os.chmod(rt, 0o750)
-    g = Viad(env, "grp", extra_env={"RUNTIME_DIRECTORY": rt})
+    g = Viad(env, "grp", ["viad.socket_group=%d" % grp], extra_env={"RUNTIME_DIRECTORY": rt})
     member = {"user": 65534, "group": grp, "extra_groups": [], "env": {"RUNTIME_DIRECTORY": rt}}
     r = viactl(env, g, "--json", "status", **member)
     check(r.returncode == 0 and json.loads(r.stdout or "{}").get("instance") == g.instance,
@@ -362,6 +391,16 @@ def test_viactl(env):
           "capture is viad's own user's: a group member is refused")
     check(not os.path.exists(out), "a refused capture leaves no file")
     g.stop()
+
+    # a missing socket directory: made as tmpfiles.d makes /run/viad
+    # (config/viad.tmpfiles), 0750, root and the socket's group
+    sock = os.path.join(env.tmp, "run", "viad.sock")
+    d = Viad(env, "dir", ["viad.socket_group=%d" % grp], sock=sock)
+    st = os.stat(os.path.dirname(sock))
+    check(stat.S_IMODE(st.st_mode) == 0o750 and st.st_uid == 0 and st.st_gid == grp,
+          "viad makes a missing socket directory 0750 root:socket_group (%04o %d:%d)"
+          % (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid))
+    d.stop()
     v.stop()
 
 
@@ -374,11 +413,11 @@ FIELDS = ["frame.number", "frame.comment", "frame.packet_flags_direction", "via.
           "via.rdma.handle", "via.rdma.reserved", "via.conn.reliability",
           "via.conn.max_transfer", "via.conn.frame_payload", "via.conn.dst_disc",
           "via.conn.src_disc", "via.data_len", "via.repeated_of", "_ws.expert.message",
-          "via.nak.status"]
+          "via.nak.status", "via.truncated"]
 
 OP = {"CONN_REQ": 1, "CONN_ACCEPT": 2, "CONN_REJECT": 3, "CONN_NOMATCH": 4, "DISC": 5,
       "RESET": 6, "SEND": 7, "ACK": 8, "NAK": 9, "RDMA_WRITE": 10, "RDMA_READ_REQ": 11,
-      "RDMA_READ_RESP": 12}
+      "RDMA_READ_RESP": 12, "CONN_ACK": 13, "CONN_COOKIE": 14}
 INBOUND, OUTBOUND = 1, 2
 GOOD, BAD, UNVERIFIED = 1, 0, 2
 
@@ -414,13 +453,30 @@ def decode(env, path):
                   "conn_id", "seq", "msg_id", "msg_len", "offset", "imm", "payload_len",
                   "reserved", "hdr_crc.status", "payload_crc.status", "rdma.va",
                   "rdma.handle", "rdma.reserved", "conn.reliability", "conn.max_transfer",
-                  "conn.frame_payload", "data_len", "repeated_of", "nak.status"):
+                  "conn.frame_payload", "data_len", "repeated_of", "nak.status", "truncated"):
             fr[k] = num(fr[k])
         fr["dir"] = num(d["frame.packet_flags_direction"])
         fr["dst_disc"], fr["src_disc"] = disc(d["via.conn.dst_disc"]), disc(d["via.conn.src_disc"])
         fr["expert"] = d["_ws.expert.message"]
         frames.append(fr)
     return frames
+
+
+def pcapng_userappl(path):
+    """The shb_userappl option (code 4) of PATH's section header block."""
+    data = open(path, "rb").read()
+    if len(data) < 28 or data[:4] != b"\x0a\x0d\x0d\x0a":
+        return None
+    total = struct.unpack_from("<I", data, 4)[0]
+    at = 24                         # past type, length, byte order, version, section length
+    while at + 4 <= total - 4:
+        code, size = struct.unpack_from("<HH", data, at)
+        if code == 4:
+            return data[at + 4:at + 4 + size].decode()
+        if code == 0:
+            break
+        at += 4 + (size + 3) // 4 * 4
+    return None
 
 
 class Capture:
@@ -480,8 +536,8 @@ def check_run(frames, d, level, op_name):
         return
     cli, srv = q["src_vi"], acc[0]["src_vi"]
     mine = [f for f in frames if f["conn_id"] == conn]
-    check(all(f["version"] == 1 and f["reserved"] == 0 for f in mine),
-          "%s: version 1, reserved 0 in every frame" % d)
+    check(all(f["version"] == 2 and f["reserved"] == 0 for f in mine),
+          "%s: version 2, reserved 0 in every frame" % d)
     check(all(f["dir"] == OUTBOUND and f["comment"] == "in memory" for f in mine),
           "%s: every frame moved in memory, captured once, outbound" % d)
     sealed = [f for f in mine if f["opcode"] in (OP["CONN_REQ"], OP["CONN_ACCEPT"], OP["ACK"],
@@ -564,6 +620,9 @@ def test_capture(env):
         pingpong(env, v, "-D", d, "-r", level, "--op", op, "-n", str(ITERS), "-w", "0",
                  "--size", str(SIZE))
     n = cap.stop()
+    appl = pcapng_userappl(a)
+    check(appl == "viad (VIA-DPDK) %s" % env.version,
+          "the pcapng section header names viad and its version: %s" % appl)
     frames = decode(env, a)
     check(len(frames) == n and all(f["opcode"] is not None for f in frames),
           "every captured frame is VIA and decoded (%d)" % len(frames))
@@ -611,7 +670,84 @@ def test_capture(env):
     check(got == 10 and len(decode(env, c)) == 10, "--count 10 writes 10 frames and ends")
     st = viactl_json(env, v, "status")
     check(st and st["capture"] == "off", "no capture runs after it")
+
+    # 4. one capture per NIC, NICs at once; a filter; the live count; a
+    # snaplen. Bounded runs: the writer keeps up (no frame dropped)
+    f = os.path.join(env.tmp, "filter.pcapng")
+    cap = Capture(env, v, "via0", f, "-f", "opcode send", "--progress")
+    other = Capture(env, v, "via1", os.path.join(env.tmp, "other.pcapng"))
+    r = run([env.viactl, "-i", v.instance, "capture", "--port", "via0", "--count", "1", "-w",
+             os.path.join(env.tmp, "busy.pcapng")])
+    check(r.returncode == 1 and "another capture of that NIC runs" in r.stderr,
+          "a second capture of a NIC: refused while the first runs (%s)" % r.stderr.strip())
+    st = viactl_json(env, v, "status")
+    check(st and st["capture"] == "via0 via1", "two NICs captured at once: %s" %
+          (st or {}).get("capture"))
+    pingpong(env, v, "-D", "filt", "-n", "200", "-w", "0", "--size", "64")
+    time.sleep(1.2)
+    other.stop()
+    n = cap.stop()
+    text = open(cap.err).read()
+    live = re.findall(r"via0: (\d+) frames, \d+ dropped", text)
+    check(len(live) >= 2 and int(live[-1]) > 0 and
+          all(int(a) <= int(b) for a, b in zip(live, live[1:])),
+          "--progress: a live count twice a second (%s)" % live)
+    frames = decode(env, f)
+    check(n > 0 and len(frames) == n and all(x["opcode"] == OP["SEND"] for x in frames),
+          "-f 'opcode send': only SEND frames (%d)" % len(frames))
+    r = run([env.viactl, "-i", v.instance, "capture", "--port", "via0", "--count", "1", "-f",
+             "opcode bogus", "-w", os.path.join(env.tmp, "bogus.pcapng")])
+    check(r.returncode == 1 and "no such opcode" in r.stderr and
+          not os.path.exists(os.path.join(env.tmp, "bogus.pcapng")),
+          "-f with an unknown opcode: refused, no file (%s)" % r.stderr.strip())
+    t = os.path.join(env.tmp, "snap.pcapng")
+    cap = Capture(env, v, "via0", t, "--count", "20", "--snaplen", "64", "-f", "opcode send")
+    pingpong(env, v, "-D", "snap", "-n", "50", "-w", "0", "--size", "64")
+    cap.stop(signal_it=False)
+    frames = decode(env, t)
+    check(len(frames) == 20 and all(x["truncated"] == 64 - 14 and
+                                    "cut short by the capture's snaplen" in x["expert"] and
+                                    "Malformed" not in x["expert"] for x in frames),
+          "--snaplen 64: frames marked cut short by the snaplen, not malformed")
     v.stop()
+
+
+# ---- viad's refusals and log -------------------------------------------------------
+
+def test_daemon(env):
+    for arg, why in (("foo", "no '=' and value"), ("foo=1", "no section"),
+                     ("viad.instance", "no '=' and value"), ("viad.=1", "no key after"),
+                     ("viad.nokey=1", "unknown key 'nokey'")):
+        r = run([env.viad, "--set", arg], timeout=30)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and ("--set " + arg) in lines[0] and
+              why in lines[0], "--set %s: status 2, one line: %s" % (arg, lines))
+    r = run([env.viad, "-s", os.path.join(env.tmp, "x.sock")], timeout=30,
+            user=65534, group=65534, extra_groups=[])
+    check(r.returncode == 2 and "viad must run as root (or with the capabilities" in r.stderr
+          and "EAL" not in r.stderr,
+          "not root: status 2, said before EAL starts: %s" % r.stderr.strip()[:200])
+    # the log: ISO 8601 dates, or syslog priorities when stderr is the journal
+    log = os.path.join(env.tmp, "journal.log")
+    with open(log, "w") as f:
+        st = os.fstat(f.fileno())
+        e = dict(os.environ, JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino))
+        subprocess.run([env.viad, "--set", "foo=1"], stderr=f, env=e, timeout=30)
+    text = open(log).read()
+    check(text.startswith("<3>error: --set foo=1:"),
+          "JOURNAL_STREAM: lines carry a syslog priority (<3> for an error): %s" % text.strip())
+    r = run([env.viad, "--set", "foo=1"], timeout=30)
+    check(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z viad error: ", r.stderr),
+          "otherwise an ISO 8601 date: %s" % r.stderr.strip()[:60])
+    # a port that cannot open: the driver's cause, not EPERM
+    r = run([env.viad, "-s", os.path.join(env.tmp, "p.sock"), "--set",
+             "viad.instance=ops%dpmd" % os.getpid(), "--set", "port.via0.glue=ethdev",
+             "--set", "port.via0.devargs=net_af_packet0,iface=nosuchif%d" % os.getpid()],
+            timeout=60)
+    line = [l for l in r.stderr.splitlines() if "viad error: port via0" in l]
+    check(r.returncode != 0 and line and line[0].endswith("open failed: No such device") and
+          "the driver:" in r.stderr,
+          "af_packet on a missing interface: the driver's cause (%s)" % (line or r.stderr[-300:]))
 
 
 # ---- install ------------------------------------------------------------------------
@@ -644,19 +780,26 @@ def test_install(env):
     if os.path.exists(os.path.join(env.build, "bpf", "via_xdp.o")):
         one("/viad/via_xdp.o")  # the af_xdp ports' XDP program (issue 16)
     pages = [one("/share/man/man8/viad.8"), one("/share/man/man5/viad.conf.5"),
-             one("/share/man/man8/viactl.8"), one("/share/man/man7/vipl.7")]
+             one("/share/man/man8/viactl.8"), one("/share/man/man7/vipl.7"),
+             one("/share/man/man1/vipl_info.1"), one("/share/man/man1/vipl_pingpong.1"),
+             one("/share/man/man1/vipl_legacy.1")]
+    bw = [p for p in found.get("vipl_bw.1", [])]
+    check(len(bw) == 1 and os.path.realpath(bw[0]) == os.path.realpath(pages[5] or "/x"),
+          "installed: /share/man/man1/vipl_bw.1, a link to vipl_pingpong.1")
     if lua:
         check(open(lua).read() == open(env.lua).read(), "the dissector installed as written")
     if viactl:
         r = run([viactl, "--version"])
-        check(r.returncode == 0 and r.stdout.startswith("viactl"), "the staged viactl runs")
+        check(r.returncode == 0 and r.stdout == "viactl (VIA-DPDK) %s\n" % env.version,
+              "the staged viactl runs: %s" % r.stdout.strip())
     if unit and viad:
         text = open(unit).read()
         prefix = os.path.dirname(os.path.dirname(viad))[len(stage):]
         check("ExecStart=%s/sbin/viad\n" % prefix in text and "Restart=on-failure" in text and
-              "RUNTIME_DIRECTORY=/run/viad" in text and "ExecStartPre=" in text,
-              "viad.service: the installed viad, restart on failure, runtime directory, "
-              "hugepages")
+              "RuntimeDirectory=viad\n" in text and "ExecStartPre=" in text and
+              "Type=notify\n" in text and "RestartPreventExitStatus=2\n" in text,
+              "viad.service: the installed viad, notify, restart on failure but for a "
+              "configuration error, runtime directory, hugepages")
         if shutil.which("systemd-analyze"):
             staged = os.path.join(env.tmp, "viad.service")
             with open(staged, "w") as f:
@@ -684,7 +827,8 @@ def test_install(env):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("telemetry", "viactl", "capture", "install"):
+    if len(sys.argv) != 4 or sys.argv[1] not in ("telemetry", "viactl", "capture", "daemon",
+                                                 "install"):
         print(__doc__, file=sys.stderr)
         return 2
     if os.geteuid() != 0:
@@ -700,8 +844,7 @@ def main():
         globals()["test_" + sys.argv[1]](env)
     finally:
         env.cleanup()
-    print("# %d check(s) failed" % failures if failures else "# all checks passed")
-    return 1 if failures else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":

@@ -267,6 +267,41 @@ if_mac() { # NS IFACE
 	ip -n "$1" -o link show dev "$2" 2>/dev/null | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p'
 }
 
+# af_packet_pair NAME VETH: two namespaces joined by a veth pair (VETH<pid>a
+# and VETH<pid>b: short, as interface names must be), viad A in one and B
+# in the other (net_af_packet, log level info, backoff polling). Sets NSA,
+# NSB, VETH_A, VETH_B and MAC_A (A's port). Returns 1 once a failure is
+# reported.
+af_packet_pair() {
+	local name=$1 side veth cpu0 cpu1
+	NSA=via-$name-$$-a
+	NSB=via-$name-$$-b
+	VETH_A=$2$$a
+	VETH_B=$2$$b
+	read -r cpu0 cpu1 < <(topo_cpus)
+	netns_add "$NSA" || return 1
+	netns_add "$NSB" || return 1
+	veth_pair "$NSA" "$VETH_A" "$NSB" "$VETH_B" || return 1
+	MAC_A=$(if_mac "$NSA" "$VETH_A")
+	[ -n "$MAC_A" ] || { topo_fail "cannot read $VETH_A's MAC"; return 1; }
+	for side in A B; do
+		if [ $side = A ]; then veth=$VETH_A; else veth=$VETH_B; fi
+		cat >"$RUN/$side.conf" <<CONF
+[viad]
+log_level = info
+poll_mode = backoff
+
+[port via0]
+glue = ethdev
+devargs = net_af_packet0,iface=$veth,qdisc_bypass=0
+CONF
+	done
+	# shellcheck disable=SC2046  # word splitting of the EAL arguments is intended
+	viad_start A --netns "$NSA" -c "$RUN/A.conf" -- $(topo_eal A "$cpu0" "$cpu1") || return 1
+	# shellcheck disable=SC2046
+	viad_start B --netns "$NSB" -c "$RUN/B.conf" -- $(topo_eal B "$cpu1" "$cpu0")
+}
+
 # check_start NAME SOCKET ARGS...: topo_check in the background, output in
 # $RUN/NAME.out.
 check_start() {

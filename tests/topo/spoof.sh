@@ -27,34 +27,7 @@ VIACTL=$BUILD/tools/viactl/viactl
 for p in "$FORGE" "$VIACTL"; do
 	[ -x "$p" ] || { topo_fail "no $p (build it first)"; exit 1; }
 done
-NSA=via-spoof-$$-a
-NSB=via-spoof-$$-b
-VETH_A=vs$$a
-VETH_B=vs$$b
-read -r CPU0 CPU1 < <(topo_cpus)
-
-netns_add "$NSA" || exit 1
-netns_add "$NSB" || exit 1
-veth_pair "$NSA" "$VETH_A" "$NSB" "$VETH_B" || exit 1
-MAC_A=$(if_mac "$NSA" "$VETH_A")
-[ -n "$MAC_A" ] || { topo_fail "cannot read $VETH_A's MAC"; exit 1; }
-
-for side in A B; do
-	if [ $side = A ]; then veth=$VETH_A; else veth=$VETH_B; fi
-	cat >"$RUN/$side.conf" <<CONF
-[viad]
-log_level = info
-poll_mode = backoff
-
-[port via0]
-glue = ethdev
-devargs = net_af_packet0,iface=$veth,qdisc_bypass=0
-CONF
-done
-# shellcheck disable=SC2046  # word splitting of the EAL arguments is intended
-viad_start A --netns "$NSA" -c "$RUN/A.conf" -- $(topo_eal A "$CPU0" "$CPU1") || exit 1
-# shellcheck disable=SC2046
-viad_start B --netns "$NSB" -c "$RUN/B.conf" -- $(topo_eal B "$CPU1" "$CPU0") || exit 1
+af_packet_pair spoof vs || exit 1
 TOPO_ZERO_COPY=yes
 TOPO_MEM=pmem
 TOPO_ROUNDS=${SPOOF_ROUNDS:-2000}

@@ -13,6 +13,8 @@
  *   via_forge IFACE VICTIM_MAC [--seconds N] [--rate F]
  *                                   forge F frames/s (2000) until N s or SIGTERM
  *   via_forge IFACE VICTIM_MAC --exact         one DISC right in every field
+ *   via_forge IFACE VICTIM_MAC --conn-flood DISC [--seconds N] [--rate F]
+ *                                   forged connection requests, below
  *
  * VICTIM_MAC is the MAC of the viad attacked; frames from it teach the
  * connection as well as frames to it (the interface sees both directions).
@@ -20,9 +22,19 @@
  * field is taken (VIA has no authentication, VIA §1.2's "trusted SAN"),
  * which proves that the forged frames are refused for their flaw alone.
  *
+ * --conn-flood is a blind host of the same Ethernet that floods the victim
+ * with forged connection requests (issue 25 part 5; wire-format.md section
+ * 7.2): each CONN_REQ from one of 4096 source MACs (locally administered,
+ * unicast), with a random requester VI, connection id and cookie (0, a
+ * first contact, or a guess), for the discriminator DISC a real server
+ * waits on, so that a viad which kept or offered forged requests would
+ * hand them to that server. It learns nothing and reads nothing: only the
+ * cookie stands between its frames and the server.
+ *
  * Exit status 0 when it forged (or, --exact, sent its DISC), 1 when it
  * never saw a connection to learn, 2 on usage or socket errors. It prints
- * one line per opcode and flaw with the number of frames sent.
+ * one line per opcode and flaw with the number of frames sent (with
+ * --conn-flood, the number of requests and of source MACs).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -67,6 +79,7 @@ static const uint8_t forged_ops[] = {
 	VIA_OP_SEND, VIA_OP_RDMA_WRITE, VIA_OP_ACK, VIA_OP_NAK, VIA_OP_DISC,
 };
 #define N_OPS (sizeof(forged_ops) / sizeof(forged_ops[0]))
+#define FLOOD_SOURCES 4096   /* --conn-flood: distinct source MACs, in turn */
 
 static volatile sig_atomic_t stop;
 
@@ -221,6 +234,36 @@ forge(const struct learned *l, uint8_t op, enum flaw flaw, uint8_t *f)
 	return VIA_FRAME_HDR_LEN + head + data;
 }
 
+/* A forged CONN_REQ from source @p n for @p disc at @p victim into @p f
+ * (--conn-flood). @return its length */
+static size_t
+forge_request(const uint8_t victim[6], const char *disc, unsigned n, uint8_t *f)
+{
+	struct rte_ether_hdr *eth = (void *)f;
+	struct via_wire_hdr *h = (void *)(eth + 1);
+	struct via_wire_conn *w = (void *)(h + 1);
+	const uint8_t src[6] = { 0x02, 0xf1, 0x00, (uint8_t)(n >> 16), (uint8_t)(n >> 8),
+				 (uint8_t)n };
+	size_t dlen = strlen(disc);
+
+	memcpy(eth->dst_addr.addr_bytes, victim, 6);
+	memcpy(eth->src_addr.addr_bytes, src, 6);
+	eth->ether_type = htons(VIA_ETHERTYPE);
+	via_wire_hdr_init(h, VIA_OP_CONN_REQ, 0, 0, rand32() | 1, rand32() | 1);
+	/* half first contacts, half guessed cookies */
+	via_wire_set_imm(h, (n & 1) ? rand32() : 0);
+	memset(w, 0, sizeof(*w));
+	w->reliability = rte_cpu_to_be_16(VIP_SERVICE_UNRELIABLE);
+	w->max_transfer = rte_cpu_to_be_32(65536);
+	w->frame_payload = rte_cpu_to_be_16(1452);
+	w->dst_disc_len = (uint8_t)dlen;
+	memcpy(w->dst_disc, disc, dlen);
+	w->src_disc_len = 5;
+	memcpy(w->src_disc, "flood", 5);
+	via_wire_seal(h, sizeof(*w), NULL, 0);
+	return VIA_FRAME_HDR_LEN + sizeof(*w);
+}
+
 static double
 now_s(void)
 {
@@ -228,6 +271,37 @@ now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --conn-flood: forged requests at @p rate a second until @p t_end. @return 0 */
+static int
+flood_requests(int fd, struct sockaddr_ll *sll, const uint8_t victim[6], const char *disc,
+	       double rate, double t_end)
+{
+	unsigned long sent = 0;
+	double t_next = now_s();
+	uint8_t f[512];
+
+	memcpy(sll->sll_addr, victim, 6);
+	/* paced: bursts of a millisecond's worth */
+	while (!stop && now_s() < t_end) {
+		unsigned burst = (unsigned)(rate / 1000) + 1, i;
+		double wait;
+
+		for (i = 0; i < burst; i++) {
+			size_t len = forge_request(victim, disc, (unsigned)(sent % FLOOD_SOURCES), f);
+
+			if (sendto(fd, f, len, 0, (struct sockaddr *)sll, sizeof(*sll)) ==
+			    (ssize_t)len)
+				sent++;
+		}
+		t_next += burst / rate;
+		if ((wait = t_next - now_s()) > 0)
+			usleep((useconds_t)(wait * 1e6));
+	}
+	printf("via_forge: %lu forged CONN_REQ from %lu source MACs\n", sent,
+	       sent < FLOOD_SOURCES ? sent : FLOOD_SOURCES);
+	return 0;
 }
 
 /* Read every frame waiting on @p fd into @p l; wait up to @p ms for the first. */
@@ -250,6 +324,7 @@ main(int argc, char **argv)
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_halen = 6 };
 	unsigned long sent[N_OPS][FLAW_COUNT] = { { 0 } };
 	struct learned l = { 0 };
+	const char *flood_disc = NULL;
 	bool exact = false;
 	double seconds = 30, rate = 2000, t_end, t_round;
 	uint8_t f[2048];
@@ -257,12 +332,16 @@ main(int argc, char **argv)
 	int fd, ai;
 
 	if (argc < 3 || parse_mac(argv[2], l.victim_mac) != 0) {
-		fprintf(stderr, "usage: via_forge IFACE VICTIM_MAC [--seconds N] [--rate F | --exact]\n");
+		fprintf(stderr, "usage: via_forge IFACE VICTIM_MAC [--seconds N] [--rate F | --exact | "
+				"--conn-flood DISC]\n");
 		return 2;
 	}
 	for (ai = 3; ai < argc; ai++) {
 		if (strcmp(argv[ai], "--exact") == 0)
 			exact = true;
+		else if (strcmp(argv[ai], "--conn-flood") == 0 && ai + 1 < argc &&
+			 strlen(argv[ai + 1]) <= VIA_WIRE_DISC_MAX)
+			flood_disc = argv[++ai];
 		else if (strcmp(argv[ai], "--seconds") == 0 && ai + 1 < argc)
 			seconds = atof(argv[++ai]);
 		else if (strcmp(argv[ai], "--rate") == 0 && ai + 1 < argc && atof(argv[ai + 1]) > 0)
@@ -292,6 +371,8 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	t_end = now_s() + seconds;
+	if (flood_disc != NULL)
+		return flood_requests(fd, &sll, l.victim_mac, flood_disc, rate, t_end);
 
 	/* learn a connection; an RDMA handle may come later, between rounds */
 	while (!stop && now_s() < t_end && !l.valid)

@@ -2,14 +2,20 @@
 /*
  * viad's objects without DPDK or a socket: the id table, the segment arena,
  * protection tags, the translation and protection table (VIA §3.2), CQs,
- * VIs (VIA §5, §9.3) and reclaim when a session ends.
+ * VIs (VIA §5, §9.3) and reclaim when a session ends; what a client hands
+ * viad (fds judged by what they are, SysV segments by its credentials,
+ * shared objects mapped as far as it may use them) and the limits per user
+ * that hold the host (mappings, hugepages, memory).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <vipl.h>
@@ -38,6 +44,7 @@ viad_init(void)
 	CHECK_EQ(via_idtab_init(&d.vis, d.conf.max_vi), 0);
 	CHECK_EQ(via_idtab_init(&d.pmems, 16), 0);
 	TAILQ_INIT(&d.session_list);
+	TAILQ_INIT(&d.users);
 	/* one data-path shard, as a viad with one poll lcore */
 	d.nb_shards = 1;
 	TAILQ_INIT(&d.shards[0].rel_vis);
@@ -63,17 +70,25 @@ session(void)
 	return s;
 }
 
-/* Register ordinary memory on the copy path, as VipRegisterMem would. */
+/* Register ordinary memory on the copy path, as VipRegisterMem would
+ * (with @p flags: VIA_CTL_MEM_READ_ONLY). */
+static int
+mr_register_flags(struct via_session *s, uint64_t addr, uint64_t len,
+		  const struct via_ctl_mem_attr *attr, uint32_t flags, uint32_t *handle)
+{
+	struct via_ctl_mem_register_req q = {
+		.addr = addr, .len = len, .attr = *attr,
+		.placement = VIA_CTL_MEM_COPIED, .reason = VIA_CTL_COPIED_FILE, .flags = flags,
+	};
+
+	return via_mr_register(&d, s, &q, handle);
+}
+
 static int
 mr_register(struct via_session *s, uint64_t addr, uint64_t len,
 	    const struct via_ctl_mem_attr *attr, uint32_t *handle)
 {
-	struct via_ctl_mem_register_req q = {
-		.addr = addr, .len = len, .attr = *attr,
-		.placement = VIA_CTL_MEM_COPIED, .reason = VIA_CTL_COPIED_FILE,
-	};
-
-	return via_mr_register(&d, s, &q, handle);
+	return mr_register_flags(s, addr, len, attr, 0, handle);
 }
 
 static void
@@ -175,15 +190,51 @@ test_ptag_and_mr(void)
 	CHECK_EQ(mr_register(s, (uintptr_t)buf, 10, &attr, &h3), -EOPNOTSUPP);
 	attr.rdma_read = 0;
 
-	/* an unmapped range is refused; a read-only one registers, not writable */
+	/* viad reads nothing about the client: a copied range is what it says,
+	 * and each access has the program's own rights (its /proc/self/mem):
+	 * an unmapped page fails there */
 	hole = mmap(NULL, 2 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	munmap(hole + page, page);
-	CHECK_EQ(mr_register(s, (uintptr_t)hole, 2 * page, &attr, &h3), -EINVAL);
+	CHECK_EQ(mr_register(s, (uintptr_t)hole, 2 * page, &attr, &h3), 0);
+	{
+		const struct via_mr *mr = via_mr_get(&d, s, (uintptr_t)hole, h3);
+		uint8_t b;
+
+		CHECK(mr != NULL && via_mem_read(s, mr, (uintptr_t)hole, &b, 1) == 0);
+		CHECK(mr != NULL && via_mem_read(s, mr, (uintptr_t)hole + page, &b, 1) == -EFAULT);
+	}
+	CHECK_EQ(via_mr_deregister(&d, s, (uintptr_t)hole, h3), 0);
+	/* past the user address space: the kernel's */
+	CHECK_EQ(mr_register(s, UINT64_C(0xffff800000000000), page, &attr, &h3), -EINVAL);
+	/* a read-only one registers, not writable (VIA §9.5.3) */
 	ro = hole;
-	CHECK_EQ(mr_register(s, (uintptr_t)ro, page, &attr, &h3), 0);
+	CHECK_EQ(mr_register_flags(s, (uintptr_t)ro, page, &attr, VIA_CTL_MEM_READ_ONLY, &h3), 0);
 	CHECK(via_mr_check(&d, s, h3, (uintptr_t)ro, 8, tag, VIA_MR_LOCAL_READ, &err) != NULL);
 	CHECK(via_mr_check(&d, s, h3, (uintptr_t)ro, 8, tag, VIA_MR_LOCAL_WRITE, &err) == NULL);
 	CHECK_EQ(err, -EACCES);
+	/* a client that claims pages writable that it may only read, shared:
+	 * its own rights refuse the write, the object is unchanged */
+	{
+		int fd = memfd_create("test-ro", MFD_CLOEXEC), rofd;
+		char path[64], c = 'A', got = 0;
+		uint8_t *sh = MAP_FAILED;
+		uint32_t h4;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		rofd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && ftruncate(fd, (off_t)page) == 0 && pwrite(fd, &c, 1, 0) == 1 &&
+		    rofd >= 0)
+			sh = mmap(NULL, page, PROT_READ, MAP_SHARED, rofd, 0);
+		CHECK(sh != MAP_FAILED);
+		CHECK_EQ(mr_register(s, (uintptr_t)sh, page, &attr, &h4), 0);
+		CHECK_EQ(via_mem_write(s, via_mr_get(&d, s, (uintptr_t)sh, h4), (uintptr_t)sh,
+				       "W", 1), -EFAULT);
+		CHECK(pread(fd, &got, 1, 0) == 1 && got == 'A');
+		CHECK_EQ(via_mr_deregister(&d, s, (uintptr_t)sh, h4), 0);
+		munmap(sh, page);
+		close(rofd);
+		close(fd);
+	}
 
 	/* translation and protection check (VIA §3.2.2) */
 	CHECK(via_mr_check(&d, s, h1, (uintptr_t)buf + 100, 2 * page, tag,
@@ -382,6 +433,185 @@ test_nic_names(void)
 	CHECK(via_nic_by_name(&d, "") == NULL);
 }
 
+/* ---- what a client hands viad ------------------------------------------------ */
+
+/* @p fd judged: its kind, and (if @p what is not NULL) the start of its name. */
+static void
+classified(int fd, enum via_fd_kind kind, const char *what)
+{
+	struct via_fd_info fi;
+
+	CHECK_EQ(via_fd_classify(fd, &fi), kind);
+	CHECK(what == NULL || strstr(fi.what, what) != NULL);
+	close(fd);
+}
+
+static void
+test_client_fds(void)
+{
+	struct via_session *s = session();
+	struct via_fd_info fi;
+	const char *why;
+	int pipefd[2], sv[2], fd;
+	bool w;
+
+	/* only shared memory, viad's /proc and pipes are kept */
+	classified(eventfd(0, EFD_CLOEXEC), VIA_FD_REFUSED, "anon_inode:[eventfd]");
+	classified(open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), VIA_FD_REFUSED, "a directory");
+	classified(open("/dev/zero", O_RDWR | O_CLOEXEC), VIA_FD_REFUSED, "a character device");
+	classified(open("/", O_PATH | O_CLOEXEC), VIA_FD_REFUSED, "an O_PATH fd");
+	classified(open("/etc/hostname", O_RDONLY | O_CLOEXEC), VIA_FD_REFUSED,
+		   "not shared memory");
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	classified(sv[0], VIA_FD_REFUSED, "a socket");
+	close(sv[1]);
+	CHECK_EQ(pipe2(pipefd, O_CLOEXEC), 0);
+	CHECK_EQ(via_fd_classify(pipefd[1], &fi), VIA_FD_PIPE);
+	CHECK_EQ(via_fd_check_witness(&fi, &why), -EINVAL);   /* the write end */
+	CHECK_EQ(via_fd_classify(pipefd[0], &fi), VIA_FD_PIPE);
+	CHECK_EQ(via_fd_check_witness(&fi, &why), 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+
+	/* /proc/PID/mem: the connecting process's only */
+	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	CHECK_EQ(via_fd_classify(fd, &fi), VIA_FD_PROC);
+	CHECK_EQ(via_fd_check_proc_mem(s, fd, &fi, &why), 0);
+	s->pid = getppid();
+	CHECK_EQ(via_fd_check_proc_mem(s, fd, &fi, &why), -EINVAL);
+	s->pid = getpid();
+	close(fd);
+
+	/* the share file: sealed shmem of its size, the client's own */
+	fd = memfd_create("test-share", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	CHECK_EQ(ftruncate(fd, (off_t)VIA_SHARE_FILE_SIZE), 0);
+	CHECK_EQ(via_fd_classify(fd, &fi), VIA_FD_SHMEM);
+	CHECK_EQ(via_fd_check_share_file(s, &fi, &why), -EINVAL);     /* not sealed */
+	CHECK_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+	CHECK_EQ(via_fd_classify(fd, &fi), VIA_FD_SHMEM);
+	s->uid = fi.uid + 1;
+	CHECK_EQ(via_fd_check_share_file(s, &fi, &why), -EINVAL);     /* another's */
+	s->uid = fi.uid;
+	CHECK_EQ(via_fd_check_share_file(s, &fi, &why), 0);
+	close(fd);
+	/* hugetlbfs, where the pool can fail a fault: refused */
+	fd = memfd_create("test-huge", MFD_CLOEXEC | MFD_HUGETLB);
+	if (fd >= 0) {
+		CHECK_EQ(via_fd_classify(fd, &fi), VIA_FD_SHMEM);
+		CHECK(fi.hugetlb);
+		CHECK_EQ(via_fd_check_object(&fi, 0, 0, &w, &why), -EINVAL);
+		close(fd);
+	}
+
+	/* an object: mapped with the fd's access, no more */
+	fd = memfd_create("test-obj", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	CHECK_EQ(ftruncate(fd, 65536), 0);
+	CHECK_EQ(via_fd_classify(fd, &fi), VIA_FD_SHMEM);
+	CHECK_EQ(via_fd_check_object(&fi, 0, 4096, &w, &why), -EINVAL);  /* may shrink */
+	CHECK_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	CHECK_EQ(via_fd_classify(fd, &fi), VIA_FD_SHMEM);
+	CHECK_EQ(via_fd_check_object(&fi, 61440, 8192, &w, &why), -EINVAL); /* past its end */
+	CHECK_EQ(via_fd_check_object(&fi, 0, 65536, &w, &why), 0);
+	CHECK(w);
+	{
+		char path[64];
+		int ro;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ro = open(path, O_RDONLY | O_CLOEXEC);
+		CHECK_EQ(via_fd_classify(ro, &fi), VIA_FD_SHMEM);
+		CHECK_EQ(via_fd_check_object(&fi, 0, 65536, &w, &why), 0);
+		CHECK(!w);
+		close(ro);
+	}
+	close(fd);
+	via_session_close(&d, s);
+}
+
+static void
+test_sysv(void)
+{
+	struct via_session *s = session();
+	struct ipc_perm p = { .uid = 5000, .gid = 6000, .cuid = 5000, .cgid = 6000, .mode = 0640 };
+	struct via_shm m;
+	const char *why;
+	bool w;
+	int id;
+
+	/* as ipcperms(): the owner's bits, the group's, the others' */
+	s->uid = 5000;
+	s->gid = 7000;
+	CHECK(via_sysv_allowed(s, &p, false) && via_sysv_allowed(s, &p, true));
+	s->uid = 5001;
+	CHECK(!via_sysv_allowed(s, &p, false));
+	s->groups[0] = 6000;
+	s->nb_groups = 1;
+	CHECK(via_sysv_allowed(s, &p, false) && !via_sysv_allowed(s, &p, true));
+	s->nb_groups = 0;
+	p.mode = 0604;
+	CHECK(via_sysv_allowed(s, &p, false) && !via_sysv_allowed(s, &p, true));
+	s->uid = 0;
+	p.mode = 0;
+	CHECK(via_sysv_allowed(s, &p, true));
+
+	/* a segment only its owner may use: refused to another user; read-only
+	 * to one that may only read */
+	id = shmget(IPC_PRIVATE, 65536, IPC_CREAT | 0600);
+	CHECK(id >= 0);
+	s->uid = getuid() + 1000;
+	s->gid = getgid() + 1000;
+	CHECK_EQ(via_sysv_attach(s, id, 0, 4096, &m, &w, &why), -EACCES);
+	{
+		struct shmid_ds ds;
+
+		CHECK_EQ(shmctl(id, IPC_STAT, &ds), 0);
+		ds.shm_perm.mode = 0604;
+		CHECK_EQ(shmctl(id, IPC_SET, &ds), 0);
+	}
+	CHECK_EQ(via_sysv_attach(s, id, 4096, 65536, &m, &w, &why), -EINVAL);   /* past it */
+	CHECK_EQ(via_sysv_attach(s, id, 4096, 8192, &m, &w, &why), 0);
+	CHECK(!w);
+	via_shm_destroy(&m);
+	s->uid = getuid();
+	CHECK_EQ(via_sysv_attach(s, id, 0, 65536, &m, &w, &why), 0);
+	CHECK(w);
+	via_shm_destroy(&m);
+	CHECK_EQ(via_sysv_attach(s, -1, 0, 4096, &m, &w, &why), -EINVAL);
+	shmctl(id, IPC_RMID, NULL);
+	via_session_close(&d, s);
+}
+
+/* The limits that hold the host: a user's mappings and hugepages. */
+static void
+test_host_limits(void)
+{
+	struct via_session *s;
+	struct via_pmem *p1, *p2;
+	uint64_t saved_mappings = d.conf.user_max_mappings;
+
+	d.conf.user_max_mappings = 3;
+	d.conf.user_max_hugepage_bytes = 2ull << 20;
+	CHECK_EQ(via_session_new(&d, -1, &s), 0);
+	s->uid = 4321;
+	CHECK_EQ(via_user_attach(&d, s), 0);
+	/* the segment is one mapping, and its 4 MiB pass the user's hugepages */
+	CHECK_EQ(via_session_open(&d, s, "via0"), 0);
+	CHECK(!s->seg.hugepages);
+	CHECK_EQ(s->user->used[VIA_USER_MAPPINGS], 1);
+	CHECK_EQ(s->user->used[VIA_USER_MEMORY_BYTES], s->seg.len);
+	CHECK_EQ(via_pmem_alloc(&d, s, 4096, &p1), 0);
+	CHECK_EQ(via_pmem_alloc(&d, s, 4096, &p2), 0);
+	CHECK_EQ(s->user->used[VIA_USER_MAPPINGS], 3);
+	CHECK_EQ(d.mappings, 3);
+	CHECK_EQ(via_pmem_alloc(&d, s, 4096, &p2), -ENOSPC);     /* a 4th mapping */
+	CHECK_EQ(via_pmem_free(&d, s, p1->id), 0);
+	CHECK_EQ(via_pmem_alloc(&d, s, 4096, &p1), 0);
+	via_session_close(&d, s);
+	CHECK_EQ(d.mappings, 0);
+	d.conf.user_max_mappings = saved_mappings;
+	d.conf.user_max_hugepage_bytes = 0;
+}
+
 int
 main(void)
 {
@@ -392,5 +622,8 @@ main(void)
 	test_pmem();
 	test_cq_vi();
 	test_nic_names();
+	test_client_fds();
+	test_sysv();
+	test_host_limits();
 	return test_summary("test_objects");
 }

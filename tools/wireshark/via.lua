@@ -1,10 +1,11 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 --
--- Wireshark dissector for the VIA-DPDK wire format, version 1
+-- Wireshark dissector for the VIA-DPDK wire format, version 2
 -- (docs/wire-format.md): Ethernet II frames of EtherType 0x88B5 with a
 -- 48-byte VIA header, then a payload: the connection payload of CONN_REQ
 -- and CONN_ACCEPT, the RDMA extension of RDMA_WRITE and RDMA_READ_REQ,
--- message data.
+-- message data. The handshake's imm is shown as what it is: the cookie of
+-- CONN_REQ and CONN_COOKIE, the reason of CONN_REJECT.
 --
 --   wireshark -X lua_script:via.lua capture.pcapng
 --   tshark -X lua_script:via.lua -r capture.pcapng -T fields -e via.opcode ...
@@ -20,6 +21,7 @@
 local via = Proto("via", "VIA-DPDK (Virtual Interface Architecture over Ethernet)")
 
 local ETHERTYPE = 0x88B5
+local VERSION = 2
 local HDR_LEN = 48
 local CONN_LEN = 144
 local RDMA_EXT = 16
@@ -27,7 +29,7 @@ local RDMA_EXT = 16
 local op = {
 	CONN_REQ = 1, CONN_ACCEPT = 2, CONN_REJECT = 3, CONN_NOMATCH = 4, DISC = 5,
 	RESET = 6, SEND = 7, ACK = 8, NAK = 9, RDMA_WRITE = 10, RDMA_READ_REQ = 11,
-	RDMA_READ_RESP = 12,
+	RDMA_READ_RESP = 12, CONN_ACK = 13, CONN_COOKIE = 14,
 }
 local op_names = {}
 for name, value in pairs(op) do op_names[value] = name end
@@ -36,6 +38,9 @@ for name, value in pairs(op) do op_names[value] = name end
 local numbered = { [op.SEND] = true, [op.RDMA_WRITE] = true, [op.RDMA_READ_REQ] = true,
 		   [op.RDMA_READ_RESP] = true }
 
+-- CONN_REJECT's imm (wire-format.md 7.4)
+local reject_reasons = { [0] = "consumer", [1] = "reliability level", [2] = "MTU",
+			 [3] = "QoS", [4] = "abandoned" }
 local levels = { [1] = "Unreliable Delivery", [2] = "Reliable Delivery", [4] = "Reliable Reception" }
 local crc_status = { [0] = "Bad", [1] = "Good", [2] = "Unverified" }
 local status_ops = { [0] = "Send", [1] = "Receive", [2] = "RDMA Write",
@@ -56,6 +61,9 @@ local f = {
 	msg_len = ProtoField.uint32("via.msg_len", "Message length"),
 	offset = ProtoField.uint32("via.offset", "Offset"),
 	imm = ProtoField.uint32("via.imm", "Immediate data", base.HEX),
+	cookie = ProtoField.uint32("via.cookie", "Cookie", base.HEX),
+	reject_reason = ProtoField.uint32("via.reject_reason", "Reject reason", base.DEC,
+					  reject_reasons),
 	nak_status = ProtoField.uint32("via.nak.status", "Refusal status", base.HEX),
 	nak_error = ProtoField.uint32("via.nak.error", "Error bits", base.HEX, nil, 0x000001FE),
 	nak_op = ProtoField.uint32("via.nak.op", "Operation", base.DEC, status_ops, 0x00070000),
@@ -68,6 +76,8 @@ local f = {
 	hdr_crc_status = ProtoField.uint8("via.hdr_crc.status", "Header CRC status", base.DEC,
 					  crc_status),
 	repeated_of = ProtoField.framenum("via.repeated_of", "Sequence number first seen in"),
+	-- bytes the capture kept of the frame's VIA part (viactl capture --snaplen)
+	truncated = ProtoField.uint32("via.truncated", "Captured in part: bytes kept"),
 	rdma_va = ProtoField.uint64("via.rdma.va", "Remote address", base.HEX),
 	rdma_handle = ProtoField.uint32("via.rdma.handle", "Remote memory handle", base.HEX),
 	rdma_reserved = ProtoField.uint32("via.rdma.reserved", "RDMA reserved", base.HEX),
@@ -99,6 +109,9 @@ local ex = {
 				    expert.group.CHECKSUM, expert.severity.CHAT),
 	malformed = ProtoExpert.new("via.malformed", "Malformed VIA frame",
 				    expert.group.MALFORMED, expert.severity.ERROR),
+	truncated = ProtoExpert.new("via.truncated.snaplen",
+				    "Frame cut short by the capture's snaplen: the rest was not kept",
+				    expert.group.UNDECODED, expert.severity.NOTE),
 	repeated = ProtoExpert.new("via.repeated", "Sequence number seen before: retransmission or duplicate",
 				   expert.group.SEQUENCE, expert.severity.NOTE),
 	nak = ProtoExpert.new("via.nak", "The receiver refused a frame: the connection breaks",
@@ -106,7 +119,8 @@ local ex = {
 	reset = ProtoExpert.new("via.reset", "No such connection at the sender",
 				expert.group.SEQUENCE, expert.severity.WARN),
 }
-via.experts = { ex.hdr_crc_bad, ex.payload_crc_bad, ex.in_memory, ex.malformed, ex.repeated,
+via.experts = { ex.hdr_crc_bad, ex.payload_crc_bad, ex.in_memory, ex.malformed, ex.truncated,
+	ex.repeated,
 		ex.nak, ex.reset }
 
 -- CRC-32C, reflected polynomial 0x82F63B78, one table lookup per byte
@@ -180,10 +194,20 @@ local function dissect_conn(tvb, tree, off)
 end
 
 function via.dissector(tvb, pinfo, tree)
-	if tvb:len() < HDR_LEN then
+	if tvb:reported_len() < HDR_LEN then
 		return 0
 	end
 	pinfo.cols.protocol = "VIA"
+	if tvb:len() < HDR_LEN then
+		-- a snaplen shorter than the header: what was kept, and why not more
+		local t = tree:add(via, tvb(), "VIA-DPDK, header cut short")
+		t:add(f.truncated, tvb:len()):set_generated()
+		t:add_proto_expert_info(ex.truncated, string.format(
+			"Frame cut short by the capture's snaplen: %d of the header's %d bytes kept",
+			tvb:len(), HDR_LEN))
+		pinfo.cols.info = "VIA (header cut short by the snaplen)"
+		return tvb:len()
+	end
 	local h = tvb(0, HDR_LEN)
 	local t = tree:add(via, tvb(), "VIA-DPDK")
 	local version = tvb(0, 1):uint()
@@ -210,6 +234,10 @@ function via.dissector(tvb, pinfo, tree)
 		st:add(f.nak_error, tvb(32, 4))
 		st:add(f.nak_op, tvb(32, 4))
 		st:add_proto_expert_info(ex.nak)
+	elseif opcode == op.CONN_REQ or opcode == op.CONN_COOKIE then
+		t:add(f.cookie, tvb(32, 4))
+	elseif opcode == op.CONN_REJECT then
+		t:add(f.reject_reason, tvb(32, 4))
 	else
 		t:add(f.imm, tvb(32, 4))
 	end
@@ -219,8 +247,8 @@ function via.dissector(tvb, pinfo, tree)
 	t:add(f.hdr_crc, tvb(44, 4))
 
 	-- the checks of wire-format.md section 3, in its order
-	if version ~= 1 then
-		vt:add_proto_expert_info(ex.malformed, "Version " .. version .. ", not 1")
+	if version ~= VERSION then
+		vt:add_proto_expert_info(ex.malformed, "Version " .. version .. ", not " .. VERSION)
 	end
 	if op_names[opcode] == nil then
 		t:add_proto_expert_info(ex.malformed, "Unknown opcode " .. opcode)
@@ -228,9 +256,16 @@ function via.dissector(tvb, pinfo, tree)
 	if tvb(38, 2):uint() ~= 0 then
 		rt:add_proto_expert_info(ex.malformed, "Reserved is not 0")
 	end
+	-- a payload longer than the frame is malformed; one longer than what
+	-- the capture kept (its snaplen) is only cut short
 	local avail = tvb:len() - HDR_LEN
-	if plen > avail then
-		pt:add_proto_expert_info(ex.malformed, "Payload length beyond the captured frame")
+	if plen > tvb:reported_len() - HDR_LEN then
+		pt:add_proto_expert_info(ex.malformed, "Payload length beyond the frame")
+	elseif plen > avail then
+		t:add(f.truncated, tvb:len()):set_generated()
+		pt:add_proto_expert_info(ex.truncated, string.format(
+			"Frame cut short by the capture's snaplen: %d of %d payload bytes kept",
+			avail, plen))
 	end
 
 	local hcrc = tvb(44, 4):uint()
@@ -306,6 +341,10 @@ function via.dissector(tvb, pinfo, tree)
 	end
 	if opcode == op.NAK then
 		info = info .. string.format(" status=0x%08x", tvb(32, 4):uint())
+	elseif (opcode == op.CONN_REQ or opcode == op.CONN_COOKIE) and tvb(32, 4):uint() ~= 0 then
+		info = info .. string.format(" cookie=0x%08x", tvb(32, 4):uint())
+	elseif opcode == op.CONN_REJECT then
+		info = info .. " reason=" .. (reject_reasons[tvb(32, 4):uint()] or "?")
 	elseif bit32.band(flags, 0x0001) ~= 0 then
 		info = info .. string.format(" imm=0x%08x", tvb(32, 4):uint())
 	end
