@@ -324,7 +324,7 @@ via_rel_level(const struct via_vi *vi)
 	return vi->attr.reliability != VIP_SERVICE_UNRELIABLE;
 }
 /** Reliable levels: whether the frames of one more message fit in the send
- *  window (none before the peer is heard from on the connection). */
+ *  window. */
 bool via_rel_room(struct via_vi *vi);
 /**
  * Whether one more message may follow this VI's RDMA Reads not yet answered:

@@ -24,9 +24,10 @@
  * sender keeps what may be parked within a budget (via_rel_room_behind_reads),
  * so parking is flow control, never loss.
  *
- * A connection sends nothing until it has heard from the peer: its
- * acceptor may be Connected before the requester has the acceptance, and
- * would lose its first frames; each end probes at once instead.
+ * A connection may send at once: the connection manager's handshake
+ * (cm.c, wire-format.md 7.8) makes the acceptor Connected only once the
+ * requester has acknowledged the acceptance, and routes data that
+ * overtakes that acknowledgment to the manager, which delivers it after.
  *
  * Completion: Reliable Delivery completes a send once transmitted; Reliable
  * Reception when the ACK saying its last frame is placed arrives (Table 1):
@@ -80,7 +81,7 @@ via_rel_room(struct via_vi *vi)
 		r->win_size = size;
 	}
 	/* not before the peer is known to be connected (the file's comment) */
-	return r->heard && r->snd_nxt - r->snd_una + need <= r->win_size;
+	return r->snd_nxt - r->snd_una + need <= r->win_size;
 }
 
 bool
@@ -162,7 +163,6 @@ probe(struct via_vi *vi)
 static void
 heard(struct via_vi_rel *r)
 {
-	r->heard = true;
 	r->heard_at = rte_get_timer_cycles();
 }
 
@@ -380,7 +380,6 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 			r->probing = false;
 		if ((int32_t)(token - r->snd_una) > 0 && (int32_t)(r->snd_nxt - token) >= 0 &&
 		    !r->recovering) {
-			VLOG_INFO("TEMP VI %u retransmit: ack %u token %u nxt %u", vi->id, ack, token, r->snd_nxt);
 			r->recovering = true;
 			retransmit(vi, st);
 		}
@@ -392,16 +391,14 @@ via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_st
 {
 	struct via_vi_rel *r = &vi->rel;
 
-	if (r->ack_due && r->reply_due && (int32_t)(r->reply_token - r->rcv_nxt) > 0)
-		VLOG_INFO("TEMP VI %u reply token %u > rcv_nxt %u", vi->id, r->reply_token, r->rcv_nxt);
 	if (r->ack_due) {
 		send_ack(vi, r->reply_due ? VIA_WF_REPLY : 0, r->reply_due ? r->reply_token : 0);
 		r->ack_due = false;
 		r->reply_due = false;
 	}
 	if (r->rto_at == 0 && !r->probing &&
-	    (!r->heard || now - r->heard_at > rte_get_timer_hz() / 1000 * d->conf.rel_keepalive_ms)) {
-		/* a new connection, or silence on an idle one: is the peer there? */
+	    now - r->heard_at > rte_get_timer_hz() / 1000 * d->conf.rel_keepalive_ms) {
+		/* silence on an idle connection: is the peer there? */
 		r->rto_us = d->conf.rel_rto_min_us;
 		r->rto_at = now + us_to_cycles(r->rto_us);
 		probe(vi);
@@ -450,6 +447,5 @@ via_rel_reset(struct via_vi *vi)
 	r->ack_due = false;
 	r->reply_due = false;
 	r->probing = false;
-	r->heard = false;
 	r->heard_at = rte_get_timer_cycles();
 }

@@ -953,7 +953,6 @@ struct via_vi_rel {
 	bool ack_due;              /**< receiver: acknowledge in this iteration */
 	bool reply_due;            /**< receiver: that ACK answers a PROBE */
 	bool probing;              /**< a probe is unanswered */
-	bool heard;                /**< a frame of the peer came on this connection */
 	uint64_t heard_at;         /**< timer cycles: last valid frame from the peer */
 	uint32_t rcv_nxt;          /**< receiver: next frame expected */
 	/** receiver, Reliable Reception: frames taken in order but not placed

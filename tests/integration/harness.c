@@ -508,9 +508,19 @@ viad_wait_ready(struct viad_proc *v, unsigned timeout_ms)
 bool
 viad_start_memif(struct viad_proc *v, const char *name, bool server)
 {
+	return viad_start_memif_with(v, name, server, NULL);
+}
+
+bool
+viad_start_memif_with(struct viad_proc *v, const char *name, bool server,
+		      const char *const *more)
+{
 	char devargs[512], sock[256], msock[256];
-	const char *sets[] = { "port.via0.glue=ethdev", devargs, NULL };
-	unsigned attempt;
+	const char *sets[11] = { "port.via0.glue=ethdev", devargs };
+	unsigned attempt, i;
+
+	for (i = 0; more != NULL && more[i] != NULL && i < 8; i++)
+		sets[2 + i] = more[i];
 
 	snprintf(msock, sizeof(msock), "%s/memif.sock", h_tmpdir());
 	snprintf(devargs, sizeof(devargs),

@@ -110,6 +110,10 @@ int viad_wait_ready(struct viad_proc *v, unsigned timeout_ms);
  * on a shared machine). A failure is a failed check. @return whether it runs
  */
 bool viad_start_memif(struct viad_proc *v, const char *name, bool server);
+/** viad_start_memif() with more "section.key=value" settings (@p sets,
+ *  NULL-terminated, at most 8). */
+bool viad_start_memif_with(struct viad_proc *v, const char *name, bool server,
+			   const char *const *sets);
 /** Wait for exit. @return 0 and v->status set, or -1 on timeout */
 int viad_wait_exit(struct viad_proc *v, unsigned timeout_ms);
 /** SIGTERM, wait H_TIMEOUT_MS (SIGKILL on timeout), check exit status 0.

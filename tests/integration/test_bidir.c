@@ -564,6 +564,16 @@ run_all(struct side *a, struct side *b, bool same_viad, const char *where)
 	}
 }
 
+/*
+ * Retransmission timers long enough that only a lost frame sends anything
+ * again: on an oversubscribed host a poll lcore may wait a few
+ * milliseconds for a CPU, and the default 1 ms timer would then resend
+ * frames that were only late; a drop is still answered by a NAK at once.
+ */
+static const char *const patient_timers[] = {
+	"viad.rel_rto_min_us=200000", "viad.rel_rto_max_us=1000000", NULL,
+};
+
 static void
 test_one_viad(void)
 {
@@ -571,7 +581,7 @@ test_one_viad(void)
 	struct side a, b;
 
 	h_note("==== one viad: the loopback NIC, its VIs talk in memory");
-	if (viad_start(&v, "one", NULL) != 0)
+	if (viad_start(&v, "one", patient_timers) != 0)
 		return;
 	if (side_open(&a, "A", &v) && side_open(&b, "B", &v))
 		run_all(&a, &b, true, "one-viad");
@@ -606,11 +616,11 @@ test_two_viads(void)
 	/* two poll lcores on one CPU take turns at each window of frames */
 	if (ncpus > 1)
 		h_viad_set_cpu(0);
-	if (!viad_start_memif(&va, "A", true))
+	if (!viad_start_memif_with(&va, "A", true, patient_timers))
 		return;
 	if (ncpus > 1)
 		h_viad_set_cpu((int)ncpus - 1);
-	if (!viad_start_memif(&vb, "B", false)) {
+	if (!viad_start_memif_with(&vb, "B", false, patient_timers)) {
 		h_viad_set_cpu(-1);
 		viad_stop(&va);
 		return;
