@@ -80,10 +80,12 @@
  * 2. Inside viad, another thread -> the pollers: a frame handed to a
  *    shard's inbox (rte_ring enqueue, then a seq_cst fence), a zero-copy
  *    buffer released on a shard's stack (seq_cst CAS), a new session or a
- *    frame queued by the control thread. Flag: viad's own copy of
- *    poller_asleep; wake: the same eventfd. The poller's last look covers
- *    its inbox, its stack, the ports' backlogs and the doorbells. A poller
- *    woken passes the eventfd on while others sleep: one eventfd for all.
+ *    frame queued by the control thread. Flag: the shard's asleep (the
+ *    control thread: viad's own copy of poller_asleep); wake: the shard's
+ *    own eventfd (the control thread: the shared one). The poller's last
+ *    look covers its inbox, its stack, the ports' backlogs and the
+ *    doorbells. The one poller that reads the shared eventfd wakes every
+ *    other sleeping shard through its own.
  * 3. Completion, viad -> a client thread in a wait (VipSendWait,
  *    VipRecvWait, VipCQWait; the provider thread on the error queue). Work
  *    word: via_shm_wait.seq (seq_cst add), after the descriptor's Status
@@ -130,7 +132,7 @@
 #include "via_ring.h"
 
 /** Bumped on any change of this file or of via_ctl.h. */
-#define VIA_ABI_VERSION 11u
+#define VIA_ABI_VERSION 13u
 
 /** "VIADSHM1": first 8 bytes of every session segment. */
 #define VIA_SHM_COOKIE 0x314d485344414956ull
@@ -451,5 +453,57 @@ via_shm_cq_size(uint32_t cap)
 {
 	return sizeof(struct via_shm_cq) + via_shm_cq_slots_size(cap);
 }
+
+/**
+ * The client's table of regions (VIA §11's translation and protection
+ * table, written by the client; issue 29, docs/design.md section 7, "The
+ * client's table"). A region of memory that lies in the process's own
+ * share file at offset = address (VIA_CTL_MEM_IN_PLACE) can only be the
+ * process's own: the library registers it by writing an entry here,
+ * without a control call, and viad checks the entry when a descriptor or
+ * a frame names its handle, as a NIC checks its TPT.
+ *
+ * viad makes the table at the session's first MEM_TABLE call, in the
+ * segment, and keeps its offset and capacity (a power of two,
+ * limits.table_regions) itself. It copies an entry out before it looks at
+ * it and trusts none of it: the entry's handle must be the one the
+ * descriptor names, its range must lie in the window it names, and the
+ * window is viad's own (a view of the share file that MEM_TABLE mapped,
+ * held till the session ends); the access asked must be in its flags and
+ * its ptag the VI's. An entry the client lies in, or changes under viad,
+ * only directs viad into the client's own share file.
+ *
+ * The library publishes an entry by writing every field but @c handle,
+ * then @c handle (store-release); it frees one by storing 0 in @c handle.
+ * Deregistering a region that descriptors still use is the program's error
+ * (VIA §9.5.4), as it is with viad's own regions.
+ *
+ * A handle of the table: VIA_TPT_HANDLE, the entry's index in the low
+ * log2(capacity) bits, a generation the library chooses in the bits
+ * between (so that a deregistered handle does not name the next region of
+ * its slot). viad's own memory handles never have VIA_TPT_HANDLE set
+ * (via_idtab.h).
+ *
+ * The table is the client's memory: viad keeps nothing of it but its place,
+ * its capacity and its windows (what a restart of viad that keeps sessions
+ * must carry over, with the segment).
+ */
+struct via_tpt_entry {
+	uint64_t addr;       /**< VipRegisterMem's VirtualAddress */
+	uint64_t len;        /**< its Length */
+	uint32_t handle;     /**< the memory handle naming this entry; 0: free */
+	uint32_t ptag;       /**< viad's ptag id (VIA_CTL_PTAG_CREATE) */
+	uint32_t window;     /**< MEM_TABLE's window index holding [addr, addr + len) */
+	uint32_t flags;      /**< VIA_TPT_* */
+};
+_Static_assert(sizeof(struct via_tpt_entry) == 32, "via_tpt_entry is ABI");
+
+/** Memory handles with this bit name entries of the client's table. */
+#define VIA_TPT_HANDLE 0x80000000u
+/** Windows of the share file a session's table may name. */
+#define VIA_TPT_WINDOWS 16u
+/** via_tpt_entry flags: the region's VIP_MEM_ATTRIBUTES (VIA §9.5.3). */
+#define VIA_TPT_RDMA_WRITE 0x1u
+#define VIA_TPT_RDMA_READ  0x2u
 
 #endif /* VIA_ABI_H */

@@ -69,6 +69,8 @@ static const struct via_ctl_op_desc via_ctl_ops[VIA_CTL_OP_COUNT] = {
 	   sizeof(struct via_ctl_cq_resize_rep), 0),
 	OP(VIA_CTL_WAKE_FD, "wake_fd", 0, 0, FD_REP),
 	OP(VIA_CTL_CLIENT_FD, "client_fd", sizeof(struct via_ctl_client_fd_req), 0, FD_REQ),
+	OP(VIA_CTL_MEM_TABLE, "mem_table", sizeof(struct via_ctl_mem_table_req),
+	   sizeof(struct via_ctl_mem_table_rep), 0),
 };
 
 #undef OP

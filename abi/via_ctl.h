@@ -63,6 +63,7 @@ enum via_ctl_op {
 	VIA_CTL_CQ_RESIZE,
 	VIA_CTL_WAKE_FD,      /**< the eventfd that wakes a sleeping poller */
 	VIA_CTL_CLIENT_FD,    /**< the request carries one of the client's fds */
+	VIA_CTL_MEM_TABLE,    /**< a window of the share file for the client's table */
 	VIA_CTL_OP_COUNT,
 };
 
@@ -222,6 +223,32 @@ struct via_ctl_client_fd_req {          /* + the fd */
 	uint32_t reserved;
 };
 _Static_assert(sizeof(struct via_ctl_client_fd_req) == 8, "ABI");
+
+/**
+ * MEM_TABLE (via_abi.h, "The client's table of regions"): viad maps the
+ * window of the session's share file that holds @c addr, for entries of
+ * the client's table, and keeps it till the session ends; at the first
+ * call it makes the table. The window's bytes count against the session's
+ * limits.max_in_place_bytes and its user's in-place bytes and mappings,
+ * the table's capacity against the user's regions: what the client
+ * registers through the table stays within them, unseen by viad.
+ * Errors: -EINVAL (no share file given, @c addr past it), -EOPNOTSUPP
+ * (limits.table_regions is 0), -ENOSPC (a limit, VIA_TPT_WINDOWS, or the
+ * segment is full), -ENOMEM.
+ */
+struct via_ctl_mem_table_req {
+	uint64_t addr;
+};
+_Static_assert(sizeof(struct via_ctl_mem_table_req) == 8, "ABI");
+
+struct via_ctl_mem_table_rep {
+	uint64_t table_off;      /**< offset of struct via_tpt_entry[capacity] in the segment */
+	uint64_t window_va;      /**< the window's first address */
+	uint64_t window_len;
+	uint32_t capacity;       /**< entries, a power of two */
+	uint32_t window;         /**< its index (via_tpt_entry.window) */
+};
+_Static_assert(sizeof(struct via_ctl_mem_table_rep) == 32, "ABI");
 
 /** MEM_DEREGISTER and MEM_QUERY requests: the region is named by both. */
 struct via_ctl_mem_ref {

@@ -134,7 +134,7 @@ via_idtab_free(struct via_idtab *t, uint32_t id)
 		return -ENOENT;
 	/* next generation; the id changes before the object goes, so a
 	 * concurrent lookup of the old id fails rather than see NULL late */
-	gen = ((id >> t->idx_bits) + 1) & ((1u << (32 - t->idx_bits)) - 1);
+	gen = ((id >> t->idx_bits) + 1) & ((1u << (VIA_IDTAB_ID_BITS - t->idx_bits)) - 1);
 	__atomic_store_n(&s->id, (gen << t->idx_bits) | (idx + 1), __ATOMIC_RELEASE);
 	__atomic_store_n(&s->obj, NULL, __ATOMIC_RELEASE);
 	s->next_free = t->free_head;

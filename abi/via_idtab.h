@@ -6,6 +6,8 @@
  *
  * viad names its VIs, CQs, protection tags and memory regions with these ids
  * (a memory handle is a region id); libvipl-dpdk's handles are ids too.
+ * An id never has bit 31 set (VIA_IDTAB_ID_BITS): memory handles with it
+ * name entries of a client's own table of regions (via_abi.h, VIA_TPT_HANDLE).
  *
  * Concurrency: via_idtab_alloc() and via_idtab_free() must be serialized by
  * the caller; via_idtab_lookup() may run concurrently with them (slots never
@@ -19,6 +21,7 @@
 #define VIA_IDTAB_CHUNK_SHIFT 10
 #define VIA_IDTAB_CHUNK (1u << VIA_IDTAB_CHUNK_SHIFT)
 #define VIA_IDTAB_MAX (1u << 22)   /**< most entries a table can hold */
+#define VIA_IDTAB_ID_BITS 31       /**< bits of an id: index + 1, then the generation */
 
 struct via_idtab_slot;
 

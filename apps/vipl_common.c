@@ -101,6 +101,11 @@ usage(const struct vc_app *app)
 	       "                   at most a tenth of the iterations)\n",
 	       app->disc, app->id == VC_TEST_PINGPONG ? "0,64,1K,4K,16K,64K" : "64,1K,4K,16K,64K",
 	       app->iters, app->scale_bytes / 1e6, app->warmup);
+	if (app->id == VC_TEST_PINGPONG)
+		printf("  --reg-each       the client sends each ping from a heap buffer of its own\n"
+		       "                   that it registers for that message and deregisters once\n"
+		       "                   sent, inside the timed round trip (a VIPL program that\n"
+		       "                   registers every message; issue 29)\n");
 	if (app->window)
 		printf("  --window W       sends kept outstanding by the client (default 64); the\n"
 		       "                   server posts R = 2*W receives\n"
@@ -231,7 +236,7 @@ vc_rel_name(VIP_RELIABILITY_LEVEL rel)
 }
 
 enum { OPT_SIZE = 256, OPT_SWEEP, OPT_WAIT, OPT_JSON, OPT_CQ, OPT_MEM, OPT_NOCHECK, OPT_WINDOW,
-       OPT_CREDITS, OPT_OP, OPT_IDLE_VIS, OPT_ONE_THREAD, OPT_INLINE };
+       OPT_CREDITS, OPT_OP, OPT_IDLE_VIS, OPT_ONE_THREAD, OPT_INLINE, OPT_REG_EACH };
 
 void
 vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
@@ -251,6 +256,7 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		{ "idle-vis", required_argument, NULL, OPT_IDLE_VIS },
 		{ "one-thread", no_argument, NULL, OPT_ONE_THREAD },
 		{ "inline", required_argument, NULL, OPT_INLINE },
+		{ "reg-each", no_argument, NULL, OPT_REG_EACH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -332,6 +338,11 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 				usage_error("--one-thread is an option of vipl_bw");
 			o->one_thread = true;
 			break;
+		case OPT_REG_EACH:
+			if (app->id != VC_TEST_PINGPONG)
+				usage_error("--reg-each is an option of vipl_pingpong");
+			o->reg_each = true;
+			break;
 		case OPT_WINDOW:
 			if (!app->window)
 				usage_error("--window is an option of vipl_bw");
@@ -362,6 +373,8 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		usage_error("give exactly one of -s, -c PEER and --loopback");
 	if (o->one_thread && o->role != VC_LOOPBACK)
 		usage_error("--one-thread needs --loopback (both VIs in this process)");
+	if (o->reg_each && o->op != VC_OP_SEND)
+		usage_error("--reg-each is for --op send");
 	if (o->op == VC_OP_READ && o->rel == VIP_SERVICE_UNRELIABLE && o->role != VC_SERVER)
 		usage_error("--op read needs a reliable level (-r rd or rr): an RDMA Read on an "
 			    "Unreliable VI completes with a format error");
@@ -1651,10 +1664,10 @@ vc_json_common(const struct vc_opts *o)
 		printf((unsigned char)*s < 0x20 || *s == '"' || *s == '\\' ? "\\u%04x" : "%c",
 		       (unsigned char)*s);
 	printf("\",\"op\":\"%s\",\"mode\":\"%s\",\"wait\":\"%s\",\"reliability\":\"%s\","
-	       "\"cq\":%s,\"mem\":\"%s\",\"check\":%s,\"inline\":%d}\n",
+	       "\"cq\":%s,\"mem\":\"%s\",\"check\":%s,\"inline\":%d,\"reg_each\":%s}\n",
 	       vc_op_name(o->op), o->role == VC_LOOPBACK ? "loopback" : "client",
 	       o->block ? "block" : "poll",
 	       vc_rel_name(o->rel), o->cq ? "true" : "false", o->heap ? "heap" : "provider",
-	       o->sched.check ? "true" : "false", o->inline_size);
+	       o->sched.check ? "true" : "false", o->inline_size, o->reg_each ? "true" : "false");
 	fflush(stdout);
 }

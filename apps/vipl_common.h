@@ -79,6 +79,7 @@ struct vc_opts {
 	bool one_thread;           /* vipl_bw --loopback --one-thread: one thread drives both VIs */
 	int32_t inline_size;       /* --inline: VIs with line entries and this much data in
 				    * them (VipDpdkCreateVi); -1: 16-byte entries */
+	bool reg_each;             /* vipl_pingpong --reg-each: each ping's buffer registered for it */
 	uint32_t iters, warmup;
 	bool iters_set, warmup_set, sizes_set;
 	struct vc_sched sched;     /* client / loopback: filled by vc_nic_open */

@@ -150,10 +150,15 @@ pattern(uint8_t *p, VIP_ULONG len, uint32_t seed, uint32_t index, int fill)
 	return bad;
 }
 
+/* -S: every message this size (0: the sizes above in turn) */
+static VIP_ULONG fixed_size;
+
 static VIP_ULONG
 msg_size(uint32_t index)
 {
-	return sizes[index % NSIZES] < max_msg ? sizes[index % NSIZES] : max_msg;
+	VIP_ULONG want = fixed_size != 0 ? fixed_size : sizes[index % NSIZES];
+
+	return want < max_msg ? want : max_msg;
 }
 
 /* ------------------------------------------------------------ descriptors */
@@ -584,9 +589,11 @@ run_client(const char *nic_name, const char *host, uint32_t count, const char *d
 	/* wait for the server to hang up (see run_server), then do the same */
 	drain_receives();
 	CHECK(VipDisconnect(vi));
+	t0 = now() - t0;
 	printf("vipl_legacy client: %u messages of %lu..%lu bytes (%u by send, %u by RDMA "
-	       "Write), %s, %u ok, %u bad, %.2f s\n", count, msg_size(0), max_msg,
-	       count - by_rdma, by_rdma, level_name, count - bad, bad, now() - t0);
+	       "Write), %s, %u ok, %u bad, %.2f s, %.1f us per round trip\n", count, msg_size(0),
+	       fixed_size != 0 ? msg_size(0) : max_msg, count - by_rdma, by_rdma, level_name,
+	       count - bad, bad, t0, t0 * 1e6 / count);
 	free(local);
 	free(remote);
 	close_endpoint();
@@ -599,11 +606,13 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr,
-		"usage: vipl_legacy server [-d NIC] [-n COUNT] [-D DISC] [-s SEED]\n"
-		"       vipl_legacy client -H HOST [-d NIC] [-n COUNT] [-D DISC]\n"
+		"usage: vipl_legacy server [-d NIC] [-n COUNT] [-S SIZE] [-D DISC] [-s SEED]\n"
+		"       vipl_legacy client -H HOST [-d NIC] [-n COUNT] [-S SIZE] [-D DISC]\n"
 		"  -d NIC    VI NIC (default via0)\n"
 		"  -H HOST   the server's host name, in viad's hosts file\n"
 		"  -n COUNT  messages (default 200; the same at both ends)\n"
+		"  -S SIZE   every message SIZE bytes (default: 1 B to 64 KiB in turn; the\n"
+		"            same at both ends)\n"
 		"  -D DISC   connection discriminator (default vipl-legacy)\n"
 		"  -s SEED   seed of the payload pattern (default: from the clock)\n");
 	exit(2);
@@ -620,9 +629,10 @@ main(int argc, char **argv)
 		usage();
 	server = strcmp(argv[1], "server") == 0;
 	optind = 2;
-	while ((opt = getopt(argc, argv, "d:H:n:D:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:H:n:S:D:s:")) != -1) {
 		switch (opt) {
 		case 'd': nic_name = optarg; break;
+		case 'S': fixed_size = strtoul(optarg, NULL, 0); break;
 		case 'H': host = optarg; break;
 		case 'n': count = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'D': disc = optarg; break;

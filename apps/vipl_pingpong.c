@@ -179,6 +179,33 @@ pp_server(struct vc_ep *b)
 		(unsigned long long)seq, s.nsizes);
 }
 
+/*
+ * --reg-each: the ping's own buffer (allocated once, never registered
+ * before the first ping), registered for the message and deregistered once
+ * it is sent, inside the timed round trip (issue 29).
+ */
+static uint8_t *reg_buf;
+
+static VIP_MEM_HANDLE
+reg_each_begin(struct vc_ep *a, uint32_t size)
+{
+	VIP_MEM_ATTRIBUTES ma = { .Ptag = a->nic->ptag };
+	VIP_MEM_HANDLE mh = a->buf_mh;
+
+	if (size > 0)
+		VC_OK(VipRegisterMem, a->nic->h, reg_buf, size, &ma, &a->buf_mh);
+	return mh;
+}
+
+static void
+reg_each_end(struct vc_ep *a, uint32_t size, VIP_MEM_HANDLE mh)
+{
+	vc_send_reap(a, true);
+	if (size > 0)
+		VC_OK(VipDeregisterMem, a->nic->h, reg_buf, a->buf_mh);
+	a->buf_mh = mh;
+}
+
 /* Client, one round trip of message seq; returns its ns. */
 static uint64_t
 ping(struct vc_ep *a, struct vc_ep *b, uint32_t i, uint64_t seq)
@@ -187,7 +214,8 @@ ping(struct vc_ep *a, struct vc_ep *b, uint32_t i, uint64_t seq)
 	const struct vc_sched *s = &o->sched;
 	uint32_t size = s->size[i];
 	VIP_DESCRIPTOR *d = NULL, *echo = NULL;
-	uint8_t *buf = vc_sbuf(a);
+	uint8_t *buf = o->reg_each ? reg_buf : vc_sbuf(a);
+	VIP_MEM_HANDLE kept = 0;
 	uint64_t t0, t1;
 
 	switch (o->op) {
@@ -198,9 +226,13 @@ ping(struct vc_ep *a, struct vc_ep *b, uint32_t i, uint64_t seq)
 		if (b != NULL)
 			pong_prep(b, size, seq, s->check);
 		t0 = vc_now_ns();
+		if (o->reg_each)
+			kept = reg_each_begin(a, size);
 		vc_post_op(a, buf, size, seq, (uint32_t)seq);
 		if (b != NULL)
 			echo = pong_echo(b, size, seq);
+		if (o->reg_each)
+			reg_each_end(a, size, kept);
 		d = vc_recv(a, o->timeout_ms);
 		t1 = vc_now_ns();
 		if (d == NULL)
@@ -265,6 +297,8 @@ pp_client(struct vc_ep *a, struct vc_ep *b)
 	struct vc_lat lat;
 
 	vc_banner(a, VC_LAT_COLUMNS);
+	if (o->reg_each && (reg_buf = malloc(vc_max_size(s) + 1)) == NULL)
+		vc_die("out of memory");
 	for (i = 0; i < s->nsizes; i++) {
 		warm = s->warmup[i];
 		ns = malloc(sizeof(*ns) * s->iters[i]);
@@ -288,6 +322,7 @@ pp_client(struct vc_ep *a, struct vc_ep *b)
 		vc_lat_row(o, s->size[i], s->iters[i], &lat);
 		free(ns);
 	}
+	free(reg_buf);
 }
 
 int

@@ -156,6 +156,9 @@ static const struct conf_key conf_keys[] = {
 	  G(max_alloc_bytes), 4 * KiB, 1 * TiB, NULL },
 	{ SECT_LIMITS, "max_in_place_bytes", CT_UINT, CF_SIZE,
 	  G(max_in_place_bytes), 4 * KiB, 1024 * TiB, NULL },
+	/* the client's table of regions (issue 29): 0 = none, every
+	 * registration a control call */
+	{ SECT_LIMITS, "table_regions", CT_UINT, CF_ZERO_OK, G(table_regions), 64, 65536, NULL },
 	{ SECT_LIMITS, "max_discriminator_len", CT_UINT, 0,
 	  G(max_discriminator_len), 16, 256, NULL },
 	/* 0 = derived from vm.max_map_count at start (daemon/user.c) */
@@ -263,6 +266,7 @@ static const struct via_conf conf_defaults = {
 	.session_shm_bytes = 32 * MiB,
 	.max_alloc_bytes = 1 * GiB,
 	.max_in_place_bytes = 16 * GiB,
+	.table_regions = 4096,
 	.max_discriminator_len = 64,
 	.user_share = 4,
 	.nb_ports = 0,

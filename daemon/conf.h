@@ -136,6 +136,7 @@ struct via_conf {
 	uint64_t session_shm_bytes;	/**< each client's shared segment */
 	uint64_t max_alloc_bytes;	/**< per-session VipDpdkAllocMem cap */
 	uint64_t max_in_place_bytes;	/**< per-session cap on ordinary memory mapped in place */
+	uint32_t table_regions;		/**< entries of a session's client table; 0: none */
 	/** viad's mappings of client memory, all users together; 0: half of
 	 *  what vm.max_map_count leaves viad at start (daemon/user.c) */
 	uint64_t max_mappings;

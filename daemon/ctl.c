@@ -162,6 +162,15 @@ h_mem_set_attr(struct viad *d, struct via_session *s, const void *req, void *rep
 }
 
 static int
+h_mem_table(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
+{
+	const struct via_ctl_mem_table_req *q = req;
+
+	(void)fd_out;
+	return via_mr_table_window(d, s, q->addr, rep);
+}
+
+static int
 h_alloc(struct viad *d, struct via_session *s, const void *req, void *rep, int *fd_out)
 {
 	const struct via_ctl_alloc_req *q = req;
@@ -569,6 +578,7 @@ static const via_ctl_handler handlers[VIA_CTL_OP_COUNT] = {
 	[VIA_CTL_CQ_RESIZE] = h_cq_resize,
 	[VIA_CTL_WAKE_FD] = h_wake_fd,
 	[VIA_CTL_CLIENT_FD] = h_client_fd,
+	[VIA_CTL_MEM_TABLE] = h_mem_table,
 };
 
 _Static_assert(sizeof(handlers) / sizeof(handlers[0]) == VIA_CTL_OP_COUNT, "one handler per op");

@@ -56,6 +56,7 @@ vi_send(struct viad *d, struct via_vi *vi)
 				break;
 			if (vi->state == VIP_STATE_CONNECTED &&
 			    (!via_frame_room(vi) || vi->sq.reads == VIA_MAX_READS ||
+			     !via_rel_room_behind_reads(vi) ||
 			     (vi->sq.reads > 0 && via_desc_fenced(d, vi))))
 				break;
 			slot = via_desc_take(vi, VIA_WQ_SEND, &w);
@@ -115,10 +116,21 @@ polled_stop(struct via_vi *vi)
 bool
 via_dp_polled_stop_all(struct via_shard *me)
 {
+	uint64_t now = rte_get_timer_cycles();
+	unsigned n = me->nb_polled;
 	bool posted = false;
 
-	while (!TAILQ_EMPTY(&me->polled_vis))
-		posted |= polled_stop(TAILQ_FIRST(&me->polled_vis));
+	/* each VI once: one whose last look finds posts was posted to while
+	 * its ring said polled, so no doorbell rang for it; it stays polled
+	 * (at the tail), or nothing would ever serve those posts */
+	while (n-- > 0) {
+		struct via_vi *vi = TAILQ_FIRST(&me->polled_vis);
+
+		if (polled_stop(vi)) {
+			polled_keep(vi, now);
+			posted = true;
+		}
+	}
 	return posted;
 }
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <rte_ether.h>
 #include <rte_lcore.h>
@@ -70,6 +71,9 @@ via_net_init(struct viad *d)
 					    RING_F_SC_DEQ);
 		if (sh->inbox == NULL)
 			return -ENOMEM;
+		sh->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (sh->wake_fd < 0)
+			return -errno;
 	}
 	d->cm_inbox = rte_ring_create("via_cm_inbox", INBOX_SIZE, (int)rte_socket_id(),
 				      RING_F_SC_DEQ);
@@ -96,8 +100,12 @@ via_net_fini(struct viad *d)
 
 	for (i = 0; i < d->nb_nics; i++)
 		ring_drop(&d->nics[i].backlog);
-	for (i = 0; i < d->nb_shards; i++)
+	for (i = 0; i < d->nb_shards; i++) {
 		ring_drop(&d->shards[i].inbox);
+		if (d->shards[i].wake_fd >= 0)
+			close(d->shards[i].wake_fd);
+		d->shards[i].wake_fd = -1;
+	}
 	ring_drop(&d->cm_inbox);
 }
 
@@ -190,11 +198,16 @@ via_net_hand_over(struct viad *d, struct via_nic *nic, struct rte_ring *to,
 		eventfd_write(d->cm_fd, 1);
 		return took;
 	}
-	/* the frames before the look at poller_asleep (StoreLoad), against
-	 * prepare_sleep()'s count before its look at the inbox (poll.c) */
+	/* the frames before the look at the shard's asleep (StoreLoad),
+	 * against prepare_sleep()'s store of it before its look at the inbox
+	 * (poll.c) */
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST) != 0)
-		eventfd_write(d->wake_fd, 1);
+	for (i = 0; i < d->nb_shards; i++) {
+		if (d->shards[i].inbox == to) {
+			via_poll_wake(&d->shards[i]);
+			break;
+		}
+	}
 	return took;
 }
 
@@ -297,14 +310,16 @@ via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t
 }
 
 void
-via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm)
+via_dp_send_xport_id(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+		     uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm,
+		     uint32_t msg_id)
 {
 	struct via_wire_hdr h;
 
 	via_wire_hdr_init(&h, op, flags, dst_vi, src_vi, conn_id);
 	via_wire_set_seq(&h, seq);
 	via_wire_set_imm(&h, imm);
+	via_wire_set_msg_id(&h, msg_id);
 	if (op == VIA_OP_NAK)
 		via_dp_stats()->naks_tx++;
 	via_dp_send_frame(nic, mac, &h, NULL, 0);

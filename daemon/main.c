@@ -369,6 +369,7 @@ shards_init(struct viad *d)
 		sh = &d->shards[d->nb_shards];
 		sh->index = d->nb_shards++;
 		sh->lcore = lcore;
+		sh->wake_fd = -1;
 		TAILQ_INIT(&sh->rel_vis);
 		TAILQ_INIT(&sh->polled_vis);
 	}

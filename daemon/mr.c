@@ -4,11 +4,14 @@
  * §9.5.3-9.5.4, §9.8.4-9.8.5, §11.2.1.1). A memory handle is the region's id
  * in d->mrs: translation is one table index plus a generation check, so a
  * stale handle never resolves, and a handle of another process never
- * resolves for this one (VIA §3.2.1: handles are per process).
+ * resolves for this one (VIA §3.2.1: handles are per process). Or it names
+ * an entry of the session's own table, which the client writes (via_abi.h):
+ * an index into the session's table, checked entry and window.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "viad.h"
@@ -265,11 +268,169 @@ via_mr_set_attr(struct viad *d, struct via_session *s, uint64_t addr, uint32_t h
 	return 0;
 }
 
+/* ---- the client's table of regions (via_abi.h) ----------------------------------- */
+
+/* Whether [@p va, @p va + @p len) lies in [@p lo, @p lo + @p n), without overflow. */
+static bool
+within(uint64_t va, uint64_t len, uint64_t lo, uint64_t n)
+{
+	return va >= lo && va - lo <= n && len <= n - (va - lo);
+}
+
+static int
+table_create(struct viad *d, struct via_session *s)
+{
+	uint32_t cap = via_pow2_ceil(d->conf.table_regions);
+	struct via_tpt *t;
+	int rc;
+
+	if (d->conf.table_regions == 0)
+		return -EOPNOTSUPP;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return -ENOMEM;
+	/* its entries are regions of the user's, registered unseen */
+	rc = via_user_charge(d, s, VIA_USER_REGIONS, cap);
+	if (rc == 0 && via_arena_alloc(&s->arena, (uint64_t)cap * sizeof(*t->sh), &t->off) != 0) {
+		via_user_uncharge(d, s, VIA_USER_REGIONS, cap);
+		rc = -ENOSPC;
+	}
+	if (rc != 0) {
+		free(t);
+		return rc;
+	}
+	memset(s->seg.va + t->off, 0, (size_t)cap * sizeof(*t->sh));
+	t->sh = (const struct via_tpt_entry *)(s->seg.va + t->off);
+	t->capacity = cap;
+	s->tpt = t;
+	return 0;
+}
+
+int
+via_mr_table_window(struct viad *d, struct via_session *s, uint64_t addr,
+		    struct via_ctl_mem_table_rep *rep)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct via_tpt_window *w;
+	struct via_pmem *v;
+	struct via_tpt *t;
+	uint32_t i;
+	int rc;
+
+	if (s->share_fd < 0 || addr >= VIA_SHARE_FILE_SIZE)
+		return -EINVAL;
+	if (s->tpt == NULL && (rc = table_create(d, s)) != 0)
+		return rc;
+	t = s->tpt;
+	for (i = 0; i < t->nb_windows && !within(addr, 1, t->windows[i].mr.addr,
+						   t->windows[i].mr.len); i++)
+		;
+	if (i == t->nb_windows) {
+		if (i == VIA_TPT_WINDOWS)
+			return -ENOSPC;
+		rc = via_pmem_view_get(d, s, addr & ~(page - 1), page, &v);
+		if (rc != 0)
+			return rc;
+		/* the client may register any of it unseen: the whole window
+		 * counts as in place */
+		if (s->in_place_bytes + v->shm.len > d->conf.max_in_place_bytes)
+			rc = -ENOSPC;
+		else
+			rc = via_user_charge(d, s, VIA_USER_IN_PLACE_BYTES, v->shm.len);
+		if (rc != 0) {
+			VLOG_INFO("session %u (pid %d): a window of %" PRIu64 " bytes for its table "
+				  "of regions would pass max_in_place_bytes or the user's in-place "
+				  "bytes: its registrations there are calls", s->id, (int)s->pid,
+				  v->shm.len);
+			via_pmem_view_put(d, s, v);
+			return rc;
+		}
+		s->in_place_bytes += v->shm.len;
+		w = &t->windows[t->nb_windows++];
+		w->view = v;
+		w->mr = (struct via_mr){
+			.owner = s,
+			.addr = v->client_va,
+			.len = v->shm.len,
+			.page_base = v->client_va,
+			.page_len = v->shm.len,
+			.rdma_write = true,
+			.rdma_read = true,
+			.writable = true,
+			.pmem = v,
+		};
+	}
+	w = &t->windows[i];
+	*rep = (struct via_ctl_mem_table_rep){
+		.table_off = t->off,
+		.window_va = w->mr.addr,
+		.window_len = w->mr.len,
+		.capacity = t->capacity,
+		.window = i,
+	};
+	return 0;
+}
+
+void
+via_mr_table_close(struct viad *d, struct via_session *s)
+{
+	struct via_tpt *t = s->tpt;
+	uint32_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nb_windows; i++) {
+		s->in_place_bytes -= t->windows[i].mr.len;
+		via_user_uncharge(d, s, VIA_USER_IN_PLACE_BYTES, t->windows[i].mr.len);
+		via_pmem_view_put(d, s, t->windows[i].view);
+	}
+	via_user_uncharge(d, s, VIA_USER_REGIONS, t->capacity);
+	via_arena_free(&s->arena, t->off, (uint64_t)t->capacity * sizeof(*t->sh));
+	free(t);
+	s->tpt = NULL;
+}
+
+/*
+ * via_mr_check() of a handle of the client's table: the entry copied out,
+ * then checked against viad's own numbers (via_abi.h).
+ */
+static struct via_mr *
+table_check(const struct via_session *s, uint32_t handle, uint64_t va, uint64_t len,
+	    uint32_t ptag, unsigned access, int *err)
+{
+	const struct via_tpt *t = s->tpt;
+	const struct via_tpt_window *w;
+	struct via_tpt_entry e;
+
+	*err = -ENOENT;
+	if (t == NULL)
+		return NULL;
+	memcpy(&e, &t->sh[handle & (t->capacity - 1)], sizeof(e));
+	if (e.handle != handle || e.window >= t->nb_windows)
+		return NULL;
+	w = &t->windows[e.window];
+	*err = -ERANGE;
+	if (e.len == 0 || !within(e.addr, e.len, w->mr.addr, w->mr.len) ||
+	    !within(va, len, e.addr, e.len))
+		return NULL;
+	*err = -EACCES;
+	if (e.ptag != ptag ||
+	    ((access & VIA_MR_REMOTE_WRITE) && !(e.flags & VIA_TPT_RDMA_WRITE)) ||
+	    ((access & VIA_MR_REMOTE_READ) &&
+	     (!(e.flags & VIA_TPT_RDMA_READ) || !s->nic->info.rdma_read_support)))
+		return NULL;
+	return (struct via_mr *)&w->mr;
+}
+
 struct via_mr *
 via_mr_check(struct viad *d, struct via_session *s, uint32_t handle, uint64_t va, uint64_t len,
 	     uint32_t ptag, unsigned access, int *err)
 {
-	struct via_mr *mr = via_idtab_lookup(&d->mrs, handle);
+	struct via_mr *mr;
+
+	if (handle & VIA_TPT_HANDLE)
+		return table_check(s, handle, va, len, ptag, access, err);
+	mr = via_idtab_lookup(&d->mrs, handle);
 
 	if (mr == NULL || mr->owner != s) {
 		*err = -ENOENT;

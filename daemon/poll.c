@@ -61,10 +61,12 @@ prepare_sleep(struct viad *d, struct via_shard *me)
 	struct via_session *s;
 	unsigned i;
 
-	/* the count first, then the last look (seq_cst both): a client that
-	 * rang after our look sees the count and writes the eventfd; the
-	 * send rings polled without doorbells go back to them first, and
-	 * are looked at (pair 6) */
+	/* the flags first, then the last look (seq_cst all): a client that
+	 * rang after our look sees the count and writes the shared eventfd,
+	 * another thread that handed us work sees asleep and writes ours;
+	 * the send rings polled without doorbells go back to them first,
+	 * and are looked at (pair 6) */
+	__atomic_store_n(&me->asleep, 1, __ATOMIC_SEQ_CST);
 	count_asleep(d, 1);
 	if (via_dp_polled_stop_all(me) || !rte_ring_empty(me->inbox) || via_zc_pending(me))
 		return 0;
@@ -87,23 +89,39 @@ prepare_sleep(struct viad *d, struct via_shard *me)
 	return us;
 }
 
-/* The poller is awake again. @return how many others still sleep */
-static uint32_t
-end_sleep(struct viad *d)
+/* The poller of @p me is awake again. */
+static void
+end_sleep(struct viad *d, struct via_shard *me)
 {
 	count_asleep(d, -1);
-	return __atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&me->asleep, 0, __ATOMIC_SEQ_CST);
 }
 
-/* Nothing to do for a while: sleep as poll_mode says. */
+void
+via_poll_wake(struct via_shard *sh)
+{
+	if (__atomic_load_n(&sh->asleep, __ATOMIC_SEQ_CST) != 0)
+		eventfd_write(sh->wake_fd, 1);
+}
+
+/*
+ * Nothing to do for a while: sleep as poll_mode says. Adaptive: until the
+ * timeout, a write of the shard's own eventfd (work handed over by another
+ * thread) or of the shared one (a client's doorbell, the control thread),
+ * which wakes every sleeper.
+ */
 static void
 idle(struct viad *d, struct via_shard *me)
 {
-	struct pollfd p = { .fd = d->wake_fd, .events = POLLIN };
-	bool woken = false;
+	struct pollfd p[2] = {
+		{ .fd = d->wake_fd, .events = POLLIN },
+		{ .fd = me->wake_fd, .events = POLLIN },
+	};
+	bool shared = false;
 	struct timespec ts;
-	uint32_t us, others;
+	unsigned i;
 	uint64_t n;
+	uint32_t us;
 
 	if (d->conf.poll_mode == VIA_POLL_BACKOFF) {
 		usleep(d->conf.idle_sleep_us);
@@ -118,16 +136,27 @@ idle(struct viad *d, struct via_shard *me)
 		 * timeout: port frames, timers */
 		ts.tv_sec = us / 1000000;
 		ts.tv_nsec = (long)(us % 1000000) * 1000;
-		woken = ppoll(&p, 1, &ts, NULL) > 0 && read(d->wake_fd, &n, sizeof(n)) > 0;
+		if (ppoll(p, 2, &ts, NULL) > 0) {
+			shared = (p[0].revents & POLLIN) && read(d->wake_fd, &n, sizeof(n)) > 0;
+			if (p[1].revents & POLLIN)
+				(void)!read(me->wake_fd, &n, sizeof(n));
+		}
 	}
 	via_dp_lock(&me->lock);
-	others = end_sleep(d);
+	end_sleep(d, me);
 	via_dp_unlock(&me->lock);
-	/* one eventfd for all: the wake-up may have been for a VI of another
-	 * sleeping shard, so pass it on; each passes it once, so every sleeper
-	 * wakes and looks at its own doorbells (no lost wake-up) */
-	if (woken && others > 0)
-		eventfd_write(d->wake_fd, 1);
+	/*
+	 * The shared eventfd is read by one poller, and its write may have
+	 * been for a VI of another sleeping shard: that one is woken through
+	 * its own eventfd. Passed on through the shared one, the wake-up was
+	 * lost to a livelock: the passer, asleep again within its idle spin,
+	 * read it back before the sleeper it was for got a CPU, again and
+	 * again, until that sleeper's timeout (adaptive_timeout_us).
+	 */
+	for (i = 0; shared && i < d->nb_shards; i++) {
+		if (&d->shards[i] != me)
+			via_poll_wake(&d->shards[i]);
+	}
 }
 
 int
@@ -143,9 +172,23 @@ via_poll_main(void *arg)
 	/* main.c launched this lcore for one shard */
 	while (me->lcore != rte_lcore_id())
 		me++;
-	VLOG_INFO("poll lcore %u: shard %u of %u, %s", rte_lcore_id(), me->index, d->nb_shards,
-		  d->conf.poll_mode == VIA_POLL_BUSY ? "busy" :
-		  d->conf.poll_mode == VIA_POLL_BACKOFF ? "backoff" : "adaptive");
+	{
+		/* which CPUs it runs on, for whoever places processes beside
+		 * viad (viactl cpus says it too) */
+		rte_cpuset_t set = rte_lcore_cpuset(rte_lcore_id());
+		char cpus[64];
+		int cpu, len = 0;
+
+		cpus[0] = '\0';
+		for (cpu = 0; cpu < CPU_SETSIZE && len < (int)sizeof(cpus) - 8; cpu++)
+			if (CPU_ISSET(cpu, &set))
+				len += snprintf(cpus + len, sizeof(cpus) - (size_t)len, "%s%d",
+						len ? "," : "", cpu);
+		VLOG_INFO("poll lcore %u on CPU %s: shard %u of %u, %s", rte_lcore_id(), cpus,
+			  me->index, d->nb_shards,
+			  d->conf.poll_mode == VIA_POLL_BUSY ? "busy" :
+			  d->conf.poll_mode == VIA_POLL_BACKOFF ? "backoff" : "adaptive");
+	}
 	while (!__atomic_load_n(&d->stopping, __ATOMIC_RELAXED)) {
 		/* one timer read per iteration: the busy share telemetry reports */
 		uint64_t start = rte_get_timer_cycles();

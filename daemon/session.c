@@ -205,6 +205,7 @@ via_session_close(struct viad *d, struct via_session *s)
 		via_mr_deregister(d, s, mr->addr, mr->handle);
 		c->reclaimed_regions++;
 	}
+	via_mr_table_close(d, s);
 	while ((pm = TAILQ_FIRST(&s->pmems)) != NULL) {
 		via_pmem_free(d, s, pm->id);
 		c->reclaimed_allocs++;

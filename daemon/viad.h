@@ -412,6 +412,12 @@ struct via_shard {
 	unsigned index;
 	unsigned lcore;
 	struct rte_ring *inbox;       /**< frames for this shard's VIs: MP/SC */
+	/** Its own wake-up (via_abi.h, "Wake-up contract", pair 2): another
+	 *  thread with work for it writes this eventfd when @c asleep says its
+	 *  poller sleeps; no other poller reads it, so no other can take a
+	 *  wake-up meant for it (poll.c) */
+	int wake_fd;
+	uint32_t asleep;              /**< 1 while its poller sleeps (seq_cst) */
 	struct via_vi_list rel_vis;   /**< its connected reliable VIs: timers, ACKs */
 	/** VIs whose send ring it polls without doorbells (dp.c, "polled send
 	 *  queues"), and how many */
@@ -599,6 +605,7 @@ struct via_session {
 	bool copy_fault_logged;     /**< logged that a copied access failed */
 	uint64_t in_place_bytes;    /**< pages of its in-place regions (max_in_place_bytes) */
 	struct via_pmem_list views; /**< viad's mappings of share_fd */
+	struct via_tpt *tpt;        /**< the client's table of regions, NULL until MEM_TABLE */
 };
 
 /** @return 0, -ENOSPC (max_sessions), -ENOMEM */
@@ -732,6 +739,38 @@ struct via_mr {
 	struct via_pmem *pmem;   /**< provider memory: moved in place; NULL: process memory */
 };
 
+/** A window of the share file the client's table may name (via_abi.h). */
+struct via_tpt_window {
+	struct via_pmem *view;   /**< viad's mapping, held till the session ends */
+	struct via_mr mr;        /**< the whole window: what via_mr_check() returns */
+};
+
+/**
+ * The client's table of regions (via_abi.h, "The client's table"): where
+ * it is, and its windows; viad's own numbers, never read from the segment.
+ */
+struct via_tpt {
+	const struct via_tpt_entry *sh;  /**< the entries in the segment (the client's) */
+	uint64_t off;                    /**< their offset in the segment */
+	uint32_t capacity;               /**< entries, a power of two */
+	uint32_t nb_windows;
+	struct via_tpt_window windows[VIA_TPT_WINDOWS];
+};
+
+/**
+ * MEM_TABLE: the window of the share file holding @p addr mapped for the
+ * client's table (made at the first call), charged to the session and its
+ * user; filled in @p rep. Already a window: the same one.
+ * @return 0; -EINVAL (no share file, @p addr past it); -EOPNOTSUPP
+ *         (limits.table_regions 0); -ENOSPC (max_in_place_bytes, the
+ *         user's in-place bytes, mappings or regions, VIA_TPT_WINDOWS, the
+ *         segment full); -ENOMEM
+ */
+int via_mr_table_window(struct viad *d, struct via_session *s, uint64_t addr,
+			struct via_ctl_mem_table_rep *rep);
+/** The client's table and its windows given back (session end). */
+void via_mr_table_close(struct viad *d, struct via_session *s);
+
 /**
  * Register [addr, addr+len) of the session's process, placed as @p q says
  * (in place from the share file, copied, or in provider memory).
@@ -758,7 +797,10 @@ int via_mr_set_attr(struct viad *d, struct via_session *s, uint64_t addr, uint32
 /**
  * Translation and protection check of one segment (VIA §3.2.2): @p handle
  * must name a region of @p s, [va, va+len) lie within its registered bytes,
- * its ptag equal @p ptag and it must allow @p access.
+ * its ptag equal @p ptag and it must allow @p access. A handle of the
+ * client's table (VIA_TPT_HANDLE) is checked against the entry it names,
+ * copied out, and the window the entry names; the region returned is then
+ * the window's (its bytes are all the client's share file).
  * @return the region, or NULL with *err = -ENOENT (bad handle), -ERANGE
  *         (outside the region), -EACCES (ptag or access denied)
  */
@@ -949,19 +991,29 @@ struct via_rdma_resp {
  * retransmission on a timeout with exponential backoff and bounded retries.
  */
 struct via_vi_rel {
-	struct rte_mbuf **win;     /**< unacknowledged frames at seq & (win_size - 1) */
+	struct rte_mbuf **win;     /**< frames the peer has not received, at seq & (win_size - 1) */
 	uint32_t win_size;         /**< power of two; 0 until the first reliable send */
-	uint32_t snd_una;          /**< oldest unacknowledged frame */
+	uint32_t snd_una;          /**< oldest frame the peer has not received */
 	uint32_t snd_nxt;          /**< next frame to send */
+	uint32_t snd_placed;       /**< the peer placed every frame before it (RR completions) */
+	uint32_t probe_nxt;        /**< snd_nxt when the last probe went: its token */
+	uint32_t reply_token;      /**< receiver: the token of the probe to answer */
+	uint32_t behind_reads;     /**< frames sent since the oldest RDMA Read not yet answered */
 	uint64_t rto_at;           /**< retransmission deadline, timer cycles; 0: none */
 	uint32_t rto_us;
 	uint8_t retries;
 	uint8_t dupacks;
 	bool recovering;           /**< a fast retransmission of snd_una is out */
 	bool ack_due;              /**< receiver: acknowledge in this iteration */
-	bool probing;              /**< a keepalive probe is unanswered */
+	bool reply_due;            /**< receiver: that ACK answers a PROBE */
+	bool probing;              /**< a probe is unanswered */
 	uint64_t heard_at;         /**< timer cycles: last valid frame from the peer */
 	uint32_t rcv_nxt;          /**< receiver: next frame expected */
+	/** receiver, Reliable Reception: frames taken in order but not placed
+	 *  yet, behind an RDMA Read of the peer still to answer (dp_resp.c) */
+	struct rte_mbuf **park;
+	uint32_t park_head, park_tail;  /**< free-running; capacity park_size */
+	uint32_t park_size;
 };
 
 /**

@@ -54,17 +54,14 @@ zc_released(void *addr __rte_unused, void *opaque)
 {
 	struct via_zc *zc = opaque;
 	struct via_shard *sh = zc->shard;
-	struct viad *d = zc->d;
 	struct via_zc *head = __atomic_load_n(&sh->zc_released, __ATOMIC_RELAXED);
 
 	do
 		zc->next = head;
 	while (!__atomic_compare_exchange_n(&sh->zc_released, &head, zc, true, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED));
-	/* via_abi.h, "Wake-up contract", pair 2: the push (seq_cst) before
-	 * the load of poller_asleep */
-	if (__atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST) != 0)
-		eventfd_write(d->wake_fd, 1);
+	/* the push (seq_cst) before the load of the shard's asleep */
+	via_poll_wake(sh);
 }
 
 static void

@@ -217,9 +217,9 @@ typedef struct {
     VIP_UINT64 CqsDestroyed;        /**< Completion queues destroyed (VipDestroyCQ), reclaimed ones excluded. */
     VIP_UINT64 PtagsCreated;        /**< Protection tags created (VipCreatePtag). */
     VIP_UINT64 PtagsDestroyed;      /**< Protection tags destroyed (VipDestroyPtag), reclaimed ones excluded. */
-    VIP_UINT64 RegionsRegistered;   /**< Memory regions registered (VipRegisterMem). */
+    VIP_UINT64 RegionsRegistered;   /**< Memory regions registered with viad (VipRegisterMem calls; not the entries a library writes into its session's own table of regions, which viad does not see). */
     VIP_UINT64 RegionsDeregistered; /**< Memory regions deregistered (VipDeregisterMem), reclaimed ones excluded. */
-    VIP_UINT64 BytesRegistered;     /**< Bytes currently registered, over all clients. */
+    VIP_UINT64 BytesRegistered;     /**< Bytes currently registered with viad, over all clients (the clients' tables excluded, as above). */
     VIP_UINT64 ReclaimedVis;        /**< VIs freed by viad because their client died or closed the NIC without destroying them. */
     VIP_UINT64 ReclaimedCqs;        /**< Completion queues freed likewise. */
     VIP_UINT64 ReclaimedPtags;      /**< Protection tags freed likewise. */

@@ -5,8 +5,8 @@
  * linear probing and backward-shift deletion (no tombstones, so lookups stay
  * short however many deletions ran). O(1) expected for every operation.
  *
- * libvipl-dpdk counts its page locks with one (key: page number) and finds a
- * NIC's registrations with another (key: memory handle).
+ * libvipl-dpdk finds a NIC's registrations with one (key: memory handle)
+ * and counts the table's uses of its ptags with another.
  *
  * Not thread-safe: the caller serializes every call on one map.
  */

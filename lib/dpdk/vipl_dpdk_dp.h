@@ -52,7 +52,7 @@
  *  against: the library refuses to build when via_abi.h moves on, until
  *  somebody has looked whether the change touches what the inline code
  *  reads (bump VIPL_DPDK_DP_ABI_VERSION then) and updated this. */
-#define VIPL_DPDK_DP_VIA_ABI 11u
+#define VIPL_DPDK_DP_VIA_ABI 13u
 
 #define VIPL_DPDK_DP_SYM__(v) vipl_dpdk_dp_v##v
 #define VIPL_DPDK_DP_SYM_(v) VIPL_DPDK_DP_SYM__(v)

@@ -69,6 +69,7 @@ void vipl_handle_set_tag(uint8_t tag);
 /* ---- vipl_nic.c: the session ------------------------------------------ */
 
 struct vipl_alloc;
+struct vipl_table;
 struct vipl_cq;
 struct vipl_vi;
 LIST_HEAD(vipl_alloc_list, vipl_alloc);
@@ -122,6 +123,8 @@ struct vipl_nic {
 	struct via_hmap regions;     /**< memory handle -> struct vipl_region * */
 	/** every region's range by handle, for inline data (vipl_dpdk_dp.h) */
 	struct vipl_dpdk_mr_cache mrs;
+	struct via_hmap ptags;       /**< ptag id -> entries of the table using it (vipl_mem.c) */
+	struct vipl_table *table;    /**< the client's table of regions, NULL until used */
 	struct vipl_cq_list cqs;
 	struct vipl_vi_list vis;
 	void (*error_handler)(VIP_PVOID, VIP_ERROR_DESCRIPTOR *);
@@ -189,9 +192,12 @@ struct vipl_pages_placement {
  */
 int vipl_pages_acquire(uintptr_t base, size_t len, struct vipl_pages_placement *out);
 
-/** Uncount a registration; pages no registration covers any more are
- *  unlocked and made private again. */
+/** Uncount a registration; in-place pages no registration covers any more
+ *  stay in place, idle (made private again with VIPL_DPDK_REG_CACHE=0),
+ *  copied ones are unlocked. */
 void vipl_pages_release(uintptr_t base, size_t len);
+/** Every idle in-place page made private again and unlocked (VipCloseNic). */
+void vipl_pages_evict_idle(void);
 
 /** The share file's fd (open once vipl_pages_acquire placed a range in place), or -1. */
 int vipl_pages_share_file(void);

@@ -16,11 +16,13 @@
  *
  * Set up once: one session of viad on NIC via0, provider memory (64 KiB,
  * client address PMEM_VA) and ordinary memory (CLIENT_VA, copied through
- * /proc/self/mem) registered as four regions of two tags, four VIs
- * (Unreliable with a CQ, Reliable Delivery with RDMA Read and a 4-entry
- * CQ, one of the other tag, and one whose rings hold line entries with 64
- * bytes of inline data: struct via_wqe_line, issue 30), a snapshot of the
- * segment. Every input starts from that state again.
+ * /proc/self/mem) registered as four regions of two tags, a share file
+ * (SHARE_VA in place) with the client's table of regions (issue 29) over
+ * two windows, three entries in it, four VIs (Unreliable with a CQ,
+ * Reliable Delivery with RDMA Read and a 4-entry CQ, one of the other tag,
+ * and one whose rings hold line entries with 64 bytes of inline data:
+ * struct via_wqe_line, issue 30), a snapshot of the segment, the table
+ * included. Every input starts from that state again.
  *
  * Input: records of one op byte and its operands (read_op() below).
  *
@@ -32,6 +34,9 @@
  * to the total it reports; the region it returns holds the whole
  * descriptor when viad read it (not one a line entry carries); a VI of
  * line entries never has more completions written than entries taken.
+ * Whatever the client wrote in its table, a region via_mr_check() returns
+ * for a range is one viad reaches directly only within its own mapping:
+ * the range's bytes lie in the window's view.
  */
 #include "fuzz_common.h"
 
@@ -45,12 +50,14 @@
 #define PMEM_LEN   (64u << 10)
 #define CLIENT_VA  UINT64_C(0x500000000000)
 #define CLIENT_LEN (64u << 10)          /* + one read-only page after it */
+#define SHARE_VA   UINT64_C(0x520000000000)   /* a window's start (1 GiB aligned) */
+#define SHARE_LEN  (64u << 10)
 #define NB_VIS     4
 #define LINE_ENTRY (VIA_WQE_LINE_SIZE + 64)  /* vis[3]: line entries, 64 B inline */
-#define NB_MRS     5
+#define NB_MRS     8                     /* viad's five, the table's three */
 
 enum { OP_MEM, OP_SEG, OP_POST, OP_DESC, OP_POLL, OP_RECV, OP_STATE, OP_FLUSH, OP_FETCH,
-       OP_EMPTY, OP_COUNT };
+       OP_EMPTY, OP_TABLE, OP_CHECK, OP_COUNT };
 
 static struct viad vd;
 static struct via_session *s;
@@ -58,6 +65,7 @@ static struct via_vi *vis[NB_VIS];
 static struct via_cq *cqs[2];
 static uint32_t handles[NB_MRS];
 static uint8_t *pmem;               /* viad's mapping of the provider memory */
+static uint8_t *share;              /* the client's in-place memory, at SHARE_VA */
 static uint8_t *seg_snapshot;
 static size_t seg_used;
 static bool trace;                  /* FUZZ_TRACE=1: what each op did, on stderr */
@@ -79,6 +87,18 @@ mr_add(uint64_t addr, uint64_t len, uint32_t ptag)
 
 	must(via_mr_register(&vd, s, &q, &h));
 	return h;
+}
+
+/* Entry @p idx of the table: [@p addr, + @p len) in window @p window. */
+static uint32_t
+table_add(uint32_t idx, uint64_t addr, uint64_t len, uint32_t ptag, uint32_t window)
+{
+	struct via_tpt_entry *e = (struct via_tpt_entry *)&s->tpt->sh[idx];
+
+	*e = (struct via_tpt_entry){ .addr = addr, .len = len, .ptag = ptag, .window = window,
+				     .flags = VIA_TPT_RDMA_WRITE | VIA_TPT_RDMA_READ,
+				     .handle = VIA_TPT_HANDLE | (7u << 6) | idx };
+	return e->handle;
 }
 
 static struct via_vi *
@@ -110,9 +130,11 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct via_nic *nic = &vd.nics[0];
+	struct via_ctl_mem_table_rep tab;
 	uint32_t pt1, pt2, i;
 	struct via_pmem *p;
 	void *va;
+	int fd;
 
 	(void)argc;
 	(void)argv;
@@ -127,6 +149,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	vd.conf.max_cq = 4;
 	vd.conf.max_regions = 8;
 	vd.conf.session_shm_bytes = 1u << 20;
+	vd.conf.table_regions = 64;
 	via_log_set_level("error");
 	must(via_idtab_init(&vd.sessions, 2));
 	must(via_idtab_init(&vd.ptags, 4));
@@ -167,6 +190,20 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	handles[2] = mr_add(CLIENT_VA, CLIENT_LEN, pt1);
 	handles[3] = mr_add(CLIENT_VA + CLIENT_LEN, 4096, pt1);      /* read-only */
 	handles[4] = mr_add(PMEM_VA + 4096, 100, pt1);               /* not page-sized */
+	/* the share file and the client's table over two windows of it */
+	fd = memfd_create("fuzz-share", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	FUZZ_ASSERT(fd >= 0 && ftruncate(fd, (off_t)VIA_SHARE_FILE_SIZE) == 0 &&
+		    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
+	s->share_fd = fd;
+	share = mmap((void *)SHARE_VA, SHARE_LEN, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_FIXED_NOREPLACE, fd, (off_t)SHARE_VA);
+	FUZZ_ASSERT(share == (void *)SHARE_VA);
+	must(via_mr_table_window(&vd, s, SHARE_VA, &tab));
+	must(via_mr_table_window(&vd, s, SHARE_VA + (UINT64_C(1) << 30), &tab));
+	FUZZ_ASSERT(tab.window == 1 && s->tpt->nb_windows == 2);
+	handles[5] = table_add(0, SHARE_VA, SHARE_LEN / 2, pt1, 0);
+	handles[6] = table_add(1, SHARE_VA + SHARE_LEN / 2, 4000, pt2, 0);
+	handles[7] = table_add(63, SHARE_VA + (UINT64_C(1) << 30) - 4096, 4096, pt1, 0);
 	for (i = 0; i < 2; i++)
 		must(via_cq_create(&vd, s, i == 0 ? 64 : 4, &cqs[i]));
 	vis[0] = vi_add(VIP_SERVICE_UNRELIABLE, false, pt1, cqs[0], cqs[0], 100, 0);
@@ -183,6 +220,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		seg_extent(cqs[i]->shm_off, cqs[i]->shm_len);
 	for (i = 0; i < NB_VIS; i++)
 		seg_extent(vis[i]->shm_off, vis[i]->shm_len);
+	seg_extent(s->tpt->off, (uint64_t)s->tpt->capacity * sizeof(struct via_tpt_entry));
 	seg_snapshot = malloc(seg_used);
 	FUZZ_ASSERT(seg_snapshot != NULL);
 	memcpy(seg_snapshot, s->seg.va, seg_used);
@@ -198,6 +236,7 @@ reset(void)
 	memcpy(s->seg.va, seg_snapshot, seg_used);
 	memset(pmem, 0, PMEM_LEN);
 	memset((void *)CLIENT_VA, 0, CLIENT_LEN);
+	memset(share, 0, SHARE_LEN);
 	via_ring_attach(&s->errq, &s->errq_sh->ring, s->errq_sh + 1, s->errq.mask + 1,
 			sizeof(struct via_async_error), true);
 	s->errq_overflowed = false;
@@ -214,10 +253,13 @@ reset(void)
 	}
 }
 
-/* A client address: in provider memory, in its ordinary memory, or any. */
+/* A client address: in provider memory, in its ordinary memory, in place
+ * (mode 0x40), or any. */
 static uint64_t
 client_addr(struct fuzz_in *in, uint8_t mode)
 {
+	if (mode & 0x40)
+		return SHARE_VA + fuzz_u16(in) % SHARE_LEN;
 	switch (mode & 3) {
 	case 0:
 		return PMEM_VA + fuzz_u16(in);
@@ -230,9 +272,12 @@ client_addr(struct fuzz_in *in, uint8_t mode)
 	}
 }
 
+/* A handle: viad's, the table's, any, or any of the table's (mode 0x20). */
 static uint32_t
 client_handle(struct fuzz_in *in, uint8_t mode)
 {
+	if (mode & 0x20)
+		return VIA_TPT_HANDLE | fuzz_u32(in);
 	return (mode & 4) ? fuzz_u32(in) : handles[fuzz_u8(in) % NB_MRS];
 }
 
@@ -285,7 +330,42 @@ client_write(uint64_t va, const void *src, size_t len)
 		size_t n = RTE_MIN(len, (size_t)(CLIENT_LEN - (va - CLIENT_VA)));
 
 		memcpy((void *)(uintptr_t)va, src, n);
+	} else if (va >= SHARE_VA && va - SHARE_VA < SHARE_LEN) {
+		size_t n = RTE_MIN(len, (size_t)(SHARE_LEN - (va - SHARE_VA)));
+
+		memcpy(share + (va - SHARE_VA), src, n);
 	}
+}
+
+/* The client writes an entry of its table: anything, or near a real one. */
+static void
+write_entry(struct fuzz_in *in)
+{
+	uint8_t mode = fuzz_u8(in);
+	uint32_t idx = fuzz_u8(in) % s->tpt->capacity;
+	struct via_tpt_entry e = {
+		.addr = (mode & 1) ? fuzz_u64(in) : client_addr(in, fuzz_u8(in)),
+		.len = (mode & 2) ? fuzz_u64(in) : fuzz_u16(in),
+		.ptag = (mode & 4) ? fuzz_u32(in) : 1 + fuzz_u8(in) % 3,
+		.window = (mode & 8) ? fuzz_u32(in) : fuzz_u8(in) % 3,
+		.flags = fuzz_u8(in),
+		.handle = (mode & 0x10) ? fuzz_u32(in) : VIA_TPT_HANDLE | (fuzz_u16(in) << 6) | idx,
+	};
+
+	memcpy((void *)&s->tpt->sh[idx], &e, sizeof(e));
+}
+
+/* What viad may touch directly of a region it found for [va, va + len):
+ * only its own mapping. */
+static void
+check_direct(const struct via_mr *mr, uint64_t va, uint64_t len)
+{
+	const uint8_t *p = via_mem_direct(mr, va);
+
+	if (p == NULL)
+		return;
+	FUZZ_ASSERT(p >= mr->pmem->shm.va && (uint64_t)(p - mr->pmem->shm.va) <= mr->pmem->shm.len &&
+		    len <= mr->pmem->shm.len - (uint64_t)(p - mr->pmem->shm.va));
 }
 
 /* The library's post (vipl_dpdk_inline.h): slot, producer index, doorbell;
@@ -375,6 +455,7 @@ fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 	/* the region is the descriptor's: of the VI's tag, holding it */
 	FUZZ_ASSERT(via_mr_check(&vd, s, w->desc_handle, w->desc_va, sizeof(VIP_CONTROL_SEGMENT),
 				 vi->attr.ptag, VIA_MR_LOCAL_READ | VIA_MR_LOCAL_WRITE, &err) == mr);
+	check_direct(mr, w->desc_va, sizeof(VIP_CONTROL_SEGMENT));
 	if (status == 0) {
 		const bool scatter = q == VIA_WQ_RECV ||
 				     (cs.Control & VIP_CONTROL_OP_MASK) == VIP_CONTROL_OP_RDMAREAD;
@@ -394,6 +475,7 @@ fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 			FUZZ_ASSERT(segs[i].mr != NULL);
 			FUZZ_ASSERT(via_mr_check(&vd, s, segs[i].handle, segs[i].va, segs[i].len,
 						 vi->attr.ptag, access, &err) == segs[i].mr);
+			check_direct(segs[i].mr, segs[i].va, segs[i].len);
 		}
 		FUZZ_ASSERT(sum == total);
 	}
@@ -484,6 +566,21 @@ run_op(struct fuzz_in *in, uint8_t op)
 	case OP_EMPTY:                  /* VI_QUERY, VI_DESTROY */
 		(void)via_vi_wq_empty(vi, q);
 		break;
+	case OP_TABLE:                  /* the client's table of regions */
+		write_entry(in);
+		break;
+	case OP_CHECK: {                /* a segment or an RDMA frame's target */
+		uint8_t mode = fuzz_u8(in);
+		uint64_t va = client_addr(in, mode), n = (mode & 0x80) ? fuzz_u64(in) : fuzz_u16(in);
+		const struct via_mr *mr;
+		int err;
+
+		mr = via_mr_check(&vd, s, client_handle(in, mode), va, n, 1 + fuzz_u8(in) % 3,
+				  fuzz_u8(in) & 0xf, &err);
+		if (mr != NULL)
+			check_direct(mr, va, n);
+		break;
+	}
 	}
 }
 

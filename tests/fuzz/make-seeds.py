@@ -16,7 +16,7 @@ import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ABI = 10
+ABI = 13
 COOKIE = 0x56494100 | ABI
 
 # op: (request body size, reply body size), abi/via_ctl.c
@@ -26,7 +26,7 @@ OPS = {
     13: (32, 24), 14: (8, 0), 15: (8, 32), 16: (24, 0), 17: (264, 8),
     18: (8, 256), 19: (0, 224), 20: (0, 128), 21: (152, 96), 22: (8, 0),
     23: (8, 0), 24: (152, 16), 25: (8, 0), 26: (152, 0), 27: (8, 16),
-    28: (8, 16), 29: (16, 16), 30: (0, 0), 31: (8, 0),
+    28: (8, 16), 29: (16, 16), 30: (0, 0), 31: (8, 0), 32: (8, 32),
 }
 
 
@@ -224,7 +224,10 @@ def seeds_dispatch():
 
 
 # tests/fuzz/fuzz_ring.c: op, vi, queue, then the op's operands
-R_MEM, R_SEG, R_POST, R_DESC, R_POLL, R_RECV, R_STATE, R_FLUSH, R_FETCH, R_EMPTY = range(10)
+(R_MEM, R_SEG, R_POST, R_DESC, R_POLL, R_RECV, R_STATE, R_FLUSH, R_FETCH, R_EMPTY, R_TABLE,
+ R_CHECK) = range(12)
+SHARE = 0x40        # an address mode: in place (the share file), u16 offset
+TABLE_REGION = 5    # handles[5]: the table's entry 0, the share file's first 32 KiB
 
 
 def r_op(op, vi=0, q=0, rest=b""):
@@ -300,6 +303,24 @@ def seeds_ring():
         r_op(R_FLUSH, 3, 0),
     ])
     write("ring", "lines", lines)
+    # the client's table (issue 29): a descriptor and its data in place,
+    # named by a table handle; then the client rewrites the entry
+    def seg(off, n):
+        return struct.pack("<BHBH", SHARE, off, TABLE_REGION, n)
+    desc = struct.pack("<BHHHII", SHARE, 0x100, 2, 0, 300, 0) + bytes([2]) + \
+        seg(0x1000, 200) + seg(0x2000, 100)
+    table = b"".join([
+        r_op(R_DESC, rest=desc),
+        r_op(R_FETCH, 0, 0, struct.pack("<BHB", SHARE, 0x100, TABLE_REGION)),
+        r_op(R_POST, 0, 1, struct.pack("<BHB", SHARE, 0x100, TABLE_REGION)),
+        r_op(R_RECV, 0, 1),
+        # entry 0: a range past its window, then a lying window index
+        r_op(R_TABLE, rest=struct.pack("<BBQHBB", 1, 0, 0x520000000000 - 8, 0xffff, 1, 0)
+             + struct.pack("<BBH", 0, 3, 0)),
+        r_op(R_FETCH, 0, 0, struct.pack("<BHB", SHARE, 0x100, TABLE_REGION)),
+        r_op(R_CHECK, rest=struct.pack("<BHHBBB", SHARE, 0x10, 64, TABLE_REGION, 0, 0xf)),
+    ])
+    write("ring", "table", table)
 
 
 def main():

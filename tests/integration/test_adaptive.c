@@ -35,6 +35,7 @@
 #define ROUNDS 3000
 #define LOST_WAKEUP_MS 1000   /* far below the 2 s sleep bound, far above any honest RTT */
 #define WAIT_ROUNDS 1500
+#define FALL_ASLEEP_ROUNDS 6400
 /* a client's lost wake-up waits for its 100 ms liveness tick (the notify
  * thread's: 1 s); an honest wait ends within a millisecond or so */
 #define LOST_CLIENT_WAKEUP_MS 90
@@ -303,6 +304,78 @@ check_waits(char *mem, VIP_MEM_HANDLE mh, uint64_t *seed)
 	      (unsigned long long)worst_send);
 }
 
+/*
+ * The send of round @p i, its receive posted: each call that fails says
+ * which and with what.
+ */
+static bool
+round_trip_posted(VIP_DESCRIPTOR *sd, VIP_MEM_HANDLE mh, unsigned i)
+{
+	VIP_DESCRIPTOR *out;
+	VIP_RETURN rc;
+
+	if ((rc = VipPostSend(cli, sd, mh)) != VIP_SUCCESS)
+		return CHECK(0, "round %u: VipPostSend: %d", i, (int)rc);
+	if ((rc = VipRecvWait(srv, 5000, &out)) != VIP_SUCCESS)
+		return CHECK(0, "round %u: VipRecvWait: %d (send status %#x)", i, (int)rc,
+			     (unsigned)sd->CS.Status);
+	if ((rc = VipSendWait(cli, 5000, &out)) != VIP_SUCCESS)
+		return CHECK(0, "round %u: VipSendWait: %d (send status %#x)", i, (int)rc,
+			     (unsigned)sd->CS.Status);
+	return true;
+}
+
+/* One message of round @p i. */
+static bool
+round_trip(VIP_DESCRIPTOR *rd, VIP_DESCRIPTOR *sd, VIP_MEM_HANDLE mh, unsigned i)
+{
+	VIP_RETURN rc;
+
+	if ((rc = VipPostRecv(srv, rd, mh)) != VIP_SUCCESS)
+		return CHECK(0, "round %u: VipPostRecv: %d", i, (int)rc);
+	return round_trip_posted(sd, mh, i);
+}
+
+/*
+ * Posts that land as the poller falls asleep (pair 6 of the wake-up
+ * contract): a VI that sent is polled for a while without doorbells, and
+ * the poller that goes to sleep takes its ring back to doorbells and looks
+ * at it a last time. A post between the poller's last iteration and that
+ * look rang no doorbell: the look must keep the VI served (once, such a
+ * post waited for the client's next doorbell, forever if none came). Each
+ * round posts its send a sweep of delays after the last completion, across
+ * the poller's idle spin (viad.idle_spin_us) and its way to sleep.
+ */
+static void
+check_fall_asleep_posts(char *mem, VIP_MEM_HANDLE mh)
+{
+	VIP_DESCRIPTOR *sd = (VIP_DESCRIPTOR *)mem, *rd = (VIP_DESCRIPTOR *)(mem + 256);
+	uint64_t worst = 0;
+	unsigned i, slow = 0;
+
+	for (i = 0; i < FALL_ASLEEP_ROUNDS; i++) {
+		/* 0 to 80 us in steps of 1/8 us, then again */
+		uint64_t delay_ns = (uint64_t)(i % 640) * 125, start, rtt;
+
+		desc_set(rd, mem + 4096, mh, 64);
+		desc_set(sd, mem + 8192, mh, 64);
+		if (VipPostRecv(srv, rd, mh) != VIP_SUCCESS) {
+			CHECK(0, "fall-asleep round %u: VipPostRecv", i);
+			return;
+		}
+		for (start = h_now_ns(); h_now_ns() - start < delay_ns;)
+			;
+		start = h_now_ms();
+		if (!round_trip_posted(sd, mh, i))
+			return;
+		rtt = h_now_ms() - start;
+		worst = rtt > worst ? rtt : worst;
+		slow += rtt >= LOST_CLIENT_WAKEUP_MS;
+	}
+	CHECK(slow == 0, "%u sends posted 0-80 us after the last completion, as the poller falls "
+	      "asleep: none waits (slow: %u, worst %llu ms)", i, slow, (unsigned long long)worst);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -314,7 +387,7 @@ main(int argc, char **argv)
 	VIP_MEM_ATTRIBUTES ma;
 	VIP_VI_ATTRIBUTES va;
 	VIP_MEM_HANDLE mh;
-	VIP_DESCRIPTOR *sd, *rd, *out;
+	VIP_DESCRIPTOR *sd, *rd;
 	struct viad_proc v;
 	uint64_t seed, worst = 0;
 	unsigned i, slow = 0;
@@ -361,11 +434,8 @@ main(int argc, char **argv)
 		desc_set(rd, mem + 4096, mh, 64);
 		desc_set(sd, mem + 8192, mh, 64);
 		start = h_now_ms();
-		if (VipPostRecv(srv, rd, mh) != VIP_SUCCESS || VipPostSend(cli, sd, mh) != VIP_SUCCESS ||
-		    VipRecvWait(srv, 5000, &out) != VIP_SUCCESS || VipSendWait(cli, 5000, &out) != VIP_SUCCESS) {
-			CHECK(0, "round %u completes", i);
+		if (!round_trip(rd, sd, mh, i))
 			break;
-		}
 		rtt = h_now_ms() - start;
 		if (rtt > worst)
 			worst = rtt;
@@ -376,6 +446,7 @@ main(int argc, char **argv)
 	CHECK(slow == 0, "%u round trips after random pauses, none waits for the 2 s sleep bound "
 	      "(lost wake-ups: %u, worst %llu ms)", i, slow, (unsigned long long)worst);
 
+	check_fall_asleep_posts(mem, mh);
 	check_idle_waiters();
 	check_waits(mem, mh, &seed);
 	CHECK_RET(VipDisconnect(cq_cli), VIP_SUCCESS, "disconnect the CQ's pair");

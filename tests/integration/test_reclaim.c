@@ -293,7 +293,10 @@ test_close_with_objects(VIP_NIC_HANDLE mon)
 		sscanf(line, "VmLck: %ld kB", &lk1);
 	if (f != NULL)
 		fclose(f);
-	CHECK(lk1 == lk0, "the library unlocked the regions' pages (VmLck %ld -> %ld kB)", lk0, lk1);
+	/* VipCloseNic also lets go of every idle in-place page of the process
+	 * (issue 29): fewer may be locked than before */
+	CHECK(lk1 >= 0 && lk1 <= lk0, "the library unlocked the regions' pages (VmLck %ld -> %ld kB)",
+	      lk0, lk1);
 	check_serving(mon, "after VipCloseNic");
 }
 

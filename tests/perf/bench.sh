@@ -22,6 +22,10 @@
 #   issue 12:         vipl_pingpong --loopback --mem provider vs heap at 64 B and
 #                     8 KiB; --wait block and --cq --wait block vs poll at 64 B
 #                     (heap memory: the legacy program's way)
+#   issue 29:         vipl_regbench: VipRegisterMem / VipDeregisterMem of heap memory
+#                     per size, first and again, through the client's table and with
+#                     calls only; vipl_pingpong -l --mem heap 16 KiB and 1 MiB with
+#                     --reg-each against pre-registered
 #   issue 6 (scale):  vipl_pingpong --loopback 64 B beside 0, 1024, 16384 idle VIs
 #                     (--quick: 0, 1024) and beside a vipl_bw 64 KiB stream;
 #                     vipl_bw --loopback 64 B msg/s with 1 and with 2 poll lcores
@@ -49,8 +53,8 @@
 #   --no-install      do not apt-get install sockperf, iperf3, gnuplot-nox
 #   --no-plots        no PNG plots
 #   --keep            keep the scratch directory (logs of every process)
-# Environment: VIAD, VIPL_PINGPONG, VIPL_BW, VIPL_INFO, VIPL_POLL_COST override
-# the binaries.
+# Environment: VIAD, VIPL_PINGPONG, VIPL_BW, VIPL_INFO, VIPL_POLL_COST,
+# VIPL_REGBENCH override the binaries.
 #
 # Exit status: 0; 1 when a benchmark that could run failed, or in --quick mode
 # when a piece the build provides is missing; 2 for bad usage.  Benchmarks
@@ -336,6 +340,7 @@ vpp=$(app "${VIPL_PINGPONG:-}" apps/vipl_pingpong)
 vbw=$(app "${VIPL_BW:-}" apps/vipl_bw)
 vinfo=$(app "${VIPL_INFO:-}" apps/vipl_info)
 vpc=$(app "${VIPL_POLL_COST:-}" tests/perf/poll_cost)
+vrb=$(app "${VIPL_REGBENCH:-}" tests/perf/vipl_regbench)
 
 # ------------------------------------------------------------- metadata
 
@@ -949,6 +954,45 @@ bench_memcpy() {
 }
 
 : >"$run/status.tsv"
+# 9. issue 29, registration of heap memory, on one viad (1 MiB messages):
+# vipl_regbench per size, through the client's table and with calls only
+# (VIPL_DPDK_REG_TABLE=0); vipl_pingpong --loopback --mem heap at 16 KiB and
+# 1 MiB pre-registered and with --reg-each (each ping's buffer registered
+# for it), in one run
+bench_regbench() {
+	local id=vipl_reg pin="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_regbench, vipl_pingpong CPU $A"
+	local label="vipl_regbench; vipl_pingpong -l --mem heap [--reg-each]" rc=0 n=1000 ppn=2000
+	[ "$quick" = 1 ] && n=100 ppn=200
+	if [ -z "$viad" ] || [ -z "$vrb" ] || [ -z "$vpp" ]; then
+		skip_or_fail $id "viad, vipl_regbench or vipl_pingpong not built" "$pin" 2 "$label" \
+			tests/perf/vipl_regbench
+		return
+	fi
+	if ! start_viad reg "0@$A,1@$B" --set limits.max_transfer_size=1M; then
+		stop "$viad_pid"
+		status $id failed "viad: $(why 1 "$run/viad-reg.log")" "$pin" 2 "$label"
+		return
+	fi
+	: >"$run/$id.jsonl"
+	for table in 1 0; do
+		VIAD_SOCKET=$run/reg.sock VIPL_DPDK_REG_TABLE=$table timeout "$step_timeout" \
+			taskset -c "$A" "$vrb" -n "$n" -s 4096,16384,65536,1048576 --json \
+			>"$run/$id.out" 2>>"$run/$id.log" || { rc=$?; break; }
+		tag_json "$run/$id.out" "\"table\":$([ $table = 1 ] && echo true || echo false)"
+		cat "$run/$id.out" >>"$run/$id.jsonl"
+	done
+	for each in "" --reg-each; do
+		[ $rc = 0 ] || break
+		# shellcheck disable=SC2086
+		VIAD_SOCKET=$run/reg.sock timeout "$step_timeout" taskset -c "$A" "$vpp" --loopback \
+			--mem heap --size 16384,1048576 -n "$ppn" -w 100 $each --json \
+			>>"$run/$id.jsonl" 2>>"$run/$id.log" || rc=$?
+	done
+	if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 2 "$label"
+	else status $id failed "$(why $rc "$run/$id.log")" "$pin" 2 "$label"; fi
+	stop "$viad_pid"
+}
+
 bench_cacheline cacheline "cache-line ping-pong"
 bench_raw_ring raw_ring 1 "raw_pingpong --port ring (no VIA)"
 bench_raw_ring raw_ring2 2 "raw_pingpong --port ring --exchanges 2 (no VIA)"
@@ -959,6 +1003,7 @@ bench_vipl_memif
 bench_sockperf
 bench_iperf3
 bench_memcpy
+bench_regbench
 bench_cacheline cacheline_end "cache-line ping-pong again, at the end"
 
 # ---------------------------------------------------------------- report

@@ -504,6 +504,30 @@ def report(run, results, plotbase):
         p("   blocking waits with polling, both over heap memory; the provider column then holds "
           "the poll figure)")
         p("")
+    reg = recs.get("vipl_reg", [])
+    rb = [r for r in reg if r.get("test") == "regbench"]
+    if rb:
+        p("Issue 29, registration of heap memory: vipl_regbench p50 us (goals: 16 KiB <= 5, 1 MiB "
+          "<= 60,")
+        p("  register again <= 2, deregister <= 5; the first registration moves the pages into "
+          "the share file)")
+        p("%-22s %8s | %9s %10s %11s %10s" % ("", "size", "register", "deregister",
+                                                "re-register", "re-dereg"))
+        for r in sorted(rb, key=lambda r: (not r.get("table"), r["size"])):
+            p("%-22s %8d | %9s%s %10s %11s %10s" % (
+                "table" if r.get("table") else "calls (no table)", r["size"],
+                fmt(r["register_us"]["p50"], 9), mark("vipl_reg"),
+                fmt(r["deregister_us"]["p50"], 10), fmt(r["reregister_us"]["p50"], 11),
+                fmt(r["redereg_us"]["p50"], 10)))
+        pp = [r for r in reg if "rtt_us" in r]
+        for sz in sorted({r["size"] for r in pp}):
+            pre = [r["rtt_us"]["p50"] for r in pp if r["size"] == sz and not r.get("reg_each")]
+            each = [r["rtt_us"]["p50"] for r in pp if r["size"] == sz and r.get("reg_each")]
+            if pre and each:
+                p("%-22s %8d | pre-registered %s, --reg-each %s: %sx (goal <= 1.5x)" % (
+                    "vipl_pingpong -l p50", sz, fmt(pre[0], 0).strip(), fmt(each[0], 0).strip(),
+                    fmt(ratio(each[0], pre[0]), 0).strip()))
+        p("")
     if i6:
         p("Issue 6, scale and isolation: each figure against its baseline of this run "
           "(ratio = figure / baseline)")

@@ -4,8 +4,9 @@
 # on two CPUs (linkcost.sh, abrounds.sh, icount.sh): perf_setup NAME [A,B]
 # picks the CPUs A and B (default: the first two we may run on), a scratch
 # directory $run and an EAL prefix $tag, removed at exit;
-# perf_viad_start BUILD starts BUILD's viad (busy polling, control lcore on
-# CPU A, poll lcore on CPU B, socket $run/viad.sock); perf_viad_stop stops it.
+# perf_viad_start BUILD [VIAD_ARGS...] starts BUILD's viad (busy polling,
+# control lcore on CPU A, poll lcore on CPU B, socket $run/viad.sock), with
+# VIAD_ARGS before its EAL arguments; perf_viad_stop stops it.
 
 perf_setup() { # NAME [A,B]
 	if [ -n "${2:-}" ]; then
@@ -20,9 +21,12 @@ perf_setup() { # NAME [A,B]
 	trap 'perf_viad_stop; rm -rf "$run" "/var/run/dpdk/$tag"' EXIT
 }
 
-perf_viad_start() { # BUILD
-	"$1/daemon/viad" -s "$run/viad.sock" --set "viad.instance=$tag" --set viad.poll_mode=busy \
-		-- --lcores="0@$A,1@$B" --file-prefix="$tag" --in-memory --no-pci >"$run/viad.log" 2>&1 &
+perf_viad_start() { # BUILD [VIAD_ARGS...]
+	local build=$1
+	shift
+	"$build/daemon/viad" -s "$run/viad.sock" --set "viad.instance=$tag" --set viad.poll_mode=busy \
+		"$@" -- --lcores="0@$A,1@$B" --file-prefix="$tag" --in-memory --no-pci \
+		>"$run/viad.log" 2>&1 &
 	viad_pid=$!
 	for _ in $(seq 200); do
 		[ -S "$run/viad.sock" ] && return 0
