@@ -27,7 +27,7 @@ extern "C" {
 
 /** Version of the VIA-DPDK provider (0xMMMMmmmm: major, minor), as reported
  *  in VIP_NIC_ATTRIBUTES::ProviderVersion. */
-#define VIPL_DPDK_PROVIDER_VERSION 0x00010000UL
+#define VIPL_DPDK_PROVIDER_VERSION 0x00010001UL
 
 /** Name of the loopback NIC for VipOpenNic (M-VIA name). */
 #define VIPL_DPDK_NIC_LOOPBACK "/dev/via_lo"

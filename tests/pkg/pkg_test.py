@@ -5,7 +5,9 @@
 
     pkg_test.py deb BUILD SRC     builds the Debian packages from a copy of the
                                   tree (dpkg-buildpackage -us -uc -b), runs
-                                  lintian on them, installs them with apt-get,
+                                  lintian on them, checks that the symbols
+                                  file lists each version node of the
+                                  libraries, installs them with apt-get,
                                   starts the installed viad as viad.service
                                   would (its ExecStartPre and ExecStart, no
                                   systemd needed), builds a VIPL program with
@@ -103,6 +105,53 @@ def lintian(tmp, version):
     if not check(r.returncode == 0, "lintian: no error or warning (overrides and their "
                  "reasons: debian/*.lintian-overrides)"):
         note(r.stderr[-1000:])
+
+
+def symbol_versions(tmp, debs, version):
+    """libvipl1's symbols file (debian/libvipl1.symbols, as dh_makeshlibs put
+    it in the package) lists every version node its libraries define, each
+    with a release no later than this one: a node it lacks gets no version
+    in the dependencies of programs that use its names, one of a later
+    release makes them uninstallable."""
+    root = os.path.join(tmp, "libvipl1")
+    r = run(["dpkg-deb", "-x", debs["libvipl1"], root])
+    if not check(r.returncode == 0, "dpkg-deb -x libvipl1"):
+        return
+    listed = {}                 # soname -> {node: release}
+    lib = None
+    for line in run(["dpkg-deb", "-I", debs["libvipl1"], "symbols"]).stdout.splitlines():
+        if line and not line[0].isspace() and line[0] not in "#*|":
+            lib = line.split()[0]
+            listed[lib] = {}
+        elif line.strip().startswith("(symver)") and lib:
+            node, release = line.strip()[len("(symver)"):].split()
+            listed[lib][node] = release
+    libs = [os.path.join(d, f) for d, _, files in os.walk(root) for f in files
+            if f.startswith(tuple(listed)) and not os.path.islink(os.path.join(d, f))]
+    check(len(libs) == len(listed) > 0, "libvipl1 holds the libraries its symbols file "
+          "names (%s)" % " ".join(sorted(listed)))
+    for path in libs:
+        soname = next(s for s in listed if os.path.basename(path).startswith(s))
+        # objdump -p: "Version definitions:", one "N FLAGS HASH NAME" line
+        # per node; flags 0x01 is the base (the soname itself)
+        nodes = []
+        defs = False
+        for line in run(["objdump", "-p", path]).stdout.splitlines():
+            if line.startswith("Version definitions:"):
+                defs = True
+            elif defs and not line.strip():
+                break
+            elif defs and line[:1].isdigit():
+                flags, name = line.split()[1], line.split()[3]
+                if int(flags, 16) & 1 == 0:
+                    nodes.append(name)
+        missing = [n for n in nodes if n not in listed[soname]]
+        check(nodes and not missing, "the symbols file lists every version node of %s (%s)%s"
+              % (soname, " ".join(nodes), "; not: " + " ".join(missing) if missing else ""))
+        later = ["%s %s" % (n, v) for n, v in listed[soname].items()
+                 if run(["dpkg", "--compare-versions", v, "le", version]).returncode != 0]
+        check(not later, "no node of %s is of a release after %s%s" %
+              (soname, version, ": " + ", ".join(later) if later else ""))
 
 
 class Installed:
@@ -318,6 +367,7 @@ def test_deb(build, src, tmp):
     if debs is None:
         return
     lintian(tmp, version)
+    symbol_versions(tmp, debs, version)
     inst = Installed(debs)
     try:
         if inst.ok:
