@@ -107,28 +107,39 @@ def lintian(tmp, version):
         note(r.stderr[-1000:])
 
 
-def symbol_versions(tmp, debs, version):
-    """libvipl1's symbols file (debian/libvipl1.symbols, as dh_makeshlibs put
-    it in the package) lists every version node its libraries define, each
-    with a release no later than this one: a node it lacks gets no version
-    in the dependencies of programs that use its names, one of a later
-    release makes them uninstallable."""
+def symbols_by_node(lines):
+    """A symbols file's lines: {soname: {node: {releases}}}, from patterns
+    ("(symver)NODE RELEASE", debian/) and from symbols ("NAME@NODE RELEASE",
+    as dpkg-gensymbols writes them into the package)."""
+    nodes = {}
+    lib = None
+    for line in lines:
+        if line and not line[0].isspace() and line[0] not in "#*|":
+            lib = nodes.setdefault(line.split()[0], {})
+        elif line.startswith(" ") and lib is not None:
+            name, release = line.split()[:2]
+            node = name[len("(symver)"):] if name.startswith("(symver)") else name.partition("@")[2]
+            lib.setdefault(node, set()).add(release)
+    return nodes
+
+
+def symbol_versions(tmp, src, debs, version):
+    """debian/libvipl1.symbols names every version node of the libraries
+    libvipl1 ships, each with a release no later than this one, and the
+    package's symbols file gives each symbol its node's release: a node it
+    lacks gets the release being built (dpkg-gensymbols adds it, but an
+    export put in an old node gets that node's release, which lacks it);
+    one of a later release makes dependent packages uninstallable."""
     root = os.path.join(tmp, "libvipl1")
     r = run(["dpkg-deb", "-x", debs["libvipl1"], root])
     if not check(r.returncode == 0, "dpkg-deb -x libvipl1"):
         return
-    listed = {}                 # soname -> {node: release}
-    lib = None
-    for line in run(["dpkg-deb", "-I", debs["libvipl1"], "symbols"]).stdout.splitlines():
-        if line and not line[0].isspace() and line[0] not in "#*|":
-            lib = line.split()[0]
-            listed[lib] = {}
-        elif line.strip().startswith("(symver)") and lib:
-            node, release = line.strip()[len("(symver)"):].split()
-            listed[lib][node] = release
+    listed = symbols_by_node(open(os.path.join(src, "debian", "libvipl1.symbols")))
+    shipped = symbols_by_node(run(["dpkg-deb", "-I", debs["libvipl1"], "symbols"]).stdout
+                              .splitlines())
     libs = [os.path.join(d, f) for d, _, files in os.walk(root) for f in files
             if f.startswith(tuple(listed)) and not os.path.islink(os.path.join(d, f))]
-    check(len(libs) == len(listed) > 0, "libvipl1 holds the libraries its symbols file "
+    check(len(libs) == len(listed) > 0, "libvipl1 holds the libraries debian/libvipl1.symbols "
           "names (%s)" % " ".join(sorted(listed)))
     for path in libs:
         soname = next(s for s in listed if os.path.basename(path).startswith(s))
@@ -145,13 +156,18 @@ def symbol_versions(tmp, debs, version):
                 flags, name = line.split()[1], line.split()[3]
                 if int(flags, 16) & 1 == 0:
                     nodes.append(name)
-        missing = [n for n in nodes if n not in listed[soname]]
-        check(nodes and not missing, "the symbols file lists every version node of %s (%s)%s"
-              % (soname, " ".join(nodes), "; not: " + " ".join(missing) if missing else ""))
-        later = ["%s %s" % (n, v) for n, v in listed[soname].items()
+        mine = listed[soname]
+        missing = [n for n in nodes if n not in mine]
+        check(nodes and not missing, "debian/libvipl1.symbols lists every version node of %s "
+              "(%s)%s" % (soname, " ".join(nodes), "; not: " + " ".join(missing) if missing else ""))
+        later = ["%s %s" % (n, v) for n, vs in mine.items() for v in vs
                  if run(["dpkg", "--compare-versions", v, "le", version]).returncode != 0]
         check(not later, "no node of %s is of a release after %s%s" %
               (soname, version, ": " + ", ".join(later) if later else ""))
+        wrong = ["%s %s" % (n, "/".join(sorted(vs))) for n, vs in
+                 shipped.get(soname, {}).items() if vs != mine.get(n)]
+        check(soname in shipped and not wrong, "the package's symbols of %s have their node's "
+              "release%s" % (soname, ": not " + ", ".join(wrong) if wrong else ""))
 
 
 class Installed:
@@ -367,7 +383,7 @@ def test_deb(build, src, tmp):
     if debs is None:
         return
     lintian(tmp, version)
-    symbol_versions(tmp, debs, version)
+    symbol_versions(tmp, src, debs, version)
     inst = Installed(debs)
     try:
         if inst.ok:
