@@ -57,6 +57,7 @@ vi_send(struct viad *d, struct via_vi *vi)
 			w = *(const struct via_wqe *)via_ring_peek(r, 0);
 			if (vi->state == VIP_STATE_CONNECTED &&
 			    (!via_frame_room(vi) || vi->sq.reads == VIA_MAX_READS ||
+			     !via_rel_room_behind_reads(vi) ||
 			     (vi->sq.reads > 0 && via_desc_fenced(d, vi, &w))))
 				break;
 			via_ring_consume(r, 1);

@@ -98,7 +98,7 @@ void via_req_flush(struct viad *d, struct via_vi *vi);
 /* ---- dp_resp.c: the responder (VIA §6.4, §6.3.2, §9.6.1) --------------------- */
 
 /** A data or transport frame for a VI of this shard, checked (dp_net.c). */
-void via_resp_input(struct viad *d, struct via_nic *nic, const struct rte_mbuf *m,
+void via_resp_input(struct viad *d, struct via_nic *nic, struct rte_mbuf *m,
 		    struct via_poll_stats *st);
 /**
  * Answer the RDMA Reads the peer asked for, oldest first (VIA §6.3.1), up to
@@ -289,10 +289,19 @@ void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uin
  */
 void via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
 		       const void *payload, uint16_t len);
-/** Send an ACK or NAK (no payload; @p seq and @p imm carry its meaning). */
-void via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		       uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
-		       uint32_t imm);
+/** Send a frame without payload whose @p seq, @p imm and @p msg_id carry its
+ *  meaning (ACK, NAK, CONN_REJECT). */
+void via_dp_send_xport_id(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+			  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
+			  uint32_t imm, uint32_t msg_id);
+/** via_dp_send_xport_id() with msg_id 0: an ACK or NAK (no payload; @p seq
+ *  and @p imm carry its meaning). */
+static inline void
+via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+		  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm)
+{
+	via_dp_send_xport_id(nic, mac, op, flags, dst_vi, src_vi, conn_id, seq, imm, 0);
+}
 /**
  * Where frame @p m goes next: the inbox of its destination VI's shard, CM
  * frames included, so that a VI's frames stay in order; the control
@@ -326,12 +335,35 @@ via_rel_level(const struct via_vi *vi)
 {
 	return vi->attr.reliability != VIP_SERVICE_UNRELIABLE;
 }
-/** Reliable levels: whether the frames of one more message fit in the send window. */
+/** Reliable levels: whether the frames of one more message fit in the send
+ *  window. */
 bool via_rel_room(struct via_vi *vi);
+/**
+ * Whether one more message may follow this VI's RDMA Reads not yet answered:
+ * on Reliable Reception the peer keeps what comes behind them (via_rel_park),
+ * a window of frames at most.
+ */
+bool via_rel_room_behind_reads(const struct via_vi *vi);
 /** Give frame @p m its sequence number and keep it until acknowledged. */
 void via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_wire_hdr *h);
 /** Receiver: whether frame @p h is the next in order (else drop it). */
 bool via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h);
+/**
+ * Receiver: take frame @p h of mbuf @p m in order, as via_rel_accept(), but
+ * keep it to place later (a reference on @p m): Reliable Reception, behind
+ * an RDMA Read still to answer (VIA §6.3.1.1). ACKs say it arrived, not
+ * that it is placed. @return false if it was not taken (drop it)
+ */
+bool via_rel_park(struct via_vi *vi, const struct via_wire_hdr *h, struct rte_mbuf *m);
+/** Receiver: the oldest parked frame, now to be placed (the caller frees
+ *  it), or NULL. */
+struct rte_mbuf *via_rel_unpark(struct via_vi *vi);
+/** Receiver: whether frames are parked. */
+static inline bool
+via_rel_parked(const struct via_vi *vi)
+{
+	return vi->rel.park_head != vi->rel.park_tail;
+}
 /** Receiver: refuse frame @p h with @p status and break the connection. */
 void via_rel_nak(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uint32_t status,
 		 const char *why);

@@ -310,14 +310,16 @@ via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t
 }
 
 void
-via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm)
+via_dp_send_xport_id(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
+		     uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm,
+		     uint32_t msg_id)
 {
 	struct via_wire_hdr h;
 
 	via_wire_hdr_init(&h, op, flags, dst_vi, src_vi, conn_id);
 	via_wire_set_seq(&h, seq);
 	via_wire_set_imm(&h, imm);
+	via_wire_set_msg_id(&h, msg_id);
 	if (op == VIA_OP_NAK)
 		via_dp_stats()->naks_tx++;
 	via_dp_send_frame(nic, mac, &h, NULL, 0);

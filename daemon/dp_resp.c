@@ -21,6 +21,8 @@
 
 #include "dp.h"
 
+static void park_replay(struct viad *d, struct via_vi *vi);
+
 unsigned
 via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 {
@@ -82,6 +84,8 @@ via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 	}
 	/* this VI's bandwidth too (dp.c, vi_send's round robin) */
 	vi->tx_deficit -= framed;
+	if (r->head == r->tail && via_rel_parked(vi))
+		park_replay(d, vi);
 	return n;
 }
 
@@ -469,13 +473,88 @@ via_rx_state_name(enum via_rx_state state)
 	return (unsigned)state < RTE_DIM(rx_state_names) ? rx_state_names[state] : "?";
 }
 
+/*
+ * A data frame (Send, RDMA Write, Read answer) of @p vi's connection, taken
+ * in order: the answer to one of our Reads, or the next frame of the
+ * receive state.
+ */
+static void
+rx_taken(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
+	 struct via_poll_stats *st)
+{
+	struct via_vi_rx *rx = &vi->rx;
+
+	if (h->opcode == VIA_OP_RDMA_READ_RESP) {
+		read_answer(d, vi, h, data, via_wire_data_len(h));
+		return;
+	}
+	if (rx->delivered_any && (int32_t)(via_wire_msg_id(h) - rx->last_msg_id) <= 0) {
+		st->frames_dropped++;                /* a duplicate: delivered already */
+		return;
+	}
+	rx_state_input[rx->state](d, vi, h, data, st);
+}
+
+/*
+ * VIA §6.3.1.1, Reliable Reception: a send or write that bypasses an RDMA
+ * Read of the peer takes no effect before the read's data are sent, and a
+ * later read must see what it wrote. Whether frame @p h comes behind such a
+ * read: an answer still to frame (framed here first, if the window lets
+ * it), or a frame kept behind one. The peer's answers to our own reads are
+ * never behind anything.
+ */
+static bool
+behind_read(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
+{
+	struct via_vi_reads *a = &vi->answers;
+
+	if (vi->attr.reliability != VIP_SERVICE_RELIABLE_RECEPTION ||
+	    h->opcode == VIA_OP_RDMA_READ_RESP)
+		return false;
+	if (a->head != a->tail)
+		via_resp_read_answers(d, vi, UINT32_MAX);
+	return a->head != a->tail || via_rel_parked(vi);
+}
+
+/* A numbered frame behind an unanswered read: taken, kept until then. */
+static void
+rx_park(struct via_vi *vi, const struct via_wire_hdr *h, struct rte_mbuf *m,
+	struct via_poll_stats *st)
+{
+	if (vi->state != VIP_STATE_CONNECTED || !via_rel_park(vi, h, m))
+		st->frames_dropped++;
+}
+
+/*
+ * The frames kept behind the peer's reads take effect, in order, now that
+ * those are answered, until one is a read to answer first.
+ */
+static void
+park_replay(struct viad *d, struct via_vi *vi)
+{
+	struct via_poll_stats *st = via_dp_stats();
+	struct rte_mbuf *m;
+
+	while (vi->answers.head == vi->answers.tail && vi->state == VIP_STATE_CONNECTED &&
+	       (m = via_rel_unpark(vi)) != NULL) {
+		const struct via_wire_hdr *h =
+			rte_pktmbuf_mtod_offset(m, const struct via_wire_hdr *, RTE_ETHER_HDR_LEN);
+
+		if (h->opcode == VIA_OP_RDMA_READ_REQ)
+			read_request(d, vi, h);
+		else
+			rx_taken(d, vi, h, frame_data(m, h), st);
+		rte_pktmbuf_free(m);
+	}
+}
+
 /* A data frame (Send, RDMA Write, Read answer) for a VI of this shard. */
 static void
-rx_data(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
-	const struct via_wire_hdr *h, const uint8_t *data, struct via_poll_stats *st)
+rx_data(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, const struct via_wire_hdr *h,
+	struct via_poll_stats *st)
 {
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	struct via_vi *vi;
-	struct via_vi_rx *rx;
 
 	/* a frame for a VI in a handshake went to the connection manager
 	 * first (via_cm_wants_frame): here the VI is Connected, or not its */
@@ -491,39 +570,23 @@ rx_data(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 					 via_wire_conn_id(h), NULL, 0);
 		return;
 	}
-	rx = &vi->rx;
-	/* VIA §6.3.1.1: on Reliable Reception a write or send behind an RDMA
-	 * Read has no remote effect before the read is answered (its data
-	 * taken); no room to answer now: the frame is not taken, it comes again */
-	if (vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION &&
-	    vi->answers.head != vi->answers.tail) {
-		via_resp_read_answers(d, vi, UINT32_MAX);
-		if (vi->state != VIP_STATE_CONNECTED || vi->answers.head != vi->answers.tail) {
-			vi->rel.ack_due = true;
-			st->frames_dropped++;
-			return;
-		}
+	if (behind_read(d, vi, h)) {
+		rx_park(vi, h, m, st);
+		return;
 	}
 	if (via_rel_level(vi) && !via_rel_accept(vi, h)) {
 		st->frames_dropped++;                /* out of order: go back N */
 		return;
 	}
-	if (h->opcode == VIA_OP_RDMA_READ_RESP) {
-		read_answer(d, vi, h, data, via_wire_data_len(h));
-		return;
-	}
-	if (rx->delivered_any && (int32_t)(via_wire_msg_id(h) - rx->last_msg_id) <= 0) {
-		st->frames_dropped++;                /* a duplicate: delivered already */
-		return;
-	}
-	rx_state_input[rx->state](d, vi, h, data, st);
+	rx_taken(d, vi, h, frame_data(m, h), st);
 }
 
 /* An ACK, NAK or RDMA Read request, for a connection that exists. */
 static void
-rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
-	 const struct via_wire_hdr *h, struct via_poll_stats *st)
+rx_xport(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, const struct via_wire_hdr *h,
+	 struct via_poll_stats *st)
 {
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	struct via_vi *vi = via_vi_of_frame(d, nic, eth->src_addr.addr_bytes, via_wire_dst_vi(h),
 				     via_wire_src_vi(h), via_wire_conn_id(h), st);
 
@@ -534,8 +597,11 @@ rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 		return;
 	}
 	if (h->opcode == VIA_OP_RDMA_READ_REQ) {
-		/* sequenced like data: only in order */
-		if (via_rel_accept(vi, h))
+		/* sequenced like data: only in order; behind frames kept for
+		 * an earlier read, it must see what they write */
+		if (via_rel_parked(vi))
+			rx_park(vi, h, m, st);
+		else if (via_rel_accept(vi, h))
 			read_request(d, vi, h);
 		else
 			st->frames_dropped++;
@@ -545,16 +611,16 @@ rx_xport(struct viad *d, struct via_nic *nic, const struct rte_ether_hdr *eth,
 }
 
 void
-via_resp_input(struct viad *d, struct via_nic *nic, const struct rte_mbuf *m,
+via_resp_input(struct viad *d, struct via_nic *nic, struct rte_mbuf *m,
 	       struct via_poll_stats *st)
 {
-	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
-	const struct via_wire_hdr *h = (const struct via_wire_hdr *)(eth + 1);
+	const struct via_wire_hdr *h =
+		rte_pktmbuf_mtod_offset(m, const struct via_wire_hdr *, RTE_ETHER_HDR_LEN);
 
 	if (via_wire_ops[h->opcode].flags & VIA_OPF_XPORT)
-		rx_xport(d, nic, eth, h, st);
+		rx_xport(d, nic, m, h, st);
 	else
-		rx_data(d, nic, eth, h, frame_data(m, h), st);
+		rx_data(d, nic, m, h, st);
 }
 
 void

@@ -172,9 +172,23 @@ via_poll_main(void *arg)
 	/* main.c launched this lcore for one shard */
 	while (me->lcore != rte_lcore_id())
 		me++;
-	VLOG_INFO("poll lcore %u: shard %u of %u, %s", rte_lcore_id(), me->index, d->nb_shards,
-		  d->conf.poll_mode == VIA_POLL_BUSY ? "busy" :
-		  d->conf.poll_mode == VIA_POLL_BACKOFF ? "backoff" : "adaptive");
+	{
+		/* which CPUs it runs on, for whoever places processes beside
+		 * viad (viactl cpus says it too) */
+		rte_cpuset_t set = rte_lcore_cpuset(rte_lcore_id());
+		char cpus[64];
+		int cpu, len = 0;
+
+		cpus[0] = '\0';
+		for (cpu = 0; cpu < CPU_SETSIZE && len < (int)sizeof(cpus) - 8; cpu++)
+			if (CPU_ISSET(cpu, &set))
+				len += snprintf(cpus + len, sizeof(cpus) - (size_t)len, "%s%d",
+						len ? "," : "", cpu);
+		VLOG_INFO("poll lcore %u on CPU %s: shard %u of %u, %s", rte_lcore_id(), cpus,
+			  me->index, d->nb_shards,
+			  d->conf.poll_mode == VIA_POLL_BUSY ? "busy" :
+			  d->conf.poll_mode == VIA_POLL_BACKOFF ? "backoff" : "adaptive");
+	}
 	while (!__atomic_load_n(&d->stopping, __ATOMIC_RELAXED)) {
 		/* one timer read per iteration: the busy share telemetry reports */
 		uint64_t start = rte_get_timer_cycles();

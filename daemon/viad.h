@@ -979,19 +979,29 @@ struct via_rdma_resp {
  * retransmission on a timeout with exponential backoff and bounded retries.
  */
 struct via_vi_rel {
-	struct rte_mbuf **win;     /**< unacknowledged frames at seq & (win_size - 1) */
+	struct rte_mbuf **win;     /**< frames the peer has not received, at seq & (win_size - 1) */
 	uint32_t win_size;         /**< power of two; 0 until the first reliable send */
-	uint32_t snd_una;          /**< oldest unacknowledged frame */
+	uint32_t snd_una;          /**< oldest frame the peer has not received */
 	uint32_t snd_nxt;          /**< next frame to send */
+	uint32_t snd_placed;       /**< the peer placed every frame before it (RR completions) */
+	uint32_t probe_nxt;        /**< snd_nxt when the last probe went: its token */
+	uint32_t reply_token;      /**< receiver: the token of the probe to answer */
+	uint32_t behind_reads;     /**< frames sent since the oldest RDMA Read not yet answered */
 	uint64_t rto_at;           /**< retransmission deadline, timer cycles; 0: none */
 	uint32_t rto_us;
 	uint8_t retries;
 	uint8_t dupacks;
 	bool recovering;           /**< a fast retransmission of snd_una is out */
 	bool ack_due;              /**< receiver: acknowledge in this iteration */
-	bool probing;              /**< a keepalive probe is unanswered */
+	bool reply_due;            /**< receiver: that ACK answers a PROBE */
+	bool probing;              /**< a probe is unanswered */
 	uint64_t heard_at;         /**< timer cycles: last valid frame from the peer */
 	uint32_t rcv_nxt;          /**< receiver: next frame expected */
+	/** receiver, Reliable Reception: frames taken in order but not placed
+	 *  yet, behind an RDMA Read of the peer still to answer (dp_resp.c) */
+	struct rte_mbuf **park;
+	uint32_t park_head, park_tail;  /**< free-running; capacity park_size */
+	uint32_t park_size;
 };
 
 /**

@@ -67,9 +67,11 @@ enum via_wire_reject {
 };
 
 /** via_wire_hdr flags */
-#define VIA_WF_IMM   0x0001  /**< imm carries immediate data (VIA §10.2 bit 2) */
-#define VIA_WF_PEER  0x0002  /**< CONN_REQ of VipConnectPeerRequest */
-#define VIA_WF_PROBE 0x0004  /**< ACK that asks for an ACK back: keepalive */
+#define VIA_WF_IMM    0x0001  /**< imm carries immediate data (VIA §10.2 bit 2) */
+#define VIA_WF_PEER   0x0002  /**< CONN_REQ of VipConnectPeerRequest */
+#define VIA_WF_PROBE  0x0004  /**< ACK that asks for an ACK back: keepalive, retransmission timer */
+#define VIA_WF_PLACED 0x0008  /**< ACK whose imm is the frame before which all are placed */
+#define VIA_WF_REPLY  0x0010  /**< ACK that answers a PROBE */
 
 /** Opcode properties (wire.c table). */
 #define VIA_OPF_CM   0x1     /**< handled by the connection manager (control thread) */

@@ -36,6 +36,13 @@
 
 #define VF_MSG_MAX     ((size_t)1 << 30)
 
+/* libfabric's own flag (ofi.h, OFI_CORE_PROV_ONLY): a utility provider asks
+ * the core providers what to layer over. ofi_rxm would offer RDM endpoints
+ * made of this provider's FI_EP_MSG ones, ahead of its own RDM endpoints,
+ * under the name "via;ofi_rxm": applications that ask for "via" would get
+ * them. The provider's RDM is native: it declines. */
+#define VF_UTIL_ASKS   (1ULL << 59)
+
 /* completion levels we meet: a Reliable Reception send completes once
  * the peer's VI NIC has placed it */
 #define VF_TX_OP_FLAGS (FI_COMPLETION | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
@@ -193,12 +200,24 @@ vf_params(void)
 /* ---------------------------------------------------------------------- */
 /* fi_getinfo */
 
-/* What the NIC offers, read through VIPL. */
+/* Names fi_getinfo reports: src_addr and dest_addr (NULL: none). */
+struct vf_addrs {
+	struct vf_name src, dest;
+	bool has_src, has_dest;
+};
+
+/*
+ * What the NIC offers, read through VIPL, and the names a node and a
+ * service stand for (via_fi_addr.c): with FI_SOURCE the local one (the
+ * node, if any, must be this NIC), else the peer's.
+ */
 static int
-vf_nic_query(const char *name, VIP_NIC_ATTRIBUTES *attr)
+vf_nic_query(const char *name, VIP_NIC_ATTRIBUTES *attr, const char *node, const char *service,
+	     uint64_t flags, struct vf_addrs *addrs)
 {
 	VIP_NIC_HANDLE nic;
 	VIP_RETURN rc;
+	int ret = 0;
 
 	rc = VipOpenNic(name, &nic);
 	if (rc != VIP_SUCCESS) {
@@ -207,9 +226,28 @@ vf_nic_query(const char *name, VIP_NIC_ATTRIBUTES *attr)
 		return -FI_ENODATA;
 	}
 	rc = VipQueryNic(nic, attr);
+	if (rc != VIP_SUCCESS) {
+		ret = -FI_ENODATA;
+	} else if (node != NULL || service != NULL) {
+		bool src = flags & FI_SOURCE;
+		struct vf_name *n = src ? &addrs->src : &addrs->dest;
+
+		ret = vf_name_resolve(nic, attr->LocalNicAddress, node, service, n);
+		if (ret == 0 && src && memcmp(n->mac, attr->LocalNicAddress, 6) != 0) {
+			FI_INFO(&vf_prov, FI_LOG_CORE, "node %s is not NIC %s\n", node, name);
+			ret = -FI_ENODATA;
+		}
+		/* a peer is a node and a service; a local name may lack either */
+		if (ret == 0 && !src && (node == NULL || service == NULL))
+			ret = -FI_ENODATA;
+		if (ret == 0) {
+			addrs->has_src |= src;
+			addrs->has_dest |= !src;
+		}
+	}
 	VipCloseNic(nic);
-	if (rc != VIP_SUCCESS)
-		return -FI_ENODATA;
+	if (ret)
+		return ret;
 	/* the protocol needs Reliable Reception (completion semantics) and
 	 * RDMA Read (rendezvous) */
 	if (!(attr->ReliabilityLevelSupport & VIP_SERVICE_RELIABLE_RECEPTION) ||
@@ -345,29 +383,31 @@ vf_info_fits(uint32_t version, const struct fi_info *hints, struct fi_info *fi)
 		return false;
 	if (hints->addr_format != FI_FORMAT_UNSPEC)
 		return false;
+	if (fi->ep_attr->type == FI_EP_MSG) {
+		if (hints->caps & FI_DIRECTED_RECV)
+			return false;
+		fi->caps &= ~(uint64_t)FI_DIRECTED_RECV;
+		fi->rx_attr->caps &= ~(uint64_t)FI_DIRECTED_RECV;
+	}
 	if (hints->ep_attr) {
 		const struct fi_ep_attr *e = hints->ep_attr;
 
-		if ((e->type != FI_EP_UNSPEC && e->type != FI_EP_RDM) || e->tx_ctx_cnt > 1 ||
-		    e->rx_ctx_cnt > 1 || e->auth_key_size > 0 ||
+		if ((e->type != FI_EP_UNSPEC && e->type != fi->ep_attr->type) ||
+		    e->tx_ctx_cnt > 1 || e->rx_ctx_cnt > 1 || e->auth_key_size > 0 ||
 		    e->max_msg_size > fi->ep_attr->max_msg_size)
 			return false;
 	}
 	if (hints->fabric_attr && vf_str_differs(hints->fabric_attr->name, VF_FABRIC_NAME))
 		return false;
-	if (hints->dest_addr != NULL) {
-		const struct vf_name *n = hints->dest_addr;
-
-		if (hints->dest_addrlen != sizeof(*n) || n->magic[0] != VF_NAME_MAGIC0 ||
-		    n->magic[1] != VF_NAME_MAGIC1)
-			return false;
-	}
+	if ((hints->dest_addr != NULL && !vf_name_valid(hints->dest_addr, hints->dest_addrlen)) ||
+	    (hints->src_addr != NULL && !vf_name_valid(hints->src_addr, hints->src_addrlen)))
+		return false;
 	return vf_tx_fits(hints->tx_attr, fi->tx_attr) && vf_rx_fits(hints->rx_attr, fi->rx_attr) &&
 	       vf_domain_fits(version, hints, fi);
 }
 
 static struct fi_info *
-vf_info_new(const char *nic, const VIP_NIC_ATTRIBUTES *attr)
+vf_info_new(const char *nic, const VIP_NIC_ATTRIBUTES *attr, enum fi_ep_type type)
 {
 	struct fi_info *fi = fi_allocinfo();
 	size_t msg_max = attr->MaxRegisterBlockBytes;
@@ -397,7 +437,12 @@ vf_info_new(const char *nic, const VIP_NIC_ATTRIBUTES *attr)
 	fi->rx_attr->size = VF_QUEUE_SIZE;
 	fi->rx_attr->iov_limit = 1;
 
-	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->type = type;
+	if (type == FI_EP_MSG) {
+		/* a connection has one peer: nothing to direct a receive to */
+		fi->caps &= ~(uint64_t)FI_DIRECTED_RECV;
+		fi->rx_attr->caps &= ~(uint64_t)FI_DIRECTED_RECV;
+	}
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
 	fi->ep_attr->protocol_version = 1;
 	fi->ep_attr->max_msg_size = msg_max;
@@ -434,45 +479,85 @@ vf_info_new(const char *nic, const VIP_NIC_ATTRIBUTES *attr)
 }
 
 static int
-vf_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
-	   const struct fi_info *hints, struct fi_info **info)
+vf_addr_dup(void **dst, size_t *dstlen, const void *src, size_t len)
 {
-	const char *nic = vf_params()->nic;
-	VIP_NIC_ATTRIBUTES attr;
-	struct fi_info *fi;
-	int ret;
-
-	(void)flags;
-	*info = NULL;
-	/* addresses are names from fi_getname, never host names or ports */
-	if (node != NULL || service != NULL)
-		return -FI_ENODATA;
-	if (hints && hints->domain_attr && hints->domain_attr->name)
-		nic = hints->domain_attr->name;
-	ret = vf_nic_query(nic, &attr);
-	if (ret)
-		return ret;
-	fi = vf_info_new(nic, &attr);
-	if (fi == NULL)
+	*dst = malloc(len);
+	if (*dst == NULL)
 		return -FI_ENOMEM;
+	memcpy(*dst, src, len);
+	*dstlen = len;
+	return 0;
+}
+
+/* One fi_info of endpoint type @p type for @p hints, or NULL (-@p *ret). */
+static struct fi_info *
+vf_info_for(uint32_t version, const char *nic, const VIP_NIC_ATTRIBUTES *attr,
+	    enum fi_ep_type type, const struct fi_info *hints, const struct vf_addrs *addrs,
+	    int *ret)
+{
+	struct fi_info *fi = vf_info_new(nic, attr, type);
+
+	*ret = -FI_ENOMEM;
+	if (fi == NULL)
+		return NULL;
+	*ret = -FI_ENODATA;
 	if (hints == NULL) {
 		if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
 			fi->domain_attr->mr_mode = FI_MR_BASIC;
 	} else if (!vf_info_fits(version, hints, fi)) {
 		fi_freeinfo(fi);
+		return NULL;
+	}
+	*ret = -FI_ENOMEM;
+	if ((addrs->has_src &&
+	     vf_addr_dup(&fi->src_addr, &fi->src_addrlen, &addrs->src, sizeof(addrs->src))) ||
+	    (!addrs->has_src && hints && hints->src_addr &&
+	     vf_addr_dup(&fi->src_addr, &fi->src_addrlen, hints->src_addr, hints->src_addrlen)) ||
+	    (addrs->has_dest &&
+	     vf_addr_dup(&fi->dest_addr, &fi->dest_addrlen, &addrs->dest, sizeof(addrs->dest))) ||
+	    (!addrs->has_dest && hints && hints->dest_addr &&
+	     vf_addr_dup(&fi->dest_addr, &fi->dest_addrlen, hints->dest_addr,
+			 hints->dest_addrlen))) {
+		fi_freeinfo(fi);
+		return NULL;
+	}
+	*ret = 0;
+	return fi;
+}
+
+static int
+vf_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+	   const struct fi_info *hints, struct fi_info **info)
+{
+	static const enum fi_ep_type types[] = { FI_EP_RDM, FI_EP_MSG };
+	const char *nic = vf_params()->nic;
+	struct vf_addrs addrs = { .has_src = false };
+	struct fi_info **tail = info;
+	VIP_NIC_ATTRIBUTES attr;
+	int ret, last = -FI_ENODATA;
+	unsigned t;
+
+	*info = NULL;
+	if (flags & VF_UTIL_ASKS)
 		return -FI_ENODATA;
-	}
-	if (hints && hints->dest_addr) {
-		fi->dest_addr = malloc(hints->dest_addrlen);
-		if (fi->dest_addr == NULL) {
-			fi_freeinfo(fi);
-			return -FI_ENOMEM;
+	if (hints && hints->domain_attr && hints->domain_attr->name)
+		nic = hints->domain_attr->name;
+	ret = vf_nic_query(nic, &attr, node, service, flags, &addrs);
+	if (ret)
+		return ret;
+	/* RDM first: what an application that names no type gets first */
+	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		struct fi_info *fi = vf_info_for(version, nic, &attr, types[t], hints, &addrs, &ret);
+
+		if (fi == NULL) {
+			if (ret != -FI_ENODATA)
+				last = ret;
+			continue;
 		}
-		memcpy(fi->dest_addr, hints->dest_addr, hints->dest_addrlen);
-		fi->dest_addrlen = hints->dest_addrlen;
+		*tail = fi;
+		tail = &fi->next;
 	}
-	*info = fi;
-	return 0;
+	return *info != NULL ? 0 : last;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -487,6 +572,8 @@ vf_eq_read_locked(struct vf_eq *q, uint32_t *event, void *buf, size_t len, uint6
 
 	if (ev == NULL)
 		return -FI_EAGAIN;
+	if (ev->error)
+		return -FI_EAVAIL;      /* fi_eq_readerr takes it */
 	n = ev->len < len ? ev->len : len;
 	if (event)
 		*event = ev->event;
@@ -513,10 +600,22 @@ vf_eq_read(struct fid_eq *eq, uint32_t *event, void *buf, size_t len, uint64_t f
 static ssize_t
 vf_eq_readerr(struct fid_eq *eq, struct fi_eq_err_entry *buf, uint64_t flags)
 {
-	(void)eq;
-	(void)buf;
-	(void)flags;
-	return -FI_EAGAIN;
+	struct vf_eq *q = vf_container_of(eq, struct vf_eq, eq);
+	struct vf_eq_event *ev;
+	ssize_t ret = -FI_EAGAIN;
+
+	pthread_mutex_lock(&q->lock);
+	ev = vf_list_first(&q->events, struct vf_eq_event, link);
+	if (ev != NULL && ev->error) {
+		memcpy(buf, ev->buf, sizeof(*buf));
+		ret = (ssize_t)sizeof(*buf);
+		if (!(flags & FI_PEEK)) {
+			vf_list_del(&ev->link);
+			free(ev);
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	return ret;
 }
 
 static ssize_t
@@ -530,6 +629,7 @@ vf_eq_write(struct fid_eq *eq, uint32_t event, const void *buf, size_t len, uint
 	if (ev == NULL)
 		return -FI_ENOMEM;
 	ev->event = event;
+	ev->error = false;
 	ev->len = len;
 	memcpy(ev->buf, buf, len);
 	pthread_mutex_lock(&q->lock);
@@ -662,17 +762,6 @@ static struct fi_ops vf_fabric_fi_ops = {
 };
 
 static int
-vf_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep,
-		 void *context)
-{
-	(void)fabric;
-	(void)info;
-	(void)pep;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
-static int
 vf_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr, struct fid_wait **waitset)
 {
 	(void)fabric;
@@ -693,7 +782,7 @@ vf_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 static struct fi_ops_fabric vf_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = vf_domain_open,
-	.passive_ep = vf_no_passive_ep,
+	.passive_ep = vf_passive_ep,
 	.eq_open = vf_eq_open,
 	.wait_open = vf_no_wait_open,
 	.trywait = vf_no_trywait,

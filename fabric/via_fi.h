@@ -198,11 +198,25 @@ struct vf_reg {
 	bool cached;             /**< kept after its last user, and validated */
 };
 
+/**
+ * A viad session (VipOpenNic). Each domain opens its own, except one opened
+ * from the fi_info of a connection request (FI_CONNREQ): it shares the
+ * passive endpoint's, since VipConnectAccept takes a request of the session
+ * it accepts a VI of.
+ */
+struct vf_session {
+	VIP_NIC_HANDLE nic;
+	VIP_NIC_ATTRIBUTES attr;
+	uint8_t mac[6];
+	unsigned refs;           /**< domains and passive endpoints on it */
+};
+
 struct vf_domain {
 	struct fid_domain fid;
 	pthread_mutex_t lock;
 	uint32_t api_version;
-	VIP_NIC_HANDLE nic;
+	struct vf_session *sess;
+	VIP_NIC_HANDLE nic;      /**< sess->nic */
 	VIP_NIC_ATTRIBUTES attr;
 	uint8_t mac[6];
 	VIP_PROTECTION_HANDLE ptag;
@@ -270,6 +284,7 @@ struct vf_cq {
 struct vf_eq_event {
 	struct vf_list link;
 	uint32_t event;
+	bool error;               /**< buf holds a struct fi_eq_err_entry */
 	size_t len;
 	uint8_t buf[];
 };
@@ -279,6 +294,27 @@ struct vf_eq {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct vf_list events;
+};
+
+/** A passive endpoint (FI_EP_MSG): listens on its name, reports FI_CONNREQ. */
+struct vf_pep {
+	struct fid_pep pep;
+	struct fi_info *info;
+	struct vf_session *sess;
+	struct vf_eq *eq;
+	struct vf_name name;
+	pthread_t listener;
+	bool listening;
+	bool stopping;            /**< tells the listener to end (atomic) */
+};
+
+/** A connection request of a passive endpoint: fi_info::handle of FI_CONNREQ. */
+struct vf_connreq {
+	struct fid fid;           /**< FI_CLASS_CONNREQ */
+	struct vf_pep *pep;
+	VIP_CONN_HANDLE ch;
+	VIP_VI_ATTRIBUTES rattr;
+	struct vf_name peer;
 };
 
 /** Kinds of user request. */
@@ -450,9 +486,15 @@ struct vf_ep {
 	struct vf_list *req_pool;    /**< freed requests, linked by link.next */
 	unsigned req_pool_len;
 	size_t tx_size, rx_size;     /**< their limits (fi_tx_attr/rx_attr size) */
+	/* FI_EP_MSG: one peer, connected by fi_connect or fi_accept */
+	bool msg;
+	struct vf_eq *eq;         /**< connection events */
+	struct vf_peer *msg_peer;
+	struct vf_connreq *connreq; /**< fi_accept takes it */
+	bool msg_connected;
 	/* the connection threads */
 	pthread_t listener, connector;
-	bool threads;
+	bool listens, connects;
 	pthread_cond_t cjob_cond;
 	struct vf_list cjobs;
 };
@@ -469,6 +511,25 @@ int vf_no_control(struct fid *fid, int command, void *arg);
 int vf_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context);
 int vf_no_tostr(const struct fid *fid, char *buf, size_t len);
 int vf_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context);
+
+/* via_fi_addr.c */
+int vf_service_parse(const char *service, uint32_t *id);
+int vf_name_resolve(VIP_NIC_HANDLE nic, const uint8_t own_mac[6], const char *node,
+		    const char *service, struct vf_name *out);
+bool vf_name_valid(const void *addr, size_t len);
+/** A name of its own for an endpoint that binds no service: its pid and a
+ *  fresh number. */
+void vf_name_fresh(struct vf_name *n, const uint8_t mac[6]);
+
+/* via_fi_cm.c: sessions, passive endpoints, connection events */
+int vf_session_open(const char *nic, struct vf_session **out);
+void vf_session_put(struct vf_session *s);
+struct vf_session *vf_session_of_info(const struct fi_info *info);
+int vf_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep,
+		  void *context);
+void vf_eq_event(struct vf_eq *q, uint32_t event, fid_t fid, struct fi_info *info);
+void vf_eq_error(struct vf_eq *q, fid_t fid, void *context, int err);
+void vf_connreq_free(struct vf_connreq *cr);
 
 /* via_fi_domain.c */
 int vf_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
@@ -506,6 +567,10 @@ void vf_conn_stop(struct vf_ep *ep);
 void vf_connect_kick(struct vf_peer *p);
 struct vf_conn *vf_conn_lookup(struct vf_ep *ep, VIP_VI_HANDLE vi);
 void vf_conn_down(struct vf_conn *c, int err);
+void vf_conn_broken(struct vf_conn *c);
+int vf_accept_conn(struct vf_ep *ep, VIP_CONN_HANDLE ch, const struct vf_name *name,
+		   const VIP_VI_ATTRIBUTES *rattr);
+void vf_msg_shutdown(struct vf_ep *ep);
 
 /* via_fi_proto.c */
 void vf_progress(struct vf_ep *ep);

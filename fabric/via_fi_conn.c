@@ -357,8 +357,87 @@ vf_conn_down(struct vf_conn *c, int err)
 		vf_req_check(r);
 	}
 	vf_conn_free(c);
-	if (!ep->stopping)
+	/* an FI_EP_MSG endpoint connects only when told to */
+	if (!ep->stopping && !ep->msg)
 		vf_peer_push(p);
+}
+
+/*
+ * @p c broke under way (flushed or failed descriptors: the peer closed, its
+ * viad or the link went, the transport gave up): what was lost on it cannot
+ * be told from what was not, so every operation with its peer fails with
+ * FI_EIO now - sends queued or under way, rendezvous sends waiting for a
+ * FIN, reads, receives directed at the peer and rendezvous messages of it
+ * not yet matched - and every other VI to it goes too. Later operations
+ * connect anew. Domain lock held.
+ */
+void
+vf_conn_broken(struct vf_conn *c)
+{
+	struct vf_peer *p = c->peer;
+	struct vf_ep *ep = c->ep;
+	struct vf_list *pos, *tmp;
+	fi_addr_t addr = vf_peer_addr(ep, p);
+	int tagged;
+
+	FI_WARN(&vf_prov, FI_LOG_EP_DATA, "connection to a peer broken: its operations fail\n");
+	/* first, or the connections' teardown would send them over a new VI */
+	vf_list_for_each_safe(pos, tmp, &p->txq) {
+		struct vf_req *r = vf_container_of(pos, struct vf_req, link);
+
+		vf_list_del(&r->link);
+		r->err = FI_EIO;
+		r->done_posting = true;
+		vf_req_check(r);
+	}
+	vf_conn_down(c, FI_EIO);
+	while ((c = vf_list_first(&p->conns, struct vf_conn, link)) != NULL)
+		vf_conn_down(c, FI_EIO);
+	for (tagged = 0; tagged < 2; tagged++) {
+		vf_list_for_each_safe(pos, tmp, &ep->posted[tagged]) {
+			struct vf_req *r = vf_container_of(pos, struct vf_req, link);
+
+			if (r->src == FI_ADDR_UNSPEC || r->src != addr)
+				continue;
+			vf_list_del(&r->link);
+			vf_recv_fail(r);
+		}
+		/* their senders failed: nobody answers a read of them */
+		vf_list_for_each_safe(pos, tmp, &ep->unexp[tagged]) {
+			struct vf_unexp *ux = vf_container_of(pos, struct vf_unexp, link);
+
+			if (ux->peer != p || !ux->rndv || ux->claimed)
+				continue;
+			vf_list_del(&ux->link);
+			vf_ux_free(ux);
+		}
+	}
+	if (ep->msg && ep->msg_connected && !ep->stopping) {
+		ep->msg_connected = false;
+		vf_eq_event(ep->eq, FI_SHUTDOWN, &ep->ep.fid, NULL);
+	}
+}
+
+void
+vf_msg_shutdown(struct vf_ep *ep)
+{
+	struct vf_peer *p = ep->msg_peer;
+	struct vf_list *pos, *tmp;
+	struct vf_conn *c;
+
+	if (p == NULL)
+		return;
+	ep->msg_connected = false;
+	vf_list_for_each_safe(pos, tmp, &p->txq) {
+		struct vf_req *r = vf_container_of(pos, struct vf_req, link);
+
+		vf_list_del(&r->link);
+		r->err = FI_ECANCELED;
+		r->done_posting = true;
+		vf_req_check(r);
+	}
+	while ((c = vf_list_first(&p->conns, struct vf_conn, link)) != NULL)
+		vf_conn_down(c, FI_ECANCELED);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -395,45 +474,51 @@ vf_conn_established(struct vf_conn *c)
 {
 	struct vf_peer *p = c->peer;
 
+	struct vf_ep *ep = c->ep;
+
 	c->state = VF_CONN_UP;
 	vf_list_add_tail(&p->conns, &c->link);
 	if (p->tx == NULL)
 		p->tx = c;
+	if (ep->msg && !ep->msg_connected) {
+		ep->msg_connected = true;
+		vf_eq_event(ep->eq, FI_CONNECTED, &ep->ep.fid, NULL);
+	}
 	vf_conn_up(c);
 	vf_peer_push(p);
 }
 
-static void
-vf_accept_one(struct vf_ep *ep, VIP_CONN_HANDLE ch, const VIP_NET_ADDRESS *remote,
-	      const VIP_VI_ATTRIBUTES *rattr)
+int
+vf_accept_conn(struct vf_ep *ep, VIP_CONN_HANDLE ch, const struct vf_name *name,
+	       const VIP_VI_ATTRIBUTES *rattr)
 {
 	struct vf_domain *d = ep->dom;
-	struct vf_name name;
 	struct vf_conn *c;
 	struct vf_peer *p;
 	VIP_RETURN rc;
 
 	/* the VI must match the requester's (VIA §4.1) */
-	if (!vf_name_from_addr(remote, &name) ||
-	    rattr->ReliabilityLevel != VIP_SERVICE_RELIABLE_RECEPTION ||
+	if (rattr->ReliabilityLevel != VIP_SERVICE_RELIABLE_RECEPTION ||
 	    rattr->MaxTransferSize < 4096 || rattr->MaxTransferSize > d->attr.MaxTransferSize) {
 		FI_WARN(&vf_prov, FI_LOG_EP_CTRL, "refused a connection request\n");
 		VipConnectReject(ch);
-		return;
+		return -FI_ECONNREFUSED;
 	}
 	c = vf_conn_new(ep, rattr->MaxTransferSize);
 	if (c == NULL) {
 		VipConnectReject(ch);
-		return;
+		return -FI_ENOMEM;
 	}
 	pthread_mutex_lock(&d->lock);
-	p = ep->stopping ? NULL : vf_peer_get(ep, &name);
+	p = ep->stopping ? NULL : vf_peer_get(ep, name);
 	if (p == NULL || vf_conn_publish(c, p) != 0) {
 		vf_conn_drain_free(c);
 		pthread_mutex_unlock(&d->lock);
 		VipConnectReject(ch);
-		return;
+		return -FI_ENOMEM;
 	}
+	if (ep->msg)
+		ep->msg_peer = p;
 	pthread_mutex_unlock(&d->lock);
 	rc = VipConnectAccept(ch, c->vi);
 	pthread_mutex_lock(&d->lock);
@@ -445,6 +530,22 @@ vf_accept_one(struct vf_ep *ep, VIP_CONN_HANDLE ch, const VIP_NET_ADDRESS *remot
 		vf_conn_down(c, FI_EIO);
 	}
 	pthread_mutex_unlock(&d->lock);
+	return rc == VIP_SUCCESS ? 0 : vf_vip_errno(rc);
+}
+
+/* The RDM listener's: any requester that is an endpoint of this provider. */
+static void
+vf_accept_one(struct vf_ep *ep, VIP_CONN_HANDLE ch, const VIP_NET_ADDRESS *remote,
+	      const VIP_VI_ATTRIBUTES *rattr)
+{
+	struct vf_name name;
+
+	if (!vf_name_from_addr(remote, &name)) {
+		FI_WARN(&vf_prov, FI_LOG_EP_CTRL, "refused a connection request\n");
+		VipConnectReject(ch);
+		return;
+	}
+	vf_accept_conn(ep, ch, &name, rattr);
 }
 
 static void *
@@ -577,6 +678,9 @@ vf_connector(void *arg)
 			FI_WARN(&vf_prov, FI_LOG_EP_CTRL, "no connection to a peer: %d\n", rc);
 			vf_conn_down(c, FI_EHOSTUNREACH);
 			vf_connect_fail(p, FI_EHOSTUNREACH);
+			if (ep->msg)
+				vf_eq_error(ep->eq, &ep->ep.fid, ep->ep.fid.context,
+					    rc == VIP_REJECT ? FI_ECONNREFUSED : FI_ETIMEDOUT);
 		}
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -586,17 +690,24 @@ vf_connector(void *arg)
 int
 vf_conn_start_threads(struct vf_ep *ep)
 {
-	if (pthread_create(&ep->listener, NULL, vf_listener, ep) != 0)
-		return -FI_ENOMEM;
+	/* an FI_EP_MSG endpoint is asked through its passive endpoint */
+	if (!ep->msg) {
+		if (pthread_create(&ep->listener, NULL, vf_listener, ep) != 0)
+			return -FI_ENOMEM;
+		ep->listens = true;
+	}
 	if (pthread_create(&ep->connector, NULL, vf_connector, ep) != 0) {
-		ep->stopping = true;
-		pthread_mutex_unlock(&ep->dom->lock);
-		pthread_join(ep->listener, NULL);
-		pthread_mutex_lock(&ep->dom->lock);
-		ep->stopping = false;
+		if (ep->listens) {
+			ep->stopping = true;
+			pthread_mutex_unlock(&ep->dom->lock);
+			pthread_join(ep->listener, NULL);
+			pthread_mutex_lock(&ep->dom->lock);
+			ep->stopping = false;
+			ep->listens = false;
+		}
 		return -FI_ENOMEM;
 	}
-	ep->threads = true;
+	ep->connects = true;
 	return 0;
 }
 
@@ -621,10 +732,16 @@ vf_conn_stop(struct vf_ep *ep)
 			VipDisconnect(p->pending->vi);
 	}
 	pthread_mutex_unlock(&d->lock);
-	if (ep->threads) {
+	if (ep->listens)
 		pthread_join(ep->listener, NULL);
+	if (ep->connects)
 		pthread_join(ep->connector, NULL);
-		ep->threads = false;
+	ep->listens = ep->connects = false;
+	if (ep->connreq != NULL) {
+		/* made from a request it never accepted */
+		VipConnectReject(ep->connreq->ch);
+		vf_connreq_free(ep->connreq);
+		ep->connreq = NULL;
 	}
 	pthread_mutex_lock(&d->lock);
 	vf_list_for_each_safe(pos, tmp, &ep->peers) {

@@ -356,12 +356,6 @@ vf_name_hash(const struct vf_name *n)
 	return (size_t)h;
 }
 
-static bool
-vf_name_valid(const struct vf_name *n)
-{
-	return n->magic[0] == VF_NAME_MAGIC0 && n->magic[1] == VF_NAME_MAGIC1;
-}
-
 static void
 vf_av_hash_add(struct vf_av *av, size_t i)
 {
@@ -432,7 +426,7 @@ vf_av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_a
 	for (i = 0; i < count; i++) {
 		fi_addr_t a = FI_ADDR_NOTAVAIL;
 
-		if (!vf_name_valid(&names[i])) {
+		if (!vf_name_valid(&names[i], sizeof(names[i]))) {
 			FI_WARN(&vf_prov, FI_LOG_AV, "address %zu is not a via name\n", i);
 		} else if (av->type == FI_AV_MAP &&
 			   (a = vf_av_find(av, &names[i])) != FI_ADDR_NOTAVAIL) {
@@ -455,16 +449,17 @@ vf_av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_a
 }
 
 static int
-vf_av_insertsvc(struct fid_av *av, const char *node, const char *service, fi_addr_t *fi_addr,
+vf_av_insertsvc(struct fid_av *fav, const char *node, const char *service, fi_addr_t *fi_addr,
 		uint64_t flags, void *context)
 {
-	(void)av;
-	(void)node;
-	(void)service;
-	(void)fi_addr;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
+	struct vf_av *av = vf_container_of(fav, struct vf_av, av);
+	struct vf_name n;
+
+	if (node == NULL || service == NULL)
+		return -FI_EINVAL;
+	if (vf_name_resolve(av->dom->nic, av->dom->mac, node, service, &n) != 0)
+		return -FI_EADDRNOTAVAIL;
+	return vf_av_insert(fav, &n, 1, fi_addr, flags, context) == 1 ? 1 : -FI_EINVAL;
 }
 
 static int
@@ -638,14 +633,6 @@ vf_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **a
  * (vf_progress_one). So this only logs, instead of libvipl-dpdk's default
  * handler printing on stderr.
  */
-static void
-vf_async_error(VIP_PVOID context, VIP_ERROR_DESCRIPTOR *e)
-{
-	(void)context;
-	FI_INFO(&vf_prov, FI_LOG_DOMAIN, "VIA asynchronous error %d on VI %p\n", e->ErrorCode,
-		e->ViHandle);
-}
-
 static int
 vf_domain_close(struct fid *fid)
 {
@@ -659,7 +646,7 @@ vf_domain_close(struct fid *fid)
 	vf_cache_trim(d, 0);
 	pthread_mutex_unlock(&d->lock);
 	VipDestroyPtag(d->nic, d->ptag);
-	VipCloseNic(d->nic);
+	vf_session_put(d->sess);
 	if (d->pagemap_fd >= 0)
 		close(d->pagemap_fd);
 	pthread_mutex_destroy(&d->lock);
@@ -793,22 +780,24 @@ vf_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domai
 	d->p = *vf_params();
 	vf_list_init(&d->mrs);
 	vf_list_init(&d->cache);
-	rc = VipOpenNic(name, &d->nic);
-	if (rc != VIP_SUCCESS) {
-		FI_WARN(&vf_prov, FI_LOG_DOMAIN, "VipOpenNic(%s): %d\n", name, rc);
-		free(d);
-		return -FI_ENODEV;
+	d->sess = vf_session_of_info(info);
+	if (d->sess == NULL) {
+		int ret = vf_session_open(name, &d->sess);
+
+		if (ret) {
+			free(d);
+			return ret;
+		}
 	}
-	rc = VipQueryNic(d->nic, &d->attr);
-	if (rc == VIP_SUCCESS)
-		rc = VipCreatePtag(d->nic, &d->ptag);
+	d->nic = d->sess->nic;
+	d->attr = d->sess->attr;
+	memcpy(d->mac, d->sess->mac, sizeof(d->mac));
+	rc = VipCreatePtag(d->nic, &d->ptag);
 	if (rc != VIP_SUCCESS) {
-		VipCloseNic(d->nic);
+		vf_session_put(d->sess);
 		free(d);
 		return vf_vip_errno(rc);
 	}
-	memcpy(d->mac, d->attr.LocalNicAddress, sizeof(d->mac));
-	VipErrorCallback(d->nic, d, vf_async_error);
 	d->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	pthread_mutex_init(&d->lock, NULL);
 	d->fid.fid.fclass = FI_CLASS_DOMAIN;

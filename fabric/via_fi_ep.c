@@ -178,6 +178,24 @@ vf_addr_peer(struct vf_ep *ep, fi_addr_t addr)
 	return p;
 }
 
+/* Where an operation to @p dest goes: its peer in the AV, or on an
+ * FI_EP_MSG endpoint the one it is connected to. NULL, and *@p err, if
+ * none. */
+static struct vf_peer *
+vf_dest_peer(struct vf_ep *ep, fi_addr_t dest, ssize_t *err)
+{
+	struct vf_peer *p;
+
+	if (ep->msg) {
+		p = ep->msg_connected ? ep->msg_peer : NULL;
+		*err = -FI_ENOTCONN;
+	} else {
+		p = vf_addr_peer(ep, dest);
+		*err = -FI_EINVAL;
+	}
+	return p;
+}
+
 static bool
 vf_src_ok(struct vf_ep *ep, fi_addr_t want, struct vf_peer *src)
 {
@@ -250,11 +268,10 @@ vf_post_send(struct vf_ep *ep, const void *buf, size_t len, void *desc, fi_addr_
 		ret = -FI_EINVAL;
 		goto out;
 	}
-	p = vf_addr_peer(ep, dest);
-	if (p == NULL) {
-		ret = -FI_EINVAL;
+	p = vf_dest_peer(ep, dest, &ret);
+	if (p == NULL)
 		goto out;
-	}
+	ret = 0;
 	if ((flags & FI_INJECT) && vf_inject_now(p, buf, len, tag, data, flags, tagged))
 		goto out;
 	r = vf_req_new(ep, VF_REQ_SEND, context, flags);
@@ -356,11 +373,10 @@ vf_post_rma(struct vf_ep *ep, enum vf_req_type type, const void *buf, size_t len
 		ret = -FI_EINVAL;
 		goto out;
 	}
-	p = vf_addr_peer(ep, dest);
-	if (p == NULL) {
-		ret = -FI_EINVAL;
+	p = vf_dest_peer(ep, dest, &ret);
+	if (p == NULL)
 		goto out;
-	}
+	ret = 0;
 	r = vf_req_new(ep, type, context, flags);
 	if (r == NULL) {
 		vf_progress(ep);
@@ -934,33 +950,65 @@ vf_getname(fid_t fid, void *addr, size_t *addrlen)
 	return 0;
 }
 
-/* RDM endpoints have no connection calls */
 static int
 vf_setname(fid_t fid, void *addr, size_t addrlen)
 {
-	(void)fid;
-	(void)addr;
-	(void)addrlen;
-	return -FI_ENOSYS;
+	struct vf_ep *ep = vf_container_of(fid, struct vf_ep, ep.fid);
+	int ret = 0;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	if (ep->enabled || !vf_name_valid(addr, addrlen) ||
+	    memcmp(((const struct vf_name *)addr)->mac, ep->dom->mac, 6) != 0)
+		ret = -FI_EINVAL;
+	else
+		memcpy(&ep->name, addr, sizeof(ep->name));
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
 }
 
 static int
-vf_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+vf_getpeer(struct fid_ep *fep, void *addr, size_t *addrlen)
 {
-	(void)ep;
-	(void)addr;
-	(void)addrlen;
-	return -FI_ENOSYS;
+	struct vf_ep *ep = VF_EP(fep);
+	size_t want = sizeof(struct vf_name);
+	int ret = 0;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->msg || ep->msg_peer == NULL)
+		ret = -FI_ENOTCONN;
+	else if (*addrlen < want)
+		ret = -FI_ETOOSMALL;
+	else
+		memcpy(addr, &ep->msg_peer->name, want);
+	*addrlen = want;
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
 }
 
+/* FI_EP_MSG: ask the peer at @p addr (the connector thread); FI_CONNECTED
+ * or an error follows on the endpoint's event queue. */
 static int
-vf_connect(struct fid_ep *ep, const void *addr, const void *param, size_t paramlen)
+vf_connect(struct fid_ep *fep, const void *addr, const void *param, size_t paramlen)
 {
-	(void)ep;
-	(void)addr;
+	struct vf_ep *ep = VF_EP(fep);
+	struct vf_peer *p;
+	int ret = 0;
+
+	/* VIA's connection requests carry no private data */
+	if (paramlen > 0 || !vf_name_valid(addr, sizeof(struct vf_name)))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->msg || !ep->enabled || ep->eq == NULL || ep->msg_peer != NULL) {
+		ret = -FI_EOPBADSTATE;
+	} else if ((p = vf_peer_get(ep, addr)) == NULL) {
+		ret = -FI_ENOMEM;
+	} else {
+		ep->msg_peer = p;
+		vf_connect_kick(p);
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
 	(void)param;
-	(void)paramlen;
-	return -FI_ENOSYS;
+	return ret;
 }
 
 static int
@@ -970,13 +1018,29 @@ vf_listen(struct fid_pep *pep)
 	return -FI_ENOSYS;
 }
 
+/* FI_EP_MSG: answer the request the endpoint was made from (its fi_info's
+ * handle) with its VI; FI_CONNECTED follows on its event queue. */
 static int
-vf_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+vf_accept(struct fid_ep *fep, const void *param, size_t paramlen)
 {
-	(void)ep;
+	struct vf_ep *ep = VF_EP(fep);
+	struct vf_connreq *cr;
+	int ret;
+
 	(void)param;
-	(void)paramlen;
-	return -FI_ENOSYS;
+	if (paramlen > 0)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	cr = ep->connreq;
+	if (!ep->msg || !ep->enabled || ep->eq == NULL || cr == NULL) {
+		pthread_mutex_unlock(&ep->dom->lock);
+		return -FI_EOPBADSTATE;
+	}
+	ep->connreq = NULL;
+	pthread_mutex_unlock(&ep->dom->lock);
+	ret = vf_accept_conn(ep, cr->ch, &cr->peer, &cr->rattr);
+	vf_connreq_free(cr);
+	return ret;
 }
 
 static int
@@ -990,11 +1054,17 @@ vf_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen)
 }
 
 static int
-vf_shutdown(struct fid_ep *ep, uint64_t flags)
+vf_shutdown(struct fid_ep *fep, uint64_t flags)
 {
-	(void)ep;
+	struct vf_ep *ep = VF_EP(fep);
+
 	(void)flags;
-	return -FI_ENOSYS;
+	if (!ep->msg)
+		return -FI_ENOSYS;
+	pthread_mutex_lock(&ep->dom->lock);
+	vf_msg_shutdown(ep);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return 0;
 }
 
 static int
@@ -1069,7 +1139,8 @@ vf_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 	} else if (bfid->fclass == FI_CLASS_EQ) {
 		/* an RDM endpoint reports no connection events */
-		ret = 0;
+		if (ep->msg)
+			ep->eq = vf_container_of(bfid, struct vf_eq, eq.fid);
 	} else if (bfid->fclass == FI_CLASS_CNTR) {
 		ret = -FI_ENOSYS;
 	} else {
@@ -1087,8 +1158,10 @@ vf_ep_enable(struct vf_ep *ep)
 
 	if (ep->enabled)
 		return 0;
-	if (ep->av == NULL || (ep->tx_cq == NULL && ep->rx_cq == NULL))
+	if (ep->tx_cq == NULL && ep->rx_cq == NULL)
 		return -FI_ENOCQ;
+	if (ep->msg ? ep->eq == NULL : ep->av == NULL)
+		return ep->msg ? -FI_ENOEQ : -FI_ENOAV;
 	ep->vcq_entries = 1024;
 	rc = VipCreateCQ(ep->dom->nic, ep->vcq_entries, &ep->vcq);
 	if (rc != VIP_SUCCESS)
@@ -1200,19 +1273,6 @@ static struct fi_ops vf_ep_fi_ops = {
 	.ops_set = vf_no_ops_set,
 };
 
-/* A number for the endpoint's discriminator: unique in the process, and
- * unlikely to repeat for a later process with the same pid. */
-static uint32_t
-vf_ep_id(void)
-{
-	static uint32_t count;
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (__atomic_fetch_add(&count, 1, __ATOMIC_RELAXED) & 0xffff) |
-	       ((uint32_t)(t.tv_nsec ^ t.tv_sec) << 16);
-}
-
 int
 vf_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp, void *context)
 {
@@ -1220,7 +1280,13 @@ vf_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp,
 	struct vf_ep *ep;
 	int q;
 
-	if (info == NULL || info->ep_attr == NULL || info->ep_attr->type != FI_EP_RDM)
+	if (info == NULL || info->ep_attr == NULL ||
+	    (info->ep_attr->type != FI_EP_RDM && info->ep_attr->type != FI_EP_MSG))
+		return -FI_EINVAL;
+	/* a request is accepted with a VI of its own session (via_fi_cm.c) */
+	if (info->handle != NULL &&
+	    (info->handle->fclass != FI_CLASS_CONNREQ ||
+	     vf_container_of(info->handle, struct vf_connreq, fid)->pep->sess != d->sess))
 		return -FI_EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (ep == NULL)
@@ -1231,11 +1297,20 @@ vf_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp,
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->tx_size = info->tx_attr && info->tx_attr->size ? info->tx_attr->size : VF_QUEUE_SIZE;
 	ep->rx_size = info->rx_attr && info->rx_attr->size ? info->rx_attr->size : VF_QUEUE_SIZE;
-	memcpy(ep->name.mac, d->mac, sizeof(ep->name.mac));
-	ep->name.magic[0] = VF_NAME_MAGIC0;
-	ep->name.magic[1] = VF_NAME_MAGIC1;
-	ep->name.pid = (uint32_t)getpid();
-	ep->name.ep_id = vf_ep_id();
+	ep->msg = info->ep_attr->type == FI_EP_MSG;
+	if (info->handle != NULL)
+		ep->connreq = vf_container_of(info->handle, struct vf_connreq, fid);
+	/* FI_SOURCE: the name of a service (via_fi_addr.c), else its own */
+	if (vf_name_valid(info->src_addr, info->src_addrlen) &&
+	    ((const struct vf_name *)info->src_addr)->ep_id != 0 && info->handle == NULL) {
+		memcpy(&ep->name, info->src_addr, sizeof(ep->name));
+		if (memcmp(ep->name.mac, d->mac, 6) != 0) {
+			free(ep);
+			return -FI_EADDRNOTAVAIL;
+		}
+	} else {
+		vf_name_fresh(&ep->name, d->mac);
+	}
 	for (q = 0; q < 2; q++) {
 		vf_list_init(&ep->posted[q]);
 		vf_list_init(&ep->unexp[q]);

@@ -502,7 +502,7 @@ vf_tx_done(struct vf_conn *c, struct vf_slot *s)
 		vf_req_check(r);
 	/* a flushed or transport error: the VI is in the Error state */
 	if (st & (VIP_STATUS_DESC_FLUSHED_ERROR | VIP_STATUS_TRANSPORT_ERROR)) {
-		vf_conn_down(c, FI_EIO);
+		vf_conn_broken(c);
 		return;
 	}
 	vf_conn_push(c);
@@ -718,7 +718,7 @@ vf_rx(struct vf_conn *c, unsigned i)
 	c->rx_posted--;
 	if (st & VIP_STATUS_ERROR_MASK) {
 		/* flushed: the peer went away (or the VI broke) */
-		vf_conn_down(c, FI_EIO);
+		vf_conn_broken(c);
 		return;
 	}
 	if ((st & VIP_STATUS_OP_MASK) != VIP_STATUS_OP_RECEIVE || d->CS.Length < sizeof(*h))
@@ -729,7 +729,7 @@ vf_rx(struct vf_conn *c, unsigned i)
 		ret = vf_conn_post_rx(c, i);
 	if (ret != 0) {
 		FI_WARN(&vf_prov, FI_LOG_EP_DATA, "connection dropped: %s\n", fi_strerror(-ret));
-		vf_conn_down(c, FI_EIO);
+		vf_conn_broken(c);
 		return;
 	}
 	c->owed++;

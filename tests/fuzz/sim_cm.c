@@ -413,7 +413,7 @@ via_poll_stats_of(unsigned lcore)
 
 /* cm.c hands a frame to the data path (via_dp_cm_input, not called here) */
 void
-via_resp_input(struct viad *d, struct via_nic *nic, const struct rte_mbuf *m,
+via_resp_input(struct viad *d, struct via_nic *nic, struct rte_mbuf *m,
 	       struct via_poll_stats *st)
 {
 	(void)d;

@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,12 +39,19 @@ static struct viad_proc viads[MAX_VIADS];
 static unsigned nb_viads;
 static unsigned instance_seq;
 static unsigned viad_nofile;
+static int viad_cpu = -1;
 static pthread_t main_thread;
 
 void
 h_viad_set_nofile(unsigned n)
 {
 	viad_nofile = n;
+}
+
+void
+h_viad_set_cpu(int cpu)
+{
+	viad_cpu = cpu;
 }
 
 uint64_t
@@ -408,6 +416,14 @@ viad_spawn(struct viad_proc *v, const char *name, const char *sock, const char *
 			dup2(fd, STDERR_FILENO);
 		}
 		signal(SIGPIPE, SIG_DFL);
+		if (viad_cpu >= 0) {
+			/* viad spreads its lcores over the CPUs it may use */
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(viad_cpu, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
 		if (viad_nofile > 0) {
 			struct rlimit rl;
 
@@ -492,9 +508,19 @@ viad_wait_ready(struct viad_proc *v, unsigned timeout_ms)
 bool
 viad_start_memif(struct viad_proc *v, const char *name, bool server)
 {
+	return viad_start_memif_with(v, name, server, NULL);
+}
+
+bool
+viad_start_memif_with(struct viad_proc *v, const char *name, bool server,
+		      const char *const *more)
+{
 	char devargs[512], sock[256], msock[256];
-	const char *sets[] = { "port.via0.glue=ethdev", devargs, NULL };
-	unsigned attempt;
+	const char *sets[11] = { "port.via0.glue=ethdev", devargs };
+	unsigned attempt, i;
+
+	for (i = 0; more != NULL && more[i] != NULL && i < 8; i++)
+		sets[2 + i] = more[i];
 
 	snprintf(msock, sizeof(msock), "%s/memif.sock", h_tmpdir());
 	snprintf(devargs, sizeof(devargs),

@@ -91,6 +91,9 @@ int viad_start(struct viad_proc *v, const char *name, const char *const *sets);
 /** RLIMIT_NOFILE (soft and hard, as `ulimit -n N`) of the viads started
  *  from now on; 0: inherited. */
 void h_viad_set_nofile(unsigned n);
+/** The one CPU the viads started from now on run on, all their lcores
+ *  (viad places them on the CPUs it may use); -1: inherited. */
+void h_viad_set_cpu(int cpu);
 /** Like viad_start with an explicit socket path and no readiness wait. */
 int viad_spawn(struct viad_proc *v, const char *name, const char *sock,
 	       const char *const *sets);
@@ -107,6 +110,10 @@ int viad_wait_ready(struct viad_proc *v, unsigned timeout_ms);
  * on a shared machine). A failure is a failed check. @return whether it runs
  */
 bool viad_start_memif(struct viad_proc *v, const char *name, bool server);
+/** viad_start_memif() with more "section.key=value" settings (@p sets,
+ *  NULL-terminated, at most 8). */
+bool viad_start_memif_with(struct viad_proc *v, const char *name, bool server,
+			   const char *const *sets);
 /** Wait for exit. @return 0 and v->status set, or -1 on timeout */
 int viad_wait_exit(struct viad_proc *v, unsigned timeout_ms);
 /** SIGTERM, wait H_TIMEOUT_MS (SIGKILL on timeout), check exit status 0.

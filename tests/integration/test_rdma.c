@@ -1820,6 +1820,9 @@ delayed_read_cap(void)
 
 	if (!rd_pair(&a, &b))
 		goto out;
+	/* past the connection's first round trip: each end sends nothing
+	 * before it has heard from the other (wire-format.md, 11.7) */
+	h_sleep_ms(3 * DELAY_MS);
 	fill_rand(g.th.base, NR * n);
 	for (k = 0; k < NR; k++) {
 		dst[k] = h_mem_get(&g.pm, n + 1, 64);

@@ -19,9 +19,23 @@
 # faster) and via/vipl (the provider's and Open MPI's cost over raw VIPL).
 # Two ranks and viad's poll lcore share the machine's CPUs: on a 2-CPU
 # machine that is oversubscribed, as the report says. Needs root.
+#
+# Then the parts of issue 27 (BENCH_PARTS, default "steady bibw memif"):
+#
+#   steady  8 B latency, STEADY_RUNS (10) runs each, interleaved: via with
+#           the ranks kept off viad's poll lcore (README: --cpu-set
+#           $(viactl cpus --others) --bind-to core), via with --bind-to none,
+#           tcp-btl; best, worst, worst/best, and via/tcp-btl per run
+#   bibw    mpi_bibw (64 messages each way at once) 128 KiB .. 4 MiB, via
+#           and tcp-btl, and viad's frames_retransmitted over it
+#   memif   two viads joined by memif, each on a CPU of its own: mpi_pingpong
+#           stream bandwidth at 128 KiB and 1 MiB (one rank on each), and the
+#           raw memif bandwidth of the same frames (dpdk-testpmd txonly to
+#           rxonly, two processes, one per CPU) in the same run; the ratio
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 BUILD=$(cd "${1:-$HERE/../../build}" 2>/dev/null && pwd) || { echo "no build dir" >&2; exit 2; }
 ROUNDS=${2:-3}
 RUN=$(mktemp -d /tmp/via-fabric-bench.XXXXXX) || exit 2
@@ -114,3 +128,106 @@ echo "latency, ofi-tcp / via:  8 B $(ratio "${M[ofi-tcp,1]}" "${M[via,1]}")x   6
 echo "bandwidth, via / tcp-btl: $(ratio "${M[via,3]}" "${M[tcp-btl,3]}")x   via / ofi-tcp: $(ratio "${M[via,3]}" "${M[ofi-tcp,3]}")x"
 echo "latency, via / vipl-2proc:    8 B $(ratio "${M[via,1]}" "${M[vipl-2proc,1]}")x   64 KiB $(ratio "${M[via,2]}" "${M[vipl-2proc,2]}")x"
 echo "latency, via / vipl-loopback: 8 B $(ratio "${M[via,1]}" "${M[vipl-loopback,1]}")x   64 KiB $(ratio "${M[via,2]}" "${M[vipl-loopback,2]}")x"
+
+# ---- issue 27 ---------------------------------------------------------------------
+
+# raw_memif FRAME_BYTES CPU_RX CPU_TX: MB/s of frames of that size from one
+# dpdk-testpmd (txonly) to another (rxonly) over memif, each on its CPU:
+# the receiver's byte count over 5 s, its counters cleared after 1 s
+raw_memif() {
+	local len=$1 crx=$2 ctx=$3 sock=$RUN/raw.sock bytes
+	command -v dpdk-testpmd >/dev/null || return
+	rm -f "$sock"
+	( sleep 2; echo "clear port stats all"; sleep 5; echo "show port stats all"; sleep 0.5
+	  echo quit ) | timeout 30 dpdk-testpmd --lcores="0@$crx,1@$crx" --file-prefix "rawrx$$" \
+		--in-memory --no-pci --vdev "net_memif0,role=server,socket=$sock,socket-abstract=no" \
+		-- -i --forward-mode=rxonly --auto-start >"$RUN/raw-rx.log" 2>&1 &
+	sleep 1
+	( sleep 8; echo quit ) | timeout 30 dpdk-testpmd --lcores="0@$ctx,1@$ctx" --file-prefix "rawtx$$" \
+		--in-memory --no-pci --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no" \
+		-- -i --forward-mode=txonly --txpkts="$len" --auto-start >"$RUN/raw-tx.log" 2>&1
+	wait
+	bytes=$(awk '/RX-packets:/ && /RX-bytes:/ { b = $NF } END { print b + 0 }' "$RUN/raw-rx.log")
+	awk -v b="$bytes" 'BEGIN { if (b > 0) printf "%.0f", b / 5 / 1e6 }'
+}
+PARTS=${BENCH_PARTS:-steady bibw memif}
+VIACTL=$BUILD/tools/viactl/viactl
+INST=fabbench$$
+
+# steady: 8 B latency run after run
+if [[ " $PARTS " == *" steady "* ]]; then
+	others=$("$VIACTL" -i "$INST" cpus --others)
+	lat8() {
+		"${MPIRUN[@]}" "$@" "$PP" -s 8 -n 10000 2>/dev/null |
+			awk '/^size=8 / { sub(/.*=/, "", $3); print $3 }'
+	}
+	RUNS=${STEADY_RUNS:-10}
+	declare -A L
+	for ((r = 1; r <= RUNS; r++)); do
+		L[kept,$r]=$(lat8 --cpu-set "$others" --bind-to core --mca pml cm --mca mtl ofi \
+			--mca mtl_ofi_provider_include via -x FI_PROVIDER=via)
+		L[none,$r]=$(lat8 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include via \
+			-x FI_PROVIDER=via)
+		L[tcp,$r]=$(lat8 --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo)
+		echo "steady run $r: via, ranks on CPU $others: ${L[kept,$r]} us; via, --bind-to none: ${L[none,$r]} us; tcp-btl: ${L[tcp,$r]} us"
+	done
+	for c in kept none tcp; do
+		for ((r = 1; r <= RUNS; r++)); do echo "${L[$c,$r]:--}"; done | grep -v '^-$' |
+			sort -g | awk -v c="$c" '{ v[NR] = $1 } END {
+				if (NR) printf "steady %-5s best %.2f us  median %.2f  worst %.2f  worst/best %.2fx (%d runs)\n",
+					c, v[1], v[int((NR + 1) / 2)], v[NR], v[NR] / v[1], NR }'
+	done
+	for ((r = 1; r <= RUNS; r++)); do
+		echo "${L[kept,$r]:-0} ${L[tcp,$r]:-0}"
+	done | awk '$1 > 0 && $2 > 0 { q = $1 / $2; if (q > w) w = q; s += q; n++ }
+		END { if (n) printf "steady via (kept) / tcp-btl per run: mean %.2fx, worst %.2fx\n", s / n, w }'
+fi
+
+# bibw: both directions at once
+if [[ " $PARTS " == *" bibw "* ]]; then
+	rt0=$("$VIACTL" -i "$INST" counters | awk '$1 == "frames_retransmitted" { print $2 }')
+	for path in via tcp; do
+		if [ $path = via ]; then
+			args=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include via -x FI_PROVIDER=via)
+		else
+			args=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo)
+		fi
+		"${MPIRUN[@]}" "${args[@]}" "$BUILD/tests/mpi/mpi_bibw" -n 3 2>"$RUN/err.log" |
+			sed "s/^/bibw $path: /" || tail -5 "$RUN/err.log"
+	done
+	rt1=$("$VIACTL" -i "$INST" counters | awk '$1 == "frames_retransmitted" { print $2 }')
+	echo "bibw: viad retransmitted $((rt1 - rt0)) frames over the via runs"
+fi
+
+# memif: two viads, each on a CPU of its own, against raw memif frames
+if [[ " $PARTS " == *" memif "* ]]; then
+	ncpu=$(nproc)
+	cA=0
+	cB=$((ncpu - 1))
+	memif_confs "$RUN"
+	declare -A MPID
+	for side in A B; do
+		c=$cA
+		[ $side = B ] && c=$cB
+		taskset -c "$c" "$BUILD/daemon/viad" -s "$RUN/$side.sock" -c "$RUN/$side.conf" \
+			--set "viad.instance=fabbench$$$side" --set viad.poll_mode=backoff \
+			>"$RUN/viad-$side.log" 2>&1 </dev/null &
+		MPID[$side]=$!
+		for ((i = 0; i < 400; i++)); do [ -S "$RUN/$side.sock" ] && break; sleep 0.05; done
+	done
+	sleep 1
+	for ((r = 1; r <= ROUNDS; r++)); do
+		out=$(timeout 300 mpirun --allow-run-as-root --bind-to none --mca pml cm --mca mtl ofi \
+			--mca mtl_ofi_provider_include via -x FI_PROVIDER_PATH -x LD_LIBRARY_PATH \
+			-np 1 -x VIAD_SOCKET="$RUN/A.sock" "$PP" -s 131072 -s 1048576 -n 300 : \
+			-np 1 -x VIAD_SOCKET="$RUN/B.sock" "$PP" -s 131072 -s 1048576 -n 300 2>"$RUN/err.log")
+		v128=$(awk '/^size=131072 / { sub(/.*=/, "", $5); print $5 }' <<<"$out")
+		v1m=$(awk '/^size=1048576 / { sub(/.*=/, "", $5); print $5 }' <<<"$out")
+		raw=$(raw_memif 1514 "$cA" "$cB")
+		echo "memif round $r: via 128 KiB ${v128:-?} MB/s, 1 MiB ${v1m:-?} MB/s; raw memif 1514 B frames ${raw:-?} MB/s; via 1 MiB / raw $(ratio "${v1m:-0}" "${raw:-0}")x"
+	done
+	for side in A B; do
+		kill -TERM "${MPID[$side]}" 2>/dev/null
+		wait "${MPID[$side]}" 2>/dev/null
+	done
+fi

@@ -23,15 +23,7 @@
 
 static int rank;
 
-#define CHECK(cond, ...)                                                              \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
-			fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                                 \
-			fputc('\n', stderr);                                          \
-			MPI_Abort(MPI_COMM_WORLD, 1);                                 \
-		}                                                                     \
-	} while (0)
+#include "mpi_check.h"
 
 static void
 stamp(unsigned char *b, size_t n, unsigned seq)

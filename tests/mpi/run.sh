@@ -8,11 +8,18 @@
 #     API beyond what the others use: RMA, peek/claim, cancel, truncation,
 #     remote CQ data, a sleeping fi_cq_sread); fi_pingpong -e rdm between
 #     two processes, message and tagged mode, the default sizes and every
-#     size of -S all, data checked (-c); Open MPI (pml cm, mtl ofi, provider
-#     via) running tests/mpi's mpi_p2p and mpi_coll on 2 and 4 ranks (4 on
-#     a 2-CPU machine is oversubscribed) and mpi_pingpong on 2;
-#  2. two viads joined by memif (as tests/topo/memif.sh): fi_pingpong and
-#     mpi_p2p with one rank on each viad (FABRIC_MEMIF=0 skips this part).
+#     size of -S all, and FI_EP_MSG endpoints (-e msg), data checked (-c);
+#     fi_addr (a host name from viad's hosts file and a service, RDM and
+#     MSG endpoints, nothing out of band); Open MPI (pml cm, mtl ofi,
+#     provider via) running tests/mpi's mpi_p2p and mpi_coll on 2 and 4
+#     ranks (4 on a 2-CPU machine is oversubscribed), mpi_pingpong on 2,
+#     and mpi_bibw (both directions at once, rendezvous both ways) on 2 and
+#     4, which must make viad send no frame again;
+#  2. two viads joined by memif (as tests/topo/memif.sh): fi_pingpong,
+#     fi_addr, mpi_bibw (no frame sent again) and mpi_p2p with one rank on
+#     each viad, then fi_break: viad B is killed
+#     under a client on A with operations pending, which must all fail
+#     (FI_EIO) within 10 s (FABRIC_MEMIF=0 skips this part).
 #
 # Needs root (viad), fi_pingpong (libfabric-bin) and mpirun (openmpi-bin);
 # without them it exits 77 (skipped). Every viad gets its own socket and
@@ -24,11 +31,13 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 BUILD=$(cd "${1:-$HERE/../../build}" 2>/dev/null && pwd) ||
 	{ echo "run.sh: no build dir '${1:-}'" >&2; exit 2; }
 STEP_TIMEOUT=${FABRIC_TIMEOUT:-180}
 MEMIF=${FABRIC_MEMIF:-1}
 VIAD=$BUILD/daemon/viad
+VIACTL=$BUILD/tools/viactl/viactl
 PROV=$BUILD/fabric/libvia-fi.so
 MPI_DIR=$BUILD/tests/mpi
 
@@ -37,7 +46,9 @@ for t in fi_info fi_pingpong mpirun; do
 	command -v "$t" >/dev/null || { echo "run.sh: SKIP: no $t (libfabric-bin, openmpi-bin)" >&2; exit 77; }
 done
 [ -x "$MPI_DIR/mpi_p2p" ] || { echo "run.sh: SKIP: MPI programs not built (libopenmpi-dev)" >&2; exit 77; }
-[ -x "$MPI_DIR/fi_check" ] || { echo "run.sh: no $MPI_DIR/fi_check" >&2; exit 2; }
+for t in fi_check fi_break fi_addr; do
+	[ -x "$MPI_DIR/$t" ] || { echo "run.sh: no $MPI_DIR/$t" >&2; exit 2; }
+done
 [ -x "$VIAD" ] && [ -f "$PROV" ] || { echo "run.sh: no viad or $PROV" >&2; exit 2; }
 
 RUN=$(mktemp -d /tmp/via-fabric.XXXXXX) || exit 2
@@ -158,6 +169,84 @@ pp_pair() {
 	result "$name" $rc
 }
 
+# addr_pair NAME SERVER_SOCKET CLIENT_SOCKET NODE: fi_addr's server binds a
+# service on one viad, its client finds it by NODE (a name in the viads'
+# hosts file) and the service, nothing passed out of band (issue 27).
+addr_pair() {
+	local name=$1 ssock=$2 csock=$3 node=$4 svc spid rc src
+	svc=$((20000 + ($$ * 13 + ${#name} * 101) % 20000))
+	VIAD_SOCKET=$ssock timeout -k 10 "$STEP_TIMEOUT" "$MPI_DIR/fi_addr" server "$svc" \
+		>"$RUN/$name-server.log" 2>&1 &
+	spid=$!
+	BG_PIDS+=("$spid")
+	VIAD_SOCKET=$csock timeout -k 10 "$STEP_TIMEOUT" "$MPI_DIR/fi_addr" client "$node" "$svc" \
+		>"$RUN/$name.log" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	cat "$RUN/$name-server.log" >>"$RUN/$name.log"
+	[ $rc -eq 0 ] && rc=$src
+	result "$name" $rc
+}
+
+# frames_retransmitted of viad NAME
+retransmitted() {
+	"$VIACTL" -i "$TAG-$1" counters | awk '$1 == "frames_retransmitted" { print $2 }'
+}
+
+# bibw_step NAME "VIADS" MPIRUN-ARGS...: mpi_bibw (both directions at once,
+# 64 messages each way, every byte checked), and not one frame sent again
+# by the viads named (their ports lose nothing).
+bibw_step() {
+	local name=$1 viads=$2 v before=() after i=0 rc
+	shift 2
+	for v in $viads; do before+=("$(retransmitted "$v")"); done
+	timeout -k 10 "$STEP_TIMEOUT" "$@" >"$RUN/$name.log" 2>&1
+	rc=$?
+	for v in $viads; do
+		after=$(retransmitted "$v")
+		echo "viad $v: frames_retransmitted ${before[$i]} -> $after" >>"$RUN/$name.log"
+		[ $rc -eq 0 ] && [ "$after" != "${before[$i]}" ] && rc=4
+		i=$((i + 1))
+	done
+	result "$name" $rc "$([ $rc -eq 4 ] && echo "frames were retransmitted")"
+}
+
+# A broken connection fails every pending operation within a bound (issue
+# 27): fi_break's client on viad A has sends and directed receives pending
+# with its server on viad B when viad B is killed.
+break_step() {
+	local dir=$RUN/break spid cpid rc i
+
+	mkdir -p "$dir"
+	VIAD_SOCKET=$SB timeout -k 5 "$STEP_TIMEOUT" "$MPI_DIR/fi_break" server "$dir" \
+		>"$RUN/memif-break-server.log" 2>&1 &
+	spid=$!
+	BG_PIDS+=("$spid")
+	VIAD_SOCKET=$SA timeout -k 5 "$STEP_TIMEOUT" "$MPI_DIR/fi_break" client "$dir" 10 \
+		>"$RUN/memif-break.log" 2>&1 &
+	cpid=$!
+	for ((i = 0; i < 1200; i++)); do
+		[ -e "$dir/ready" ] && break
+		alive "$cpid" || break
+		sleep 0.05
+	done
+	if [ -e "$dir/ready" ]; then
+		kill -KILL "${VIAD_PID[B]}"
+		wait "${VIAD_PID[B]}" 2>/dev/null
+		# a viad killed hard leaves its hugepage files
+		rm -f /dev/hugepages/"$TAG"-Bmap_*
+		touch "$dir/killed"
+	else
+		touch "$dir/gave-up"
+	fi
+	wait "$cpid"
+	rc=$?
+	stop_pid "$spid"
+	cat "$RUN/memif-break-server.log" >>"$RUN/memif-break.log"
+	result memif-break $rc
+}
+
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none
 	--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include via
 	-x FI_PROVIDER_PATH -x FI_PROVIDER -x LD_LIBRARY_PATH)
@@ -172,7 +261,13 @@ export TMPDIR=$RUN
 log "run dir $RUN, build $BUILD"
 
 # ---- 1. one viad --------------------------------------------------------
-viad_start one || { FAILED=$((FAILED + 1)); exit 1; }
+# viad's name service: the loopback NIC and the memif ends of part 2
+cat >"$RUN/hosts" <<HOSTS
+fabhost 02:00:00:00:00:00
+fabhost-a $MEMIF_MAC_A
+fabhost-b $MEMIF_MAC_B
+HOSTS
+viad_start one --set viad.hosts="$RUN/hosts" || { FAILED=$((FAILED + 1)); exit 1; }
 S1=$RUN/one.sock
 export VIAD_SOCKET=$S1
 
@@ -181,32 +276,36 @@ step fi_check "$MPI_DIR/fi_check"
 pp_pair pingpong-msg "$S1" "$S1" -I 100 -c
 pp_pair pingpong-tagged "$S1" "$S1" -m tagged -I 100 -c
 pp_pair pingpong-all-sizes "$S1" "$S1" -S all -I 10 -c
+pp_pair pingpong-msg-ep "$S1" "$S1" -e msg -I 100 -c
+addr_pair fi_addr "$S1" "$S1" fabhost
 for np in 2 4; do
 	for prog in mpi_p2p mpi_coll; do
 		step "$prog-np$np" "${MPIRUN[@]}" -x VIAD_SOCKET -np "$np" "$MPI_DIR/$prog"
 	done
 done
 step mpi_pingpong-np2 "${MPIRUN[@]}" -x VIAD_SOCKET -np 2 "$MPI_DIR/mpi_pingpong" -n 200
+# issue 27: both directions at once, rendezvous (RDMA Read) both ways
+bibw_step mpi_bibw-np2 one "${MPIRUN[@]}" -x VIAD_SOCKET -np 2 "$MPI_DIR/mpi_bibw" -n 2
+bibw_step mpi_bibw-np4 one "${MPIRUN[@]}" -x VIAD_SOCKET -np 4 "$MPI_DIR/mpi_bibw" -n 1 \
+	-m 131072 -M 1048576
 
 # ---- 2. two viads joined by memif -----------------------------------------
 if [ "$MEMIF" = 1 ]; then
-	MAC_A=02:00:00:00:0f:01
-	MAC_B=02:00:00:00:0f:02
-	for side in A B; do
-		if [ $side = A ]; then role=server mac=$MAC_A; else role=client mac=$MAC_B; fi
-		cat >"$RUN/$side.conf" <<CONF
-[port via0]
-glue = ethdev
-devargs = net_memif0,role=$role,socket=$RUN/memif.sock,socket-abstract=no,mac=$mac
-CONF
-	done
-	if viad_start A -c "$RUN/A.conf" && viad_start B -c "$RUN/B.conf"; then
+	memif_confs "$RUN"
+	if viad_start A -c "$RUN/A.conf" --set viad.hosts="$RUN/hosts" &&
+		viad_start B -c "$RUN/B.conf" --set viad.hosts="$RUN/hosts"; then
 		SA=$RUN/A.sock
 		SB=$RUN/B.sock
 		pp_pair memif-pingpong "$SA" "$SB" -I 50 -c
+		addr_pair memif-fi_addr "$SA" "$SB" fabhost-a
+		bibw_step memif-mpi_bibw-np2 "A B" "${MPIRUN[@]}" \
+			-np 1 -x VIAD_SOCKET="$SA" "$MPI_DIR/mpi_bibw" -n 1 -M 1048576 : \
+			-np 1 -x VIAD_SOCKET="$SB" "$MPI_DIR/mpi_bibw" -n 1 -M 1048576
 		step memif-mpi_p2p-np2 "${MPIRUN[@]}" \
 			-np 1 -x VIAD_SOCKET="$SA" "$MPI_DIR/mpi_p2p" : \
 			-np 1 -x VIAD_SOCKET="$SB" "$MPI_DIR/mpi_p2p"
+		# last: it kills viad B
+		break_step
 	else
 		result memif-viads 1 "viad A or B did not start"
 	fi

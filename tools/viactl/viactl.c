@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,6 +72,8 @@ usage(FILE *f)
 		"                          totals, or rates per second every SECS\n"
 		"  lcores                  poll lcores: busy share, frames per burst\n"
 		"  hosts                   the hosts file viad resolves names with\n"
+		"  cpus [--others]         the CPUs viad's poll lcores run on, or (--others)\n"
+		"                          this machine's other CPUs: for mpirun --cpu-set\n"
 		"  capture --port NIC -w FILE [--force] [-c N] [-s BYTES] [-t SECS]\n"
 		"          [-f FILTER] [--progress | -q]\n"
 		"                          write the NIC's frames to FILE (pcapng; - is stdout)\n"
@@ -712,6 +715,48 @@ cmd_lcores(struct cmd_ctx *c)
 	return show(tel_query(&c->t, "/viad/lcores"), cols, sizeof(cols) / sizeof(cols[0]));
 }
 
+/* The CPUs viad's poll lcores run on, or the others of the machine, as a
+ * list "a,b,c" for taskset, mpirun --cpu-set or a rankfile (issue 27). */
+static int
+cmd_cpus(struct cmd_ctx *c)
+{
+	bool others = c->argc == 2 && strcmp(c->argv[1], "--others") == 0;
+	bool used[CPU_SETSIZE] = { false };
+	const struct vj *l;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	struct vj *v;
+	int cpu, printed = 0;
+
+	if (c->argc > 2 || (c->argc == 2 && !others)) {
+		err("%s: unexpected '%s'", c->argv[0], c->argv[1]);
+		return EXIT_USAGE;
+	}
+	if (connect_viad(c) == NULL)
+		return 1;
+	v = tel_query(&c->t, "/viad/lcores");
+	if (v == NULL)
+		return 1;
+	for (l = v->child; l != NULL; l = l->next) {
+		const struct vj *p = vj_get(l, "cpu");
+
+		cpu = p != NULL ? atoi(vj_text(p)) : -1;
+		if (cpu >= 0 && cpu < CPU_SETSIZE)
+			used[cpu] = true;
+	}
+	vj_free(v);
+	for (cpu = 0; cpu < CPU_SETSIZE && cpu < n; cpu++) {
+		if (used[cpu] == others)
+			continue;
+		printf("%s%d", printed++ ? "," : "", cpu);
+	}
+	if (printed == 0) {
+		err(others ? "viad's poll lcores use every CPU" : "viad reports no poll lcore");
+		return 1;
+	}
+	putchar('\n');
+	return 0;
+}
+
 /* A new member @p key of an object: a copy of @p v's text. */
 static struct vj *
 member_text(const char *key, const struct vj *v)
@@ -1268,6 +1313,7 @@ static const struct {
 	{ "status", cmd_status }, { "ports", cmd_ports }, { "sessions", cmd_sessions },
 	{ "vis", cmd_vis }, { "conns", cmd_conns }, { "cqs", cmd_cqs },
 	{ "counters", cmd_counters }, { "lcores", cmd_lcores }, { "hosts", cmd_hosts },
+	{ "cpus", cmd_cpus },
 	{ "capture", cmd_capture },
 };
 
