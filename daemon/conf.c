@@ -121,6 +121,11 @@ static const struct conf_key conf_keys[] = {
 	{ SECT_VIAD, "rel_rto_max_us", CT_UINT, 0, G(rel_rto_max_us), 10, 10000000, NULL },
 	{ SECT_VIAD, "rel_max_retries", CT_UINT, 0, G(rel_max_retries), 1, 64, NULL },
 	{ SECT_VIAD, "rel_keepalive_ms", CT_UINT, 0, G(rel_keepalive_ms), 10, 3600000, NULL },
+	/* What a peer viad's planned upgrade looks like from here: silence,
+	 * and on memif the link going down (docs/design.md section 18). Up to
+	 * an hour; 0 breaks as soon as the retries or the link say. */
+	{ SECT_VIAD, "rel_silence_ms", CT_UINT, 0, G(rel_silence_ms), 0, 3600000, NULL },
+	{ SECT_VIAD, "link_down_grace_ms", CT_UINT, 0, G(link_down_grace_ms), 0, 3600000, NULL },
 	/* How long a connection request may wait for its VipConnectWait (VIA
 	 * §4.1): up to a minute, a longer backlog is a typo. */
 	{ SECT_VIAD, "cm_nomatch_grace_ms", CT_UINT, 0, G(cm_nomatch_grace_ms), 0, 60000, NULL },
@@ -248,6 +253,8 @@ static const struct via_conf conf_defaults = {
 	.rel_rto_max_us = 100000,
 	.rel_max_retries = 10,
 	.rel_keepalive_ms = 1000,
+	.rel_silence_ms = 2000,
+	.link_down_grace_ms = 2000,
 	.cm_nomatch_grace_ms = 500,
 	.cm_unreachable_ms = 3000,
 	.max_sessions = 256,
