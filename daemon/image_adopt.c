@@ -215,22 +215,14 @@ sessions_adopt(struct adopt *a)
 			break;
 		}
 		*s = (struct via_session){
-			.id = o->id, .sock = -1, .pidfd = -1, .pid = o->pid, .uid = o->uid,
+			.id = o->id, .pid = o->pid, .uid = o->uid,
 			.gid = o->gid, .nb_groups = o->nb_groups, .deferred = o->deferred,
-			.in_fd = -1, .in_fd_refused = o->in_fd_refused,
-			.fd_refusals_logged = o->fd_refusals_logged, .share_fd = -1, .mem_fd = -1,
-			.witness_fd = -1, .mem_gone_logged = o->mem_gone_logged,
+			.in_fd_refused = o->in_fd_refused,
+			.fd_refusals_logged = o->fd_refusals_logged, .mem_gone_logged = o->mem_gone_logged,
 			.copy_fault_logged = o->copy_fault_logged,
 			.errq_overflowed = o->errq_overflowed, .in_place_bytes = o->in_place_bytes,
 		};
-		s->seg.fd = -1;
-		TAILQ_INIT(&s->views);
-		TAILQ_INIT(&s->ptags);
-		TAILQ_INIT(&s->mrs);
-		TAILQ_INIT(&s->cqs);
-		TAILQ_INIT(&s->vis);
-		TAILQ_INIT(&s->pmems);
-		TAILQ_INSERT_TAIL(&d->session_list, s, link);
+		via_session_init(d, s);
 		objs[slot_of(&d->sessions, o->id)] = s;
 		memcpy(s->groups, o->groups, o->nb_groups * sizeof(gid_t));
 		s->in.hdr = o->in_hdr;
@@ -700,14 +692,7 @@ vi_adopt(struct adopt *a, const struct via_img_vi *o, uint32_t k, void **objs)
 		rc = vi_frames_adopt(a, vi, o, a->img->vi_frame_first[k]);
 	if (rc != 0)
 		return rc;
-	/* its shard, by its doorbell, as via_vi_create placed it: the number
-	 * of shards may differ from the old viad's, the rule does not */
-	vi->shard = via_bell_shard(d, vi->bell);
-	vi->shard->nb_vis++;
-	s->by_bell[vi->bell] = vi;
-	s->bell_taken[vi->bell / 64] |= 1ull << (vi->bell % 64);
-	if (vi->bell / 64 + 1 > s->bell_words_live)
-		s->bell_words_live = vi->bell / 64 + 1;
+	via_vi_place(d, vi);
 	if (vi->state == VIP_STATE_CONNECTED) {
 		/* as via_vi_set_state made it: its receives polled, its
 		 * transport's timers visited every iteration */

@@ -24,7 +24,7 @@
 #define NB_MBUFS 8191
 /* a port that connects only at start (VIA_PORT_CAP_RESTART), its link
  * down: started again this often */
-#define LINK_RESTART_MS 200
+#define LINK_RESTART_MS 100
 #define MBUF_CACHE 256
 
 static struct rte_mempool *mbuf_pool;

@@ -40,6 +40,7 @@
 #include "dp.h"
 #include "hosts.h"
 #include "telemetry.h"
+#include "upgrade.h"
 #include "via_glue.h"
 
 /* ids per page of a list: below RTE_TEL_MAX_ARRAY_ENTRIES, and their
@@ -205,6 +206,14 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "regions", d->mrs.nb_live);
 	rte_tel_data_add_dict_u64(r, "ptags", d->ptags.nb_live);
 	rte_tel_data_add_dict_string(r, "capture", cap.active ? cap.port : "off");
+	/* handovers of this pid (viactl upgrade: section 18 of docs/design.md) */
+	{
+		uint64_t blackout_us;
+		uint32_t upgrades = via_upgrade_count(&blackout_us);
+
+		rte_tel_data_add_dict_u64(r, "upgrades", upgrades);
+		rte_tel_data_add_dict_u64(r, "last_blackout_us", blackout_us);
+	}
 	tel_leave();
 	return 0;
 }

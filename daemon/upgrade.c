@@ -67,6 +67,7 @@ static struct {
 	char *argv[ARGS_MAX];         /* viad's arguments, without --adopt's */
 	int argc;
 	uint32_t upgrades;            /* handovers in this pid's life */
+	uint64_t blackout_us;         /* the last one's */
 	/* the admin socket */
 	int lfd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -317,6 +318,13 @@ via_upgrade_signal(void)
 		return;
 	VLOG_INFO("upgrade: asked by SIGUSR2: to the binary at %s", up.exe_path);
 	ask(-1, -1);
+}
+
+uint32_t
+via_upgrade_count(uint64_t *blackout_us)
+{
+	*blackout_us = up.blackout_us;
+	return up.upgrades;
 }
 
 bool
@@ -595,6 +603,7 @@ via_upgrade_resumed(struct viad *d, const struct via_image *img)
 	for (i = 0; img->reap != NULL && i < img->reap->count; i++)
 		via_reap(img->reap_fds[i], 0);
 	r.blackout_us = (now_ns() - img->hdr->frozen_ns) / 1000u;
+	up.blackout_us = r.blackout_us;
 	if (up.refused != NULL) {
 		VLOG_WARN("upgrade refused by the new binary (%s): resumed %u sessions, %u VIs, %u "
 			  "connections after %.1f ms", up.refused, r.sessions, r.vis, r.connections,

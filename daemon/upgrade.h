@@ -81,6 +81,8 @@ void via_upgrade_unlisten(void);
 void via_upgrade_admin_event(int ep, bool listener, uint64_t conn_key);
 /** SIGUSR2: an upgrade to the binary at viad's own path. */
 void via_upgrade_signal(void);
+/** Handovers of this pid so far, and the last one's blackout (*@p blackout_us). */
+uint32_t via_upgrade_count(uint64_t *blackout_us);
 /** Whether an upgrade is asked for: via_upgrade_run() it between two batches of events. */
 bool via_upgrade_asked(void);
 /**

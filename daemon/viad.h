@@ -620,6 +620,8 @@ struct via_session {
 
 /** @return 0, -ENOSPC (max_sessions), -ENOMEM */
 int via_session_new(struct viad *d, int sock, struct via_session **out);
+/** A session's fds none yet (-1), its lists empty, it in d's list. */
+void via_session_init(struct viad *d, struct via_session *s);
 /**
  * OPEN: bind the session to the NIC called @p nic_name and create its
  * segment. @return 0, -ENODEV (no such NIC), -EALREADY, -ENOSPC (the
@@ -1082,6 +1084,12 @@ void via_vi_free(struct viad *d, struct via_vi *vi);
 int via_vi_set_attr(struct viad *d, struct via_session *s, uint32_t id,
 		    const struct via_ctl_vi_attr *attr);
 struct via_vi *via_vi_get(struct viad *d, struct via_session *s, uint32_t id);
+/**
+ * @p vi takes its doorbell bit (vi->bell) in its owner's session and the
+ * shard that bit names (via_bell_shard: the shard count may differ from
+ * the viad that chose the bit, after an upgrade).
+ */
+void via_vi_place(struct viad *d, struct via_vi *vi);
 /** Whether the client's ring of @p wq holds no descriptor viad has not taken. */
 bool via_vi_wq_empty(struct via_vi *vi, enum via_wq_kind wq);
 

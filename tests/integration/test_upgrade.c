@@ -573,6 +573,68 @@ late_connect(VIP_VI_HANDLE late, struct waiter *w)
 	CHECK_RET(w->rc, VIP_SUCCESS, "... and its VipConnectAccept succeeds");
 }
 
+/*
+ * After the upgrades, B killed with SIGKILL (docs/design.md section 18.7):
+ * nothing can be handed over; A's VI connected to B breaks (CONN_LOST), B's
+ * client learns its viad is gone, and a viad started on B's instance and
+ * socket finds nothing in its way (the admin socket, the memif socket): the
+ * client opens its NIC again and connects to A.
+ */
+static void
+crash(struct viad_proc *b, struct client *ca, struct client *cb, VIP_VI_HANDLE a_to_b)
+{
+	char devargs[512], instance[128];
+	const char *sets[] = { "port.via0.glue=ethdev", devargs, instance, NULL };
+	struct viad_proc b2;
+	struct client cn;
+	VIP_NIC_ATTRIBUTES na;
+	VIP_VI_HANDLE x, y;
+	uint64_t t0;
+
+	h_note("B killed with SIGKILL after the upgrades: nothing is adopted");
+	h_err_clear();
+	t0 = h_now_ms();
+	viad_kill(b);
+	CHECK(h_err_take(VIP_ERROR_CONN_LOST, a_to_b, 15000, NULL),
+	      "A's VI connected to B is lost (CONN_LOST) %llu ms after the kill",
+	      (unsigned long long)(h_now_ms() - t0));
+	CHECK_RET(VipQueryNic(cb->nic, &na), VIP_ERROR_RESOURCE,
+		  "B's client learns its viad is gone");
+	VipCloseNic(cb->nic);
+	snprintf(devargs, sizeof(devargs),
+		 "port.via0.devargs=net_memif0,role=client,socket=%s/memif.sock,"
+		 "socket-abstract=no,mac=%s", h_tmpdir(), H_MEMIF_MAC_CLIENT);
+	snprintf(instance, sizeof(instance), "viad.instance=%s", b->instance);
+	if (!CHECK(viad_spawn(&b2, "B2", b->sock, sets) == 0 &&
+		   viad_wait_ready(&b2, H_TIMEOUT_MS) == 0,
+		   "a viad starts on B's instance and socket after the kill"))
+		return;
+	if (client_open(&cn, &b2, "B2")) {
+		CHECK(h_link_wait(cn.nic, 10000), "the memif link is up again");
+		x = vi_new(ca, VIP_SERVICE_RELIABLE_DELIVERY, NULL);
+		y = vi_new(&cn, VIP_SERVICE_RELIABLE_DELIVERY, NULL);
+		if (h_connect(ca->nic, x, cn.nic, y, "after-crash", 10000)) {
+			struct stream t = { .name = "after-crash", .sc = ca, .rc = &cn, .s = x, .r = y };
+			VIP_DESCRIPTOR *rdd = h_mem_get(&cn.m, 128, VIP_DESCRIPTOR_ALIGNMENT);
+			VIP_DESCRIPTOR *sdd = h_mem_get(&ca->m, 128, VIP_DESCRIPTOR_ALIGNMENT);
+			uint8_t *rb = h_mem_get(&cn.m, MSG_MAX, 64), *sb = h_mem_get(&ca->m, MSG_MAX, 64);
+			VIP_DESCRIPTOR *got = NULL;
+
+			h_desc1(rdd, rb, cn.m.mh, MSG_MAX, false);
+			VipPostRecv(y, rdd, cn.m.mh);
+			msg_fill(sb, 1, 4000);
+			h_desc1(sdd, sb, ca->m.mh, 4000, true);
+			VipPostSend(x, sdd, ca->m.mh);
+			CHECK(VipRecvWait(y, 10000, &got) == VIP_SUCCESS && desc_ok(&t, got, "receive") &&
+			      got->CS.Length == 4000 && msg_ok(rb, 1, 4000),
+			      "a message crosses the new connection intact");
+			VipSendWait(x, 10000, &got);
+		}
+		VipCloseNic(cn.nic);
+	}
+	viad_stop(&b2);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -706,9 +768,8 @@ main(int argc, char **argv)
 	}
 	CHECK(viad_log_contains(&a, "upgrade refused by the new binary"),
 	      "A's log says the new binary refused the image");
+	crash(&b, &ca, &cb, rd.s);
 	VipCloseNic(ca.nic);
-	VipCloseNic(cb.nic);
-	viad_stop(&b);
 	viad_stop(&a);
 	return h_finish();
 }

@@ -12,7 +12,9 @@
 #     via) running tests/mpi's mpi_p2p and mpi_coll on 2 and 4 ranks (4 on
 #     a 2-CPU machine is oversubscribed) and mpi_pingpong on 2;
 #  2. two viads joined by memif (as tests/topo/memif.sh): fi_pingpong and
-#     mpi_p2p with one rank on each viad (FABRIC_MEMIF=0 skips this part).
+#     mpi_p2p with one rank on each viad (FABRIC_MEMIF=0 skips this part),
+#     then mpi_pingpong across FABRIC_UPGRADES (6) `viactl upgrade`s of
+#     the two viads in turn (issue 32; 0 skips it).
 #
 # Needs root (viad), fi_pingpong (libfabric-bin) and mpirun (openmpi-bin);
 # without them it exits 77 (skipped). Every viad gets its own socket and
@@ -28,7 +30,10 @@ BUILD=$(cd "${1:-$HERE/../../build}" 2>/dev/null && pwd) ||
 	{ echo "run.sh: no build dir '${1:-}'" >&2; exit 2; }
 STEP_TIMEOUT=${FABRIC_TIMEOUT:-180}
 MEMIF=${FABRIC_MEMIF:-1}
+UPGRADES=${FABRIC_UPGRADES:-6}
+UPGRADE_ITERS=${FABRIC_UPGRADE_ITERS:-200000}
 VIAD=$BUILD/daemon/viad
+VIACTL=$BUILD/tools/viactl/viactl
 PROV=$BUILD/fabric/libvia-fi.so
 MPI_DIR=$BUILD/tests/mpi
 
@@ -188,6 +193,40 @@ for np in 2 4; do
 done
 step mpi_pingpong-np2 "${MPIRUN[@]}" -x VIAD_SOCKET -np 2 "$MPI_DIR/mpi_pingpong" -n 200
 
+# ---- 3. (within 2) an MPI job across upgrades of both viads ----------------
+#
+# mpi_pingpong with one rank on each viad, its messages numbered and
+# checked, while `viactl upgrade` hands A and B over to their own binary in
+# turn (docs/design.md section 18): the job must end well, every upgrade
+# must say "upgraded", and the blackouts are printed.
+upgrades_under_mpi() {
+	local pid n=0 rc side out
+	"${MPIRUN[@]}" -np 1 -x VIAD_SOCKET="$SA" "$MPI_DIR/mpi_pingpong" -n "$UPGRADE_ITERS" \
+		-s 8 -s 65536 : -np 1 -x VIAD_SOCKET="$SB" "$MPI_DIR/mpi_pingpong" \
+		-n "$UPGRADE_ITERS" -s 8 -s 65536 >"$RUN/mpi-upgrades.log" 2>&1 &
+	pid=$!
+	BG_PIDS+=("$pid")
+	sleep 2
+	while [ $n -lt "$UPGRADES" ] && alive "$pid"; do
+		side=$([ $((n % 2)) = 0 ] && echo A || echo B)
+		out=$("$VIACTL" -i "$TAG-$side" --json upgrade 2>&1)
+		echo "upgrade $((n + 1)) of viad $side: $out" >>"$RUN/mpi-upgrades.log"
+		case $out in
+		*'"result": "upgraded"'*) ;;
+		*) result "mpi-upgrade-$((n + 1))" 1 "viactl: $out" ;;
+		esac
+		log "# RESULT mpi upgrade $((n + 1)) viad $side blackout_us=$(sed -n \
+			's/.*"blackout_us": \([0-9]*\).*/\1/p' <<<"$out")"
+		n=$((n + 1))
+		sleep 1
+	done
+	timeout -k 10 "$STEP_TIMEOUT" tail --pid="$pid" -f /dev/null
+	wait "$pid"
+	rc=$?
+	[ $rc -eq 0 ] && [ $n -lt 2 ] && rc=4     # too few upgrades crossed the job
+	result memif-mpi-upgrades $rc "$n upgrades during the job"
+}
+
 # ---- 2. two viads joined by memif -----------------------------------------
 if [ "$MEMIF" = 1 ]; then
 	MAC_A=02:00:00:00:0f:01
@@ -207,6 +246,7 @@ CONF
 		step memif-mpi_p2p-np2 "${MPIRUN[@]}" \
 			-np 1 -x VIAD_SOCKET="$SA" "$MPI_DIR/mpi_p2p" : \
 			-np 1 -x VIAD_SOCKET="$SB" "$MPI_DIR/mpi_p2p"
+		[ "$UPGRADES" -gt 0 ] && upgrades_under_mpi
 	else
 		result memif-viads 1 "viad A or B did not start"
 	fi

@@ -47,13 +47,17 @@ struct sample {
 	uint32_t version;
 };
 
+/* The index bits of a table of @p capacity, as viad's has them. */
 static uint32_t
-bits_for(uint32_t n)
+bits_for(uint32_t capacity)
 {
-	uint32_t b = 1;
+	struct via_idtab t;
+	uint32_t b = 0;
 
-	while ((UINT64_C(1) << b) <= n)
-		b++;
+	if (via_idtab_init(&t, capacity) == 0) {
+		b = t.idx_bits;
+		via_idtab_fini(&t);
+	}
 	return b;
 }
 
