@@ -2,10 +2,13 @@
 /*
  * Packet capture to pcapng (capture.h, capture_proto.h).
  *
- * The data path copies a frame into a slot taken from a ring of free slots
- * and queues the slot on a ring of full ones; the capture thread writes the
- * full slots to the client's fd as pcapng blocks and gives them back. The
- * slots live in ordinary memory: only CPUs touch them.
+ * Each NIC has its own capture: its own client, file, rings, snaplen and
+ * filter. The data path copies a frame that passes the filter into a slot
+ * taken from the NIC's ring of free slots and queues the slot on its ring
+ * of full ones; the capture thread writes the full slots of every running
+ * capture to their clients' fds as pcapng blocks and gives them back, and
+ * tells each client how many so far. The slots live in ordinary memory:
+ * only CPUs touch them.
  *
  * viad writes pcapng itself rather than with rte_pcapng: DPDK 22.11's
  * names its interfaces by ethdev port, and a VIA NIC may be none (the
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -44,13 +48,17 @@
 
 #include "capture.h"
 #include "capture_proto.h"
+#include "runtime.h"
+#include "via_ethertype.h"
 #include "via_glue.h"
+#include "wire.h"
 
 #define CAPTURE_SLOTS    4096    /* frames in flight to the file */
 #define CAPTURE_RING     (2 * CAPTURE_SLOTS)  /* a power of two that holds them all */
 #define CAPTURE_DRAIN_MS 10      /* the writer's pace when no client event comes */
 #define CAPTURE_REQ_MS   2000    /* a client sends its request at once */
-#define CAPTURE_BUSY_MS  200     /* ... and a refused one is not waited for long */
+#define CAPTURE_BUSY_MS  200     /* ... and no longer while other captures run */
+#define CAPTURE_PROGRESS_MS 500  /* how often a client is told the count */
 #define OUT_BUF          (256u * 1024u)
 #define LINKTYPE_ETHERNET 1
 
@@ -92,6 +100,37 @@ struct capture_out {
 	uint8_t *buf;
 };
 
+/* Which VIA frames a capture keeps (capture_proto.h). */
+struct capture_filter {
+	uint32_t vi;         /* 0: any */
+	uint32_t conn_id;    /* 0: any */
+	int opcode;          /* -1: any */
+};
+
+/* The capture of one NIC. */
+struct capture {
+	/* the data path uses these while the NIC's bit is set */
+	struct rte_ring *free_slots;
+	struct rte_ring *full_slots;
+	uint8_t *slab;
+	uint32_t snaplen;
+	struct capture_filter filter;
+	uint64_t dropped;          /* atomic: frames that found no free slot */
+	int64_t to_take;           /* atomic: frames the data path may still queue
+				    * (--count; INT64_MAX: no limit). Frames past
+				    * the count are not for the capture: not drops */
+	/* the capture thread's */
+	const struct via_nic *nic; /* NULL: none runs */
+	int client;
+	struct capture_out out;
+	uint64_t count;            /* frames to write; 0: no limit */
+	uint64_t written;
+	uint64_t taken;            /* frames taken from the full ring */
+	uint64_t start_ns;
+	uint64_t progress_ms;      /* when the client was last told the count */
+	struct via_capture_status status;   /* under cap.status_lock */
+};
+
 uint32_t via_capture_nics;
 
 static struct {
@@ -101,27 +140,41 @@ static struct {
 	bool running;              /* the thread was started */
 	pthread_t thread;
 	char path[sizeof(((struct sockaddr_un *)NULL)->sun_path)];
-	/* the capture in progress; the data path uses these while its bit is set */
-	struct rte_ring *free_slots;
-	struct rte_ring *full_slots;
-	uint8_t *slab;
-	uint32_t snaplen;
-	uint64_t dropped;          /* atomic: frames that found no free slot */
-	int64_t to_take;           /* atomic: frames the data path may still queue
-				    * (--count; INT64_MAX: no limit). Frames past
-				    * the count are not for the capture: not drops */
 	/* base of the timestamps: the same instant on both clocks */
 	uint64_t base_ns;
 	uint64_t base_cycles;
 	pthread_mutex_t status_lock;  /* telemetry reads the status */
-	struct via_capture_status status;
+	struct capture nics[VIA_CONF_MAX_PORTS];
 } cap = { .lfd = -1, .stop_fd = -1, .status_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- the data path ------------------------------------------------------- */
 
-void
-via_capture_frames(struct rte_mbuf *const *pkts, uint16_t n, enum via_capture_dir dir)
+/* Whether frame @p m passes filter @p f: with a filter, VIA frames only. */
+static bool
+filter_pass(const struct capture_filter *f, const struct rte_mbuf *m)
 {
+	const struct rte_ether_hdr *eth;
+	const struct via_wire_hdr *h;
+	struct via_wire_hdr copy;
+
+	if (f->vi == 0 && f->conn_id == 0 && f->opcode < 0)
+		return true;
+	if (rte_pktmbuf_pkt_len(m) < VIA_FRAME_HDR_LEN)
+		return false;
+	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	if (eth->ether_type != rte_cpu_to_be_16(VIA_ETHERTYPE))
+		return false;
+	h = rte_pktmbuf_read(m, RTE_ETHER_HDR_LEN, sizeof(copy), &copy);
+	return (f->opcode < 0 || h->opcode == f->opcode) &&
+	       (f->vi == 0 || via_wire_dst_vi(h) == f->vi || via_wire_src_vi(h) == f->vi) &&
+	       (f->conn_id == 0 || via_wire_conn_id(h) == f->conn_id);
+}
+
+void
+via_capture_frames(const struct via_nic *nic, struct rte_mbuf *const *pkts, uint16_t n,
+		   enum via_capture_dir dir)
+{
+	struct capture *c = &cap.nics[nic->index];
 	uint64_t now = rte_get_timer_cycles();
 	uint16_t i;
 
@@ -130,16 +183,18 @@ via_capture_frames(struct rte_mbuf *const *pkts, uint16_t n, enum via_capture_di
 	rte_atomic_thread_fence(__ATOMIC_ACQUIRE);
 	for (i = 0; i < n; i++) {
 		const struct rte_mbuf *m = pkts[i];
-		uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m), cap.snaplen);
+		uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m), c->snaplen);
 		struct capture_slot *s;
 		const void *p;
 
-		if (__atomic_sub_fetch(&cap.to_take, 1, __ATOMIC_RELAXED) < 0)
+		if (!filter_pass(&c->filter, m))
+			continue;
+		if (__atomic_sub_fetch(&c->to_take, 1, __ATOMIC_RELAXED) < 0)
 			return;                 /* the count is queued already */
-		if (rte_ring_mc_dequeue(cap.free_slots, (void **)&s) != 0) {
+		if (rte_ring_mc_dequeue(c->free_slots, (void **)&s) != 0) {
 			/* lost: a later frame takes its place in the count */
-			__atomic_fetch_add(&cap.to_take, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&cap.dropped, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&c->to_take, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		/* zero-copy frames are chains: the bytes are gathered */
@@ -151,7 +206,7 @@ via_capture_frames(struct rte_mbuf *const *pkts, uint16_t n, enum via_capture_di
 		s->cap_len = len;
 		s->dir = dir;
 		/* as many slots as the ring holds: it never refuses */
-		rte_ring_mp_enqueue(cap.full_slots, s);
+		rte_ring_mp_enqueue(c->full_slots, s);
 	}
 }
 
@@ -364,14 +419,13 @@ slot_size(uint32_t snaplen)
 }
 
 static void
-rings_free(void)
+rings_free(struct capture *c)
 {
-	free(cap.free_slots);
-	free(cap.full_slots);
-	free(cap.slab);
-	cap.free_slots = cap.full_slots = NULL;
-	cap.slab = NULL;
-	cap.snaplen = 0;
+	free(c->free_slots);
+	free(c->full_slots);
+	free(c->slab);
+	c->free_slots = c->full_slots = NULL;
+	c->slab = NULL;
 }
 
 /*
@@ -396,52 +450,48 @@ ring_new(const char *name, unsigned flags)
 }
 
 static int
-rings_new(uint32_t snaplen)
+rings_new(struct capture *c, uint32_t snaplen)
 {
 	size_t ss = slot_size(snaplen);
 	unsigned i;
 
-	cap.free_slots = ring_new("viad_capture_free", 0);
-	cap.full_slots = ring_new("viad_capture_full", RING_F_SC_DEQ);
-	cap.slab = aligned_alloc(RTE_CACHE_LINE_SIZE, ss * CAPTURE_SLOTS);
-	if (cap.free_slots == NULL || cap.full_slots == NULL || cap.slab == NULL) {
-		rings_free();
+	c->free_slots = ring_new("viad_capture_free", 0);
+	c->full_slots = ring_new("viad_capture_full", RING_F_SC_DEQ);
+	c->slab = aligned_alloc(RTE_CACHE_LINE_SIZE, ss * CAPTURE_SLOTS);
+	if (c->free_slots == NULL || c->full_slots == NULL || c->slab == NULL) {
+		rings_free(c);
 		return -ENOMEM;
 	}
 	for (i = 0; i < CAPTURE_SLOTS; i++)
-		rte_ring_enqueue(cap.free_slots, cap.slab + i * ss);
-	cap.snaplen = snaplen;
+		rte_ring_enqueue(c->free_slots, c->slab + i * ss);
+	c->snaplen = snaplen;
 	return 0;
 }
 
-/*
- * Write what the data path queued, while *@p written is below @p count (0:
- * no limit); the rest is only given back. @return frames taken
- */
-static uint64_t
-drain(struct capture_out *o, uint64_t *written, uint64_t count)
+/* Write what the data path queued while the count allows; the rest is
+ * only given back. */
+static void
+drain(struct capture *c)
 {
 	struct capture_slot *slots[64];
-	uint64_t taken = 0;
 	unsigned n, i;
 
-	while ((n = rte_ring_sc_dequeue_burst(cap.full_slots, (void **)slots, RTE_DIM(slots),
+	while ((n = rte_ring_sc_dequeue_burst(c->full_slots, (void **)slots, RTE_DIM(slots),
 					      NULL)) > 0) {
 		for (i = 0; i < n; i++) {
-			if (count == 0 || *written < count) {
-				out_epb(o, slots[i]);
-				(*written)++;
+			if (c->count == 0 || c->written < c->count) {
+				out_epb(&c->out, slots[i]);
+				c->written++;
 			}
 		}
-		rte_ring_mp_enqueue_bulk(cap.free_slots, (void **)slots, n, NULL);
-		taken += n;
+		rte_ring_mp_enqueue_bulk(c->free_slots, (void **)slots, n, NULL);
+		c->taken += n;
 	}
-	out_flush(o);
+	out_flush(&c->out);
 	pthread_mutex_lock(&cap.status_lock);
-	cap.status.frames = *written;
-	cap.status.dropped = __atomic_load_n(&cap.dropped, __ATOMIC_RELAXED);
+	c->status.frames = c->written;
+	c->status.dropped = __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cap.status_lock);
-	return taken;
 }
 
 /* The request and its fd, within @p ms. @return 0, -EPROTO (malformed),
@@ -474,7 +524,8 @@ recv_request(int c, struct via_capture_req *q, int *fd, unsigned ms)
 		memcpy(fd, CMSG_DATA(cm), sizeof(int));
 	if (n != (ssize_t)sizeof(*q) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
 	    q->magic != VIA_CAPTURE_MAGIC || q->version != VIA_CAPTURE_VERSION ||
-	    memchr(q->port, '\0', sizeof(q->port)) == NULL || q->reserved != 0)
+	    memchr(q->port, '\0', sizeof(q->port)) == NULL || q->reserved != 0 ||
+	    memchr(q->filter_opcode, '\0', sizeof(q->filter_opcode)) == NULL)
 		return -EPROTO;
 	if (*fd < 0)
 		return -EBADF;
@@ -482,101 +533,35 @@ recv_request(int c, struct via_capture_req *q, int *fd, unsigned ms)
 }
 
 static void
-reply(int c, uint32_t kind, int status, uint64_t frames, uint64_t dropped)
+reply(int c, uint32_t kind, int status, uint32_t snaplen, uint64_t frames, uint64_t dropped)
 {
 	struct via_capture_rep r = {
 		.magic = VIA_CAPTURE_MAGIC, .kind = kind, .status = status,
-		.snaplen = cap.snaplen, .frames = frames, .dropped = dropped,
+		.snaplen = snaplen, .frames = frames, .dropped = dropped,
 	};
 
-	/* a client that went away misses its answer; nothing else to do */
-	if (send(c, &r, sizeof(r), MSG_NOSIGNAL) < 0)
+	/* a client that went away, or does not read, misses it: nothing
+	 * else to do, and never a wait */
+	if (send(c, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		VLOG_DBG("capture: reply lost: %s", strerror(errno));
 }
 
-/* Someone asks while a capture runs: one at a time. Its request is read
- * first: closing a socket with it unread would reset the connection, and
- * the client would see that, not the answer. */
-static void
-refuse_busy(void)
+/* The opcode a filter names: a name of wire.c's table (any case) or a
+ * number. @return the opcode, -1 for none given, -EINVAL */
+static int
+filter_opcode(const char *text)
 {
-	struct via_capture_req q;
-	int c = accept4(cap.lfd, NULL, NULL, SOCK_CLOEXEC), fd;
+	char *end;
+	unsigned long v;
+	int op;
 
-	if (c < 0)
-		return;
-	recv_request(c, &q, &fd, CAPTURE_BUSY_MS);
-	if (fd >= 0)
-		close(fd);
-	reply(c, VIA_CAPTURE_ERROR, -EBUSY, 0, 0);
-	close(c);
-}
-
-/*
- * Capture @p nic into @p out until @p count frames are written (0: no
- * limit), the client @p c hangs up or sends anything, a write fails, or
- * viad stops; then tell the client.
- */
-static void
-capture_run(int c, const struct via_nic *nic, struct capture_out *o, uint64_t count)
-{
-	struct pollfd pf[3] = {
-		{ .fd = c, .events = POLLIN },
-		{ .fd = cap.stop_fd, .events = POLLIN },
-		{ .fd = cap.lfd, .events = POLLIN },
-	};
-	uint64_t written = 0, taken = 0, start_ns;
-
-	cap.base_cycles = rte_get_timer_cycles();
-	cap.base_ns = start_ns = realtime_ns();
-	__atomic_store_n(&cap.dropped, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&cap.to_take, count != 0 ? (int64_t)RTE_MIN(count, (uint64_t)INT64_MAX)
-						  : INT64_MAX, __ATOMIC_RELAXED);
-	out_shb(o);
-	out_idb(o, nic, cap.snaplen);
-	out_flush(o);
-	if (o->err != 0) {
-		reply(c, VIA_CAPTURE_ERROR, o->err, 0, 0);
-		return;
-	}
-	pthread_mutex_lock(&cap.status_lock);
-	cap.status.active = true;
-	via_copy_name(cap.status.port, sizeof(cap.status.port), nic->info.name);
-	cap.status.frames = cap.status.dropped = 0;
-	pthread_mutex_unlock(&cap.status_lock);
-	reply(c, VIA_CAPTURE_STARTED, 0, 0, 0);
-	VLOG_INFO("capture: %s started (snaplen %u%s)", nic->info.name, cap.snaplen,
-		  count ? "" : ", until the client stops");
-	__atomic_store_n(&via_capture_nics, 1u << nic->index, __ATOMIC_RELEASE);
-	for (;;) {
-		int n = poll(pf, RTE_DIM(pf), CAPTURE_DRAIN_MS);
-
-		taken += drain(o, &written, count);
-		if ((count != 0 && written >= count) || o->err != 0)
-			break;
-		if (n <= 0)
-			continue;
-		if (pf[0].revents != 0 || pf[1].revents != 0)
-			break;
-		if (pf[2].revents & POLLIN)
-			refuse_busy();
-	}
-	__atomic_store_n(&via_capture_nics, 0, __ATOMIC_RELEASE);
-	/* a data path that saw the bit holds a shard lock until it is done
-	 * with the rings: once every lock was ours, none uses them */
-	via_dp_lock_all(cap.d);
-	via_dp_unlock_all(cap.d);
-	taken += drain(o, &written, count);
-	out_isb(o, start_ns, realtime_ns(), taken + __atomic_load_n(&cap.dropped, __ATOMIC_RELAXED),
-		__atomic_load_n(&cap.dropped, __ATOMIC_RELAXED), written);
-	out_flush(o);
-	pthread_mutex_lock(&cap.status_lock);
-	cap.status.active = false;
-	pthread_mutex_unlock(&cap.status_lock);
-	VLOG_INFO("capture: %s stopped: %llu frames written, %llu dropped%s%s", nic->info.name,
-		  (unsigned long long)written, (unsigned long long)cap.status.dropped,
-		  o->err ? ": " : "", o->err ? strerror(-o->err) : "");
-	reply(c, VIA_CAPTURE_DONE, o->err, written, cap.status.dropped);
+	if (text[0] == '\0')
+		return -1;
+	for (op = 0; op < VIA_OP_COUNT; op++)
+		if (via_wire_ops[op].name != NULL && strcasecmp(text, via_wire_ops[op].name) == 0)
+			return op;
+	v = strtoul(text, &end, 0);
+	return *end == '\0' && v < VIA_OP_COUNT && via_wire_ops[v].name != NULL ? (int)v : -EINVAL;
 }
 
 /* Frames of @p nic and the snaplen asked for: the largest frame at most. */
@@ -588,55 +573,148 @@ snaplen_for(const struct via_nic *nic, uint32_t asked)
 	return asked == 0 || asked > frame ? frame : asked;
 }
 
-/* A client connected: check who it is and what it asks, then capture. */
+/* Describe @p f for the log: " (VI 3, SEND, connection 0x...)". */
 static void
-serve(int c)
+filter_text(const struct capture_filter *f, char *buf, size_t len)
 {
-	struct capture_out o = { .fd = -1 };
+	int n = 0;
+
+	buf[0] = '\0';
+	if (f->vi != 0)
+		n += snprintf(buf + n, len - (size_t)n, ", VI %u", f->vi);
+	if (f->opcode >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ", %s", via_wire_ops[f->opcode].name);
+	if (f->conn_id != 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", connection 0x%08x", f->conn_id);
+}
+
+/* Start capture @p c of @p nic for client @p client, which asked @p q, into
+ * @p fd. @return 0, -errno (nothing was started; @p fd is still the caller's) */
+static int
+capture_start(struct capture *c, const struct via_nic *nic, int client,
+	      const struct via_capture_req *q, int fd)
+{
+	char what[96];
+	int op = filter_opcode(q->filter_opcode), rc;
+
+	if (op < -1)
+		return -EINVAL;
+	c->out = (struct capture_out){ .fd = fd, .buf = malloc(OUT_BUF) };
+	rc = c->out.buf == NULL ? -ENOMEM : rings_new(c, snaplen_for(nic, q->snaplen));
+	if (rc != 0) {
+		free(c->out.buf);
+		return rc;
+	}
+	c->filter = (struct capture_filter){ .vi = q->filter_vi, .conn_id = q->filter_conn_id,
+					     .opcode = op };
+	c->count = q->count;
+	c->written = c->taken = 0;
+	c->start_ns = realtime_ns();
+	c->progress_ms = via_now_ms();
+	__atomic_store_n(&c->dropped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->to_take, q->count != 0 ? (int64_t)RTE_MIN(q->count, (uint64_t)INT64_MAX)
+						    : INT64_MAX, __ATOMIC_RELAXED);
+	out_shb(&c->out);
+	out_idb(&c->out, nic, c->snaplen);
+	out_flush(&c->out);
+	if (c->out.err != 0) {
+		rc = c->out.err;
+		free(c->out.buf);
+		rings_free(c);
+		return rc;
+	}
+	c->nic = nic;
+	c->client = client;
+	pthread_mutex_lock(&cap.status_lock);
+	c->status = (struct via_capture_status){ .active = true };
+	via_copy_name(c->status.port, sizeof(c->status.port), nic->info.name);
+	pthread_mutex_unlock(&cap.status_lock);
+	reply(client, VIA_CAPTURE_STARTED, 0, c->snaplen, 0, 0);
+	filter_text(&c->filter, what, sizeof(what));
+	VLOG_INFO("capture: %s started (snaplen %u%s%s)", nic->info.name, c->snaplen, what,
+		  c->count ? "" : ", until the client stops");
+	__atomic_fetch_or(&via_capture_nics, 1u << nic->index, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* End capture @p c (its count, its client's hang-up, a write error, viad
+ * stopping): the rest of its frames, the statistics, the client told. */
+static void
+capture_end(struct capture *c)
+{
+	uint64_t dropped;
+
+	__atomic_fetch_and(&via_capture_nics, ~(1u << c->nic->index), __ATOMIC_RELEASE);
+	/* a data path that saw the bit holds a shard lock until it is done
+	 * with the rings: once every lock was ours, none uses them */
+	via_dp_lock_all(cap.d);
+	via_dp_unlock_all(cap.d);
+	drain(c);
+	dropped = __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
+	out_isb(&c->out, c->start_ns, realtime_ns(), c->taken + dropped, dropped, c->written);
+	out_flush(&c->out);
+	pthread_mutex_lock(&cap.status_lock);
+	c->status.active = false;
+	pthread_mutex_unlock(&cap.status_lock);
+	VLOG_INFO("capture: %s stopped: %llu frames written, %llu dropped%s%s", c->nic->info.name,
+		  (unsigned long long)c->written, (unsigned long long)dropped,
+		  c->out.err ? ": " : "", c->out.err ? strerror(-c->out.err) : "");
+	reply(c->client, VIA_CAPTURE_DONE, c->out.err, c->snaplen, c->written, dropped);
+	rings_free(c);
+	free(c->out.buf);
+	close(c->out.fd);
+	close(c->client);
+	c->nic = NULL;
+	c->client = -1;
+}
+
+/* A client connected: check who it is and what it asks, within @p wait_ms;
+ * start its capture, or tell it why not. */
+static void
+serve(int client, unsigned wait_ms)
+{
 	struct via_capture_req q;
 	const struct via_nic *nic = NULL;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	int rc, mode;
+	int rc, mode, fd;
 
-	rc = recv_request(c, &q, &o.fd, CAPTURE_REQ_MS);
+	/* a request comes at once: a client that waits is refused */
+	rc = recv_request(client, &q, &fd, wait_ms);
 	/* the socket's mode admits viad's user only; a changed mode must not
 	 * admit others, whose frames these are not */
-	if (rc == 0 && (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+	if (rc == 0 && (getsockopt(client, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
 			(cred.uid != 0 && cred.uid != geteuid())))
 		rc = -EPERM;
 	if (rc == 0) {
 		nic = via_nic_by_name(cap.d, q.port);
-		mode = fcntl(o.fd, F_GETFL);
+		mode = fcntl(fd, F_GETFL);
 		if (nic == NULL)
 			rc = -ENODEV;
 		else if (mode < 0 || (mode & O_ACCMODE) == O_RDONLY)
 			rc = -EBADF;
+		else if (cap.nics[nic->index].nic != NULL)
+			rc = -EBUSY;       /* one capture per NIC */
 	}
-	if (rc == 0) {
-		o.buf = malloc(OUT_BUF);
-		rc = o.buf == NULL ? -ENOMEM : rings_new(snaplen_for(nic, q.snaplen));
-	}
-	if (rc != 0) {
-		VLOG_INFO("capture: request refused: %s", strerror(-rc));
-		reply(c, VIA_CAPTURE_ERROR, rc, 0, 0);
-	} else {
-		capture_run(c, nic, &o, q.count);
-		rings_free();
-	}
-	free(o.buf);
-	if (o.fd >= 0)
-		close(o.fd);
+	if (rc == 0)
+		rc = capture_start(&cap.nics[nic->index], nic, client, &q, fd);
+	if (rc == 0)
+		return;
+	VLOG_INFO("capture: request%s%s refused: %s", nic ? " for " : "",
+		  nic ? nic->info.name : "", strerror(-rc));
+	reply(client, VIA_CAPTURE_ERROR, rc, 0, 0, 0);
+	if (fd >= 0)
+		close(fd);
+	close(client);
 }
 
 static void *
 capture_thread(void *arg)
 {
-	struct pollfd pf[2] = {
-		{ .fd = cap.lfd, .events = POLLIN },
-		{ .fd = cap.stop_fd, .events = POLLIN },
-	};
+	struct pollfd pf[2 + VIA_CONF_MAX_PORTS];
+	struct capture *polled[VIA_CONF_MAX_PORTS];
 	sigset_t pipe;
+	unsigned i, n;
 
 	(void)arg;
 	/* a client's pipe may close: the write fails with EPIPE instead of
@@ -645,19 +723,45 @@ capture_thread(void *arg)
 	sigaddset(&pipe, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
 	for (;;) {
-		if (poll(pf, RTE_DIM(pf), -1) < 0 && errno != EINTR)
-			break;
-		if (pf[1].revents != 0)
-			break;
-		if (pf[0].revents & POLLIN) {
-			int c = accept4(cap.lfd, NULL, NULL, SOCK_CLOEXEC);
+		uint64_t now;
 
-			if (c >= 0) {
-				serve(c);
-				close(c);
+		pf[0] = (struct pollfd){ .fd = cap.stop_fd, .events = POLLIN };
+		pf[1] = (struct pollfd){ .fd = cap.lfd, .events = POLLIN };
+		for (i = 0, n = 0; i < VIA_CONF_MAX_PORTS; i++) {
+			if (cap.nics[i].nic == NULL)
+				continue;
+			polled[n] = &cap.nics[i];
+			pf[2 + n++] = (struct pollfd){ .fd = cap.nics[i].client, .events = POLLIN };
+		}
+		if (poll(pf, 2 + n, n > 0 ? CAPTURE_DRAIN_MS : -1) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents != 0)
+			break;
+		now = via_now_ms();
+		for (i = 0; i < n; i++) {
+			struct capture *c = polled[i];
+
+			drain(c);
+			/* the client hung up or sent anything: it wants it ended */
+			if ((c->count != 0 && c->written >= c->count) || c->out.err != 0 ||
+			    pf[2 + i].revents != 0) {
+				capture_end(c);
+			} else if (now - c->progress_ms >= CAPTURE_PROGRESS_MS) {
+				c->progress_ms = now;
+				reply(c->client, VIA_CAPTURE_PROGRESS, 0, c->snaplen, c->written,
+				      __atomic_load_n(&c->dropped, __ATOMIC_RELAXED));
 			}
 		}
+		if (pf[1].revents & POLLIN) {
+			int client = accept4(cap.lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (client >= 0)
+				serve(client, n > 0 ? CAPTURE_BUSY_MS : CAPTURE_REQ_MS);
+		}
 	}
+	for (i = 0; i < VIA_CONF_MAX_PORTS; i++)
+		if (cap.nics[i].nic != NULL)
+			capture_end(&cap.nics[i]);
 	return NULL;
 }
 
@@ -665,9 +769,14 @@ int
 via_capture_init(struct viad *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	unsigned i;
 	int rc;
 
 	cap.d = d;
+	for (i = 0; i < VIA_CONF_MAX_PORTS; i++)
+		cap.nics[i].client = -1;
+	cap.base_cycles = rte_get_timer_cycles();
+	cap.base_ns = realtime_ns();
 	if ((size_t)snprintf(cap.path, sizeof(cap.path), "%s/%s", rte_eal_get_runtime_dir(),
 			     VIA_CAPTURE_SOCKET) >= sizeof(cap.path))
 		return -ENAMETOOLONG;
@@ -678,7 +787,9 @@ via_capture_init(struct viad *d)
 		rc = -errno;
 		goto fail;
 	}
-	unlink(cap.path);
+	rc = via_socket_claim(cap.path);
+	if (rc != 0)
+		goto fail;
 	if (bind(cap.lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(cap.path, 0600) != 0 ||
 	    listen(cap.lfd, 4) != 0) {
 		rc = -errno;
@@ -715,12 +826,20 @@ via_capture_fini(void)
 	}
 }
 
-void
-via_capture_get_status(struct via_capture_status *st)
+unsigned
+via_capture_get_status(struct via_capture_status *st, unsigned max)
 {
+	unsigned i, n = 0;
+
 	pthread_mutex_lock(&cap.status_lock);
-	*st = cap.status;
+	for (i = 0; i < VIA_CONF_MAX_PORTS && n < max; i++) {
+		if (cap.nics[i].status.port[0] == '\0')
+			continue;
+		st[n] = cap.nics[i].status;
+		if (st[n].active)
+			st[n].dropped = __atomic_load_n(&cap.nics[i].dropped, __ATOMIC_RELAXED);
+		n++;
+	}
 	pthread_mutex_unlock(&cap.status_lock);
-	if (st->active)
-		st->dropped = __atomic_load_n(&cap.dropped, __ATOMIC_RELAXED);
+	return n;
 }

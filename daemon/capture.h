@@ -6,8 +6,9 @@
  * pcapng file for Wireshark (tools/wireshark/via.lua). viactl asks for a
  * capture over the capture socket (capture_proto.h).
  *
- * The data path calls via_capture() where frames leave for a port or an
- * inbox and where they come from a port. Off, that is one load of a word
+ * Each NIC is captured by one client at a time, NICs at once. The data
+ * path calls via_capture() where frames leave for a port or an inbox and
+ * where they come from a port. Off, that is one load of a word
  * and one branch that is always taken the same way. On, the lcore copies
  * each frame into a free slot and queues it; a control thread writes the
  * slots to the file. A frame that finds no free slot is counted, never
@@ -33,8 +34,9 @@ enum via_capture_dir {
 /** Bit N: NIC N is being captured. Written by the capture thread only. */
 extern uint32_t via_capture_nics;
 
-/** Copy @p n frames into the capture (via_capture() found their NIC's bit set). */
-void via_capture_frames(struct rte_mbuf *const *pkts, uint16_t n, enum via_capture_dir dir);
+/** Copy @p n frames of @p nic into its capture (via_capture() found its bit set). */
+void via_capture_frames(const struct via_nic *nic, struct rte_mbuf *const *pkts, uint16_t n,
+			enum via_capture_dir dir);
 
 /**
  * The data path's hook: capture @p n frames of @p nic going @p dir if that
@@ -47,13 +49,13 @@ via_capture(const struct via_nic *nic, struct rte_mbuf *const *pkts, uint16_t n,
 	    enum via_capture_dir dir)
 {
 	if (unlikely(__atomic_load_n(&via_capture_nics, __ATOMIC_RELAXED) & (1u << nic->index)))
-		via_capture_frames(pkts, n, dir);
+		via_capture_frames(nic, pkts, n, dir);
 }
 
-/** A capture's state, for telemetry. */
+/** A NIC's capture, for telemetry. */
 struct via_capture_status {
 	bool active;
-	char port[VIA_CTL_NAME_MAX];   /**< its NIC; "" when none ran yet */
+	char port[VIA_CTL_NAME_MAX];   /**< its NIC */
 	uint64_t frames;               /**< frames written (the running or the last capture) */
 	uint64_t dropped;              /**< frames not kept: no free slot */
 };
@@ -65,7 +67,10 @@ struct via_capture_status {
 int via_capture_init(struct viad *d);
 /** Stop a running capture (its client is told), the thread, remove the socket. */
 void via_capture_fini(void);
-/** The current or last capture. */
-void via_capture_get_status(struct via_capture_status *st);
+/**
+ * The running or last capture of each NIC that was captured, at most
+ * @p max into @p st. @return how many
+ */
+unsigned via_capture_get_status(struct via_capture_status *st, unsigned max);
 
 #endif /* VIA_CAPTURE_H */

@@ -126,6 +126,7 @@ static const struct conf_key conf_keys[] = {
 	 * an hour; 0 breaks as soon as the retries or the link say. */
 	{ SECT_VIAD, "rel_silence_ms", CT_UINT, 0, G(rel_silence_ms), 0, 3600000, NULL },
 	{ SECT_VIAD, "link_down_grace_ms", CT_UINT, 0, G(link_down_grace_ms), 0, 3600000, NULL },
+	{ SECT_VIAD, "upgrades", CT_ENUM, 0, G(upgrades), 0, 0, no_yes },
 	/* How long a connection request may wait for its VipConnectWait (VIA
 	 * §4.1): up to a minute, a longer backlog is a typo. */
 	{ SECT_VIAD, "cm_nomatch_grace_ms", CT_UINT, 0, G(cm_nomatch_grace_ms), 0, 60000, NULL },
@@ -255,6 +256,7 @@ static const struct via_conf conf_defaults = {
 	.rel_keepalive_ms = 1000,
 	.rel_silence_ms = 2000,
 	.link_down_grace_ms = 2000,
+	.upgrades = 1,
 	.cm_nomatch_grace_ms = 500,
 	.cm_unreachable_ms = 3000,
 	.max_sessions = 256,

@@ -124,6 +124,10 @@ struct via_conf {
 	/** a port's link down this long breaks its connections; a shorter
 	 *  outage (a peer viad upgrading, memif) breaks none */
 	uint32_t link_down_grace_ms;
+	/** 1: viad can be upgraded under its clients (viactl upgrade): what it
+	 *  needs to start stays in its permitted set after the drop, for the
+	 *  exec (runtime.c, docs/design.md section 18.6); 0: refused */
+	uint8_t upgrades;
 	uint32_t cm_nomatch_grace_ms;	/**< a request nobody waits for fails after this */
 	/** a request no viad answers, and an accept its requester does not
 	 *  confirm, fail after this (VIA §4.1: "not reachable") */

@@ -45,6 +45,7 @@
 
 #include "dp.h"
 #include "hosts.h"
+#include "runtime.h"
 #include "upgrade.h"
 #include "viad.h"
 
@@ -1104,12 +1105,13 @@ via_ctl_listen(struct viad *d, int *lfd)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* a socket file left by a dead viad is removed; a live one is not */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+	/* a socket file left by a dead viad is removed; a live one, or a
+	 * file that is no socket, is not (runtime.h) */
+	rc = via_socket_claim(path);
+	if (rc != 0) {
 		close(fd);
-		return -EADDRINUSE;
+		return rc;
 	}
-	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
 		int err = -errno;
 
@@ -1260,7 +1262,7 @@ via_ctl_run(struct viad *d, int lfd)
 			return n;
 		}
 	}
-	n = via_upgrade_listen(ep, EP_ADMIN);
+	n = via_upgrade_listen(ep, EP_ADMIN, d->conf.upgrades);
 	if (n != 0)
 		VLOG_WARN("admin socket (viactl upgrade): %s", strerror(-n));
 	ev[0].events = EPOLLIN;

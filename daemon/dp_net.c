@@ -202,7 +202,8 @@ void
 via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct via_poll_stats *st = via_dp_stats();
-	uint16_t sent = 0;
+	uint64_t bytes = 0;
+	uint16_t sent = 0, i;
 	unsigned held;
 
 	if (n == 0)
@@ -210,9 +211,17 @@ via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 	/* every frame of one call goes to the same destination */
 	if (via_net_to_self(nic, rte_pktmbuf_mtod(pkts[0], struct rte_ether_hdr *)->dst_addr.addr_bytes)) {
 		via_capture(nic, pkts, n, VIA_CAPTURE_MEM);
+		for (i = 0; i < n; i++)
+			bytes += rte_pktmbuf_pkt_len(pkts[i]);
 		sent = (uint16_t)via_net_hand_over(nic->d, nic, via_net_route(nic->d, pkts[0]), pkts, n);
 		st->frames_tx += sent;
 		st->frames_rx += sent;
+		/* the NIC's own counters: a frame it sent and received; those
+		 * not taken are still ours (freed below) */
+		for (i = sent; i < n; i++)
+			bytes -= rte_pktmbuf_pkt_len(pkts[i]);
+		st->nic_mem_frames[nic->index] += sent;
+		st->nic_mem_bytes[nic->index] += bytes;
 	} else {
 		via_capture(nic, pkts, n, VIA_CAPTURE_TX);
 		via_dp_lock(&nic->tx_lock);

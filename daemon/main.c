@@ -23,6 +23,7 @@
 
 #include <limits.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -34,6 +35,7 @@
 #include "capture.h"
 #include "hosts.h"
 #include "dp.h"
+#include "runtime.h"
 #include "telemetry.h"
 #include "upgrade.h"
 #include "via_glue.h"
@@ -61,7 +63,8 @@ usage(FILE *f)
 		"EAL options after -- replace viad's defaults (see docs/design.md).\n");
 }
 
-/* "port.via1.mtu=9000" -> section "port.via1", key "mtu", value "9000" */
+/* "port.via1.mtu=9000" -> section "port.via1", key "mtu", value "9000";
+ * every mistake is said, in one line */
 static int
 apply_set(struct via_conf *c, char *arg)
 {
@@ -70,16 +73,25 @@ apply_set(struct via_conf *c, char *arg)
 	char err[256];
 	int rc;
 
-	if (eq == NULL)
+	if (eq == NULL || eq == arg) {
+		VLOG_ERR("--set %s: expected SECTION.KEY=VALUE, e.g. "
+			"--set viad.instance=NAME (%s)", arg,
+			eq == NULL ? "no '=' and value" : "no key before '='");
 		return -EINVAL;
+	}
 	*eq = '\0';
 	dot = strrchr(arg, '.');
-	if (dot == NULL)
+	if (dot == NULL || dot == arg || dot[1] == '\0') {
+		VLOG_ERR("--set %s=%s: expected SECTION.KEY=VALUE, e.g. "
+			"--set limits.max_vi=1024 (%s)", arg, eq + 1,
+			dot == NULL ? "no section: viad, limits, port.NAME, ..." :
+			dot == arg ? "no section before '.'" : "no key after '.'");
 		return -EINVAL;
+	}
 	*dot = '\0';
 	rc = via_conf_set(c, arg, dot + 1, eq + 1, err, sizeof(err));
 	if (rc != 0)
-		fprintf(stderr, "viad: --set %s.%s: %s\n", arg, dot + 1, err);
+		VLOG_ERR("--set %s.%s=%s: %s", arg, dot + 1, eq + 1, err);
 	return rc;
 }
 
@@ -145,7 +157,7 @@ parse_args(int argc, char **argv, struct via_conf *c, int *eal_index)
 	if (config != NULL) {
 		rc = via_conf_load(c, config, err, sizeof(err));
 		if (rc != 0) {
-			fprintf(stderr, "viad: %s\n", err);
+			VLOG_ERR("%s", err);
 			return rc;
 		}
 	}
@@ -158,7 +170,7 @@ parse_args(int argc, char **argv, struct via_conf *c, int *eal_index)
 	if (rc == 0) {
 		rc = via_conf_check(c, err, sizeof(err));
 		if (rc != 0)
-			fprintf(stderr, "viad: %s\n", err);
+			VLOG_ERR("%s", err);
 	}
 	return rc;
 }
@@ -243,8 +255,8 @@ eal_args(const struct via_conf *c, char *prog, int argc, char **argv, char **out
 		out[n++] = "--in-memory";
 	} else {
 		/* --no-huge creates no files either; it excludes --in-memory */
-		fprintf(stderr, "viad: fewer than %u free 2 MiB hugepages: running without "
-			"hugepages (slower; see config/hugepages.md)\n", MIN_FREE_HUGEPAGES);
+		VLOG_WARN("fewer than %u free 2 MiB hugepages: running without "
+			"hugepages (slower; see config/hugepages.md)", MIN_FREE_HUGEPAGES);
 		out[n++] = "--no-huge";
 		out[n++] = "--no-shconf";
 		out[n++] = "-m";
@@ -264,6 +276,16 @@ static void
 remove_runtime_dir(void)
 {
 	rmdir(rte_eal_get_runtime_dir());
+}
+
+/* Whether paths @p a and @p b name one directory. */
+static bool
+same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return a[0] != '\0' && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
 }
 
 static int
@@ -409,6 +431,10 @@ main(int argc, char **argv)
 	if (parse_args(argc, argv, &d.conf, &first_eal) != 0)
 		return 2;
 	via_log_set_level(d.conf.log_level);
+	if (!via_privileged(err, sizeof(err))) {
+		VLOG_ERR("%s", err);
+		return 2;
+	}
 	if (adopt_fd >= 0) {
 		via_upgrade_open(adopt_fd, &img);
 		conf_from_image(&d.conf, &img);
@@ -416,8 +442,19 @@ main(int argc, char **argv)
 	eal_argc = eal_args(&d.conf, argv[0], argc - first_eal, argv + first_eal, eal_argv,
 			    eal_buf, sizeof(eal_buf));
 	if (eal_argc < 0) {
-		fprintf(stderr, "viad: EAL arguments: %s\n", strerror(-eal_argc));
+		VLOG_ERR("EAL arguments: %s", strerror(-eal_argc));
 		return 2;
+	}
+	/* before EAL, which would take a running instance's sockets or, with
+	 * no runtime directory, put them in "/" */
+	rc = via_runtime_lock(eal_argv, eal_argc, err, sizeof(err));
+	if (rc != 0) {
+		VLOG_ERR("%s", err);
+		/* adopting: the old viad's lock went with its exec, and another
+		 * took the instance meanwhile */
+		if (adopt_fd >= 0)
+			via_upgrade_failed(&img, err);
+		return rc == -EADDRINUSE ? 1 : 2;
 	}
 	/* blocked before EAL starts its threads, so every thread inherits the
 	 * mask and the signals reach only the control thread's signalfd */
@@ -436,6 +473,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
+	if (!same_dir(rte_eal_get_runtime_dir(), via_runtime_dir())) {
+		VLOG_ERR("EAL's runtime directory '%s' is not the one viad locked (%s): "
+			 "EAL arguments after -- name a runtime directory viad did not lock", rte_eal_get_runtime_dir(),
+			 via_runtime_dir());
+		goto out_eal;
+	}
 	if (rte_lcore_count() < 2) {
 		VLOG_ERR("viad needs a poll lcore besides the main lcore (e.g. -- -l 0,1)");
 		goto out_eal;
@@ -470,8 +513,12 @@ main(int argc, char **argv)
 		rc = via_ctl_listen(&d, &lfd);
 		if (rc != 0) {
 			VLOG_ERR("control socket %s: %s", d.conf.socket_path,
-				 rc == -EADDRINUSE ? "another viad is serving it" : strerror(-rc));
-			rc = 1;
+				 rc == -EADDRINUSE ? "another viad is serving it" :
+				 rc == -ENOTSOCK ? "a file that is not a socket is there: viad "
+						   "removes only a stale socket (is -s / viad.socket "
+						   "right?)" :
+				 strerror(-rc));
+			rc = rc == -ENOTSOCK ? 2 : 1;
 			goto out_nics;
 		}
 	}
@@ -482,13 +529,22 @@ main(int argc, char **argv)
 	rc = via_capture_init(&d);
 	if (rc != 0)
 		VLOG_WARN("packet capture: %s", strerror(-rc));
+	/* everything that needed more is open: the ports, the sockets */
+	if (via_drop_privileges(&d.conf) != 0) {
+		rc = 1;
+		close(lfd);
+		unlink(d.conf.socket_path);
+		goto out_nics;
+	}
 	if (adopt_fd >= 0) {
 		via_upgrade_resumed(&d, &img);
 		via_image_free(&img);
 	}
 	for (lcore = 0; lcore < d.nb_shards; lcore++)
 		rte_eal_remote_launch(via_poll_main, &d, d.shards[lcore].lcore);
+	via_notify("READY=1");
 	rc = via_ctl_run(&d, lfd) == 0 ? 0 : 1;
+	via_notify("STOPPING=1");
 	rte_eal_mp_wait_lcore();
 	/* the DISC frames of the sessions just ended sit in the ports' rings:
 	 * give peers (memif, say) time to take them before the ports close */
@@ -496,6 +552,7 @@ main(int argc, char **argv)
 	VLOG_INFO("stopped: %llu sessions served", (unsigned long long)d.counters.sessions_closed);
 out_nics:
 	via_capture_fini();
+	via_telemetry_fini();
 	if (d.wake_fd >= 0)
 		close(d.wake_fd);
 	if (d.cm_fd >= 0)

@@ -315,6 +315,7 @@ via_nic_port_info(const struct via_nic *nic, struct via_ctl_port_info *pi)
 {
 	struct via_port_link link = { 0 };
 	struct via_port_stats st = { 0 };
+	unsigned lcore;
 
 	memset(pi, 0, sizeof(*pi));
 	via_copy_name(pi->name, sizeof(pi->name), nic->info.name);
@@ -332,5 +333,17 @@ via_nic_port_info(const struct via_nic *nic, struct via_ctl_port_info *pi)
 		pi->tx_bytes = st.tx_bytes;
 		pi->rx_errors = st.rx_errors + st.rx_missed;
 		pi->tx_errors = st.tx_errors;
+	}
+	/* frames to its own address moved in memory, sent and received by
+	 * the NIC all the same (the loopback NIC's are all of them) */
+	RTE_LCORE_FOREACH(lcore) {
+		const struct via_poll_stats *ps = via_poll_stats_of(lcore);
+		uint64_t frames = __atomic_load_n(&ps->nic_mem_frames[nic->index], __ATOMIC_RELAXED);
+		uint64_t bytes = __atomic_load_n(&ps->nic_mem_bytes[nic->index], __ATOMIC_RELAXED);
+
+		pi->rx_packets += frames;
+		pi->tx_packets += frames;
+		pi->rx_bytes += bytes;
+		pi->tx_bytes += bytes;
 	}
 }

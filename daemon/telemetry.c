@@ -1,18 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * DPDK telemetry commands under /viad/. EAL's telemetry thread runs the
+ * DPDK telemetry commands under /viad/. EAL's telemetry threads run the
  * callbacks; the objects they read are the control thread's, which changes
- * them only while it holds every shard's data-path lock. So each callback
- * takes those locks too, in the same order, for the few microseconds it
- * needs to copy what it reports: the control thread then waits for it, and
- * the poll lcores for one iteration, like for any control request. The
- * per-lcore counters are read without a lock (relaxed loads).
+ * them only while it holds the objects lock and every shard's data-path
+ * lock (via_dp_lock_all()). A callback takes the objects lock alone: the
+ * control thread waits for it, the poll lcores never do. What the lcores
+ * change meanwhile (a VI's sequence numbers, its queues, the per-lcore
+ * counters) is read as it is at that instant, word by word, each with a
+ * relaxed load; a difference of two such counters reads the smaller first.
+ *
+ * Who asks decides what is shown (telemetry_proto.h): EAL's socket is
+ * root's; viad's own socket, open to the socket group, relays each query
+ * to EAL's and tells the callbacks who asked, so a member of the group
+ * sees the pids, uids and process names of their own sessions only.
  *
  * Lists that can be long (sessions, VIs, CQs, connections) give ids, a page
  * of at most LIST_PAGE at a time: {"ids": [...], "next": CURSOR}, where a
  * non-zero CURSOR is the START of the next page. One object is asked for by
  * id. Telemetry's replies are at most 16 KiB, so a list of whole objects
- * would be cut short.
+ * would be cut short. Short lists (ports, lcores) are objects keyed by
+ * name, each also holding its name: DPDK 22.11 has no arrays of objects
+ * (viactl --json turns them into arrays).
  *
  * Names in replies follow DPDK's: letters, digits and '_' only.
  */
@@ -24,12 +32,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_lcore.h>
+#include <rte_random.h>
 #include <rte_ring.h>
 #include <rte_telemetry.h>
 #include <rte_version.h>
@@ -39,7 +54,9 @@
 #include "capture.h"
 #include "dp.h"
 #include "hosts.h"
+#include "runtime.h"
 #include "telemetry.h"
+#include "telemetry_proto.h"
 #include "upgrade.h"
 #include "via_glue.h"
 
@@ -51,16 +68,17 @@ static struct viad *tel_viad;
 static uint64_t tel_started_ms;
 
 /*
- * Hold what the control thread holds while it changes objects. @return
- * false once viad is stopping: the objects are being freed, and nothing is
- * reported (the control thread sets stopping under these locks).
+ * Keep the objects as they are: the control thread changes them only with
+ * this lock held too. @return false once viad is stopping: the objects are
+ * being freed, and nothing is reported (the control thread sets stopping
+ * under this lock).
  */
 static bool
 tel_enter(void)
 {
-	via_dp_lock_all(tel_viad);
+	via_dp_lock(&tel_viad->objects_lock);
 	if (__atomic_load_n(&tel_viad->stopping, __ATOMIC_ACQUIRE)) {
-		via_dp_unlock_all(tel_viad);
+		via_dp_unlock(&tel_viad->objects_lock);
 		return false;
 	}
 	return true;
@@ -69,8 +87,66 @@ tel_enter(void)
 static void
 tel_leave(void)
 {
-	via_dp_unlock_all(tel_viad);
+	via_dp_unlock(&tel_viad->objects_lock);
 }
+
+/* A counter an lcore moves while telemetry reads it. */
+#define LIVE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+/* ---- who asks ---------------------------------------------------------------- */
+
+#define RELAY_CLIENTS  16        /* group members' connections at once */
+#define RELAY_CMD_MAX  1023      /* EAL reads a command into 1 KiB */
+#define RELAY_REPLY_MAX (64 * 1024)
+#define RELAY_WAIT_MS  5000      /* EAL answers at once; a stuck one is dropped */
+
+static struct {
+	int lfd;                 /* viad's telemetry socket */
+	int eal_fd;              /* viad's connection to EAL's socket */
+	int stop_fd;             /* eventfd: viad stops */
+	bool running;
+	pthread_t thread;
+	char path[sizeof(((struct sockaddr_un *)NULL)->sun_path)];
+	char hello[512];         /* EAL's greeting, passed on to each client */
+	ssize_t hello_len;
+	char secret[32];         /* what "/viad/relay" must be given: in viad's memory only */
+	pid_t eal_tid;           /* atomic: EAL's thread that serves eal_fd */
+	uid_t asker;             /* atomic: who asked the query eal_fd carries */
+	char *reply;
+	struct { int fd; uid_t uid; } clients[RELAY_CLIENTS];
+} relay = { .lfd = -1, .eal_fd = -1, .stop_fd = -1 };
+
+/*
+ * Whether the query being answered may show what user @p owner owns (pids,
+ * uids, process names): on EAL's socket root asks (mode 0600); a query
+ * relayed from viad's socket runs on the one EAL thread that serves the
+ * relay, and shows the asker's own only, unless the asker is root or viad.
+ */
+static bool
+tel_may_see(uid_t owner)
+{
+	uid_t asker;
+
+	if ((pid_t)syscall(SYS_gettid) != __atomic_load_n(&relay.eal_tid, __ATOMIC_ACQUIRE))
+		return true;
+	asker = __atomic_load_n(&relay.asker, __ATOMIC_ACQUIRE);
+	return asker == 0 || asker == geteuid() || asker == owner;
+}
+
+/* The relay's first query on its EAL connection: the thread that answers
+ * it answers all the relay's queries (EAL gives a connection a thread). */
+static int
+tel_relay(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	(void)cmd;
+	if (params == NULL || strcmp(params, relay.secret) != 0)
+		return -EPERM;
+	__atomic_store_n(&relay.eal_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	rte_tel_data_start_dict(r);
+	rte_tel_data_add_dict_int(r, "relay", 1);
+	return 0;
+}
+
 
 /*
  * Up to @p max unsigned numbers separated by commas. @return how many,
@@ -176,12 +252,36 @@ poll_mode_name(enum via_poll_mode m)
 
 /* ---- viad, its configuration, its ports ---------------------------------- */
 
+/* The captures: the NICs being captured ("via0 via1", or "off"), and the
+ * frames written and dropped by each NIC's running or last capture, summed.
+ * @return how many run */
+static unsigned
+capture_summary(char *running, size_t len, uint64_t *frames, uint64_t *dropped)
+{
+	struct via_capture_status st[VIA_CONF_MAX_PORTS];
+	unsigned i, n = via_capture_get_status(st, RTE_DIM(st)), active = 0;
+	size_t at = 0;
+
+	*frames = *dropped = 0;
+	running[0] = '\0';
+	for (i = 0; i < n; i++) {
+		*frames += st[i].frames;
+		*dropped += st[i].dropped;
+		if (st[i].active && at < len)
+			at += (size_t)snprintf(running + at, len - at, "%s%s", active++ ? " " : "",
+					       st[i].port);
+	}
+	if (active == 0)
+		snprintf(running, len, "off");
+	return active;
+}
+
 static int
 tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
 {
 	const struct viad *d = tel_viad;
-	struct via_capture_status cap;
-	char version[32];
+	char version[32], captures[RTE_TEL_MAX_STRING_LEN];
+	uint64_t frames, dropped;
 
 	(void)cmd;
 	(void)params;
@@ -189,7 +289,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
 		return -EAGAIN;
 	snprintf(version, sizeof(version), "%lu.%lu", VIPL_DPDK_PROVIDER_VERSION >> 16,
 		 VIPL_DPDK_PROVIDER_VERSION & 0xffff);
-	via_capture_get_status(&cap);
+	capture_summary(captures, sizeof(captures), &frames, &dropped);
 	rte_tel_data_start_dict(r);
 	rte_tel_data_add_dict_string(r, "provider_version", version);
 	rte_tel_data_add_dict_string(r, "dpdk", rte_version());
@@ -205,7 +305,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "cqs", d->cqs.nb_live);
 	rte_tel_data_add_dict_u64(r, "regions", d->mrs.nb_live);
 	rte_tel_data_add_dict_u64(r, "ptags", d->ptags.nb_live);
-	rte_tel_data_add_dict_string(r, "capture", cap.active ? cap.port : "off");
+	rte_tel_data_add_dict_string(r, "capture", captures);
 	/* handovers of this pid (viactl upgrade: section 18 of docs/design.md) */
 	{
 		uint64_t blackout_us;
@@ -274,6 +374,7 @@ port_dict(const struct viad *d, const struct via_nic *nic)
 		sessions += s->opened && s->nic == nic;
 	via_nic_port_info(nic, &pi);
 	rte_tel_data_start_dict(p);
+	rte_tel_data_add_dict_string(p, "name", nic->info.name);
 	rte_tel_data_add_dict_u64(p, "index", nic->index);
 	rte_tel_data_add_dict_string(p, "glue", pi.glue);
 	add_mac(p, "mac", pi.mac);
@@ -450,13 +551,16 @@ tel_session(const char *cmd, const char *params, struct rte_tel_data *r)
 		n_allocs++;
 		alloc_bytes += pm->shm.len;
 	}
-	process_name(s->pid, comm, sizeof(comm));
 	rte_tel_data_start_dict(r);
 	rte_tel_data_add_dict_u64(r, "id", s->id);
-	rte_tel_data_add_dict_int(r, "pid", (int)s->pid);
-	rte_tel_data_add_dict_string(r, "comm", comm);
-	rte_tel_data_add_dict_u64(r, "uid", s->uid);
-	rte_tel_data_add_dict_u64(r, "gid", s->gid);
+	/* whose it is: for the asker's own sessions (and root) only */
+	if (tel_may_see(s->uid)) {
+		process_name(s->pid, comm, sizeof(comm));
+		rte_tel_data_add_dict_int(r, "pid", (int)s->pid);
+		rte_tel_data_add_dict_string(r, "comm", comm);
+		rte_tel_data_add_dict_u64(r, "uid", s->uid);
+		rte_tel_data_add_dict_u64(r, "gid", s->gid);
+	}
 	rte_tel_data_add_dict_string(r, "nic", s->opened ? s->nic->info.name : "");
 	rte_tel_data_add_dict_u64(r, "segment_bytes", s->opened ? s->seg.len : 0);
 	rte_tel_data_add_dict_int(r, "segment_hugepages", s->opened && s->seg.hugepages);
@@ -510,6 +614,7 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 {
 	const struct via_vi *vi;
 	const struct via_vi_rel *rel;
+	uint32_t una, rel_nxt, nxt, sq_head, sq_tail, ans_head, ans_tail;
 	bool reliable;
 	uint32_t id;
 
@@ -525,12 +630,21 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 	}
 	rel = &vi->rel;
 	reliable = vi->attr.reliability != VIP_SERVICE_UNRELIABLE;
+	/* each difference of two moving counters reads the one behind first */
+	una = LIVE(rel->snd_una);
+	rel_nxt = LIVE(rel->snd_nxt);
+	nxt = reliable ? rel_nxt : LIVE(vi->tx_seq);
+	sq_head = LIVE(vi->sq.head);
+	sq_tail = LIVE(vi->sq.tail);
+	ans_head = LIVE(vi->answers.head);
+	ans_tail = LIVE(vi->answers.tail);
 	rte_tel_data_start_dict(r);
 	rte_tel_data_add_dict_u64(r, "id", vi->id);
 	rte_tel_data_add_dict_u64(r, "session", vi->owner->id);
-	rte_tel_data_add_dict_int(r, "pid", (int)vi->owner->pid);
+	if (tel_may_see(vi->owner->uid))
+		rte_tel_data_add_dict_int(r, "pid", (int)vi->owner->pid);
 	rte_tel_data_add_dict_string(r, "nic", vi->owner->nic->info.name);
-	rte_tel_data_add_dict_string(r, "state", via_vi_state_name(vi->state));
+	rte_tel_data_add_dict_string(r, "state", via_vi_state_name(LIVE(vi->state)));
 	rte_tel_data_add_dict_string(r, "reliability", reliability_name(vi->attr.reliability));
 	rte_tel_data_add_dict_int(r, "rdma_write", vi->attr.rdma_write);
 	rte_tel_data_add_dict_int(r, "rdma_read", vi->attr.rdma_read);
@@ -542,9 +656,9 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "queue_capacity", vi->wq_capacity);
 	rte_tel_data_add_dict_u64(r, "send_posted", wq_posted(vi, VIA_WQ_SEND));
 	rte_tel_data_add_dict_u64(r, "recv_posted", wq_posted(vi, VIA_WQ_RECV));
-	rte_tel_data_add_dict_int(r, "sending", vi->tx.active);
-	rte_tel_data_add_dict_int(r, "receiving", vi->rx.state != VIA_RX_IDLE);
-	rte_tel_data_add_dict_string(r, "rx_state", via_rx_state_name(vi->rx.state));
+	rte_tel_data_add_dict_int(r, "sending", LIVE(vi->tx.active));
+	rte_tel_data_add_dict_int(r, "receiving", LIVE(vi->rx.state) != VIA_RX_IDLE);
+	rte_tel_data_add_dict_string(r, "rx_state", via_rx_state_name(LIVE(vi->rx.state)));
 	/* the connection (VIA §4): who is at the other end */
 	rte_tel_data_add_dict_u64(r, "conn_id", vi->conn.id);
 	rte_tel_data_add_dict_int(r, "requesting", via_cm_handshaking(vi));
@@ -555,19 +669,19 @@ tel_vi(const char *cmd, const char *params, struct rte_tel_data *r)
 	add_disc(r, "remote_disc", &vi->conn.remote);
 	rte_tel_data_add_dict_u64(r, "frame_payload", vi->conn.frame_payload);
 	/* counters since it connected: the sequence numbers count them */
-	rte_tel_data_add_dict_u64(r, "messages_sent", vi->tx_msg_id);
-	rte_tel_data_add_dict_u64(r, "messages_received", vi->rx.last_msg_id);
-	rte_tel_data_add_dict_u64(r, "frames_sent", reliable ? rel->snd_nxt : vi->tx_seq);
-	rte_tel_data_add_dict_u64(r, "frames_received_in_order", rel->rcv_nxt);
-	rte_tel_data_add_dict_u64(r, "frames_acked", rel->snd_una);
-	rte_tel_data_add_dict_u64(r, "frames_in_flight", rel->snd_nxt - rel->snd_una);
-	rte_tel_data_add_dict_u64(r, "window", rel->win_size);
-	rte_tel_data_add_dict_u64(r, "rto_us", rel->rto_us);
-	rte_tel_data_add_dict_u64(r, "retries", rel->retries);
-	rte_tel_data_add_dict_int(r, "probing", rel->probing);
-	rte_tel_data_add_dict_u64(r, "completions_held", vi->sq.tail - vi->sq.head);
-	rte_tel_data_add_dict_u64(r, "reads_outstanding", vi->sq.reads);
-	rte_tel_data_add_dict_u64(r, "reads_to_answer", vi->answers.tail - vi->answers.head);
+	rte_tel_data_add_dict_u64(r, "messages_sent", LIVE(vi->tx_msg_id));
+	rte_tel_data_add_dict_u64(r, "messages_received", LIVE(vi->rx.last_msg_id));
+	rte_tel_data_add_dict_u64(r, "frames_sent", nxt);
+	rte_tel_data_add_dict_u64(r, "frames_received_in_order", LIVE(rel->rcv_nxt));
+	rte_tel_data_add_dict_u64(r, "frames_acked", una);
+	rte_tel_data_add_dict_u64(r, "frames_in_flight", (uint32_t)(rel_nxt - una));
+	rte_tel_data_add_dict_u64(r, "window", LIVE(rel->win_size));
+	rte_tel_data_add_dict_u64(r, "rto_us", LIVE(rel->rto_us));
+	rte_tel_data_add_dict_u64(r, "retries", LIVE(rel->retries));
+	rte_tel_data_add_dict_int(r, "probing", LIVE(rel->probing));
+	rte_tel_data_add_dict_u64(r, "completions_held", (uint32_t)(sq_tail - sq_head));
+	rte_tel_data_add_dict_u64(r, "reads_outstanding", LIVE(vi->sq.reads));
+	rte_tel_data_add_dict_u64(r, "reads_to_answer", (uint32_t)(ans_tail - ans_head));
 	tel_leave();
 	return 0;
 }
@@ -598,7 +712,7 @@ static int
 tel_cq(const char *cmd, const char *params, struct rte_tel_data *r)
 {
 	const struct via_cq *cq;
-	uint32_t id, queued;
+	uint32_t id, queued, cons;
 
 	(void)cmd;
 	if (parse_id(params, &id) != 0)
@@ -611,7 +725,8 @@ tel_cq(const char *cmd, const char *params, struct rte_tel_data *r)
 		return -ENOENT;
 	}
 	/* produced by viad, not consumed by the client yet */
-	queued = cq->ring.local - __atomic_load_n(&cq->ring.sh->cons, __ATOMIC_ACQUIRE);
+	cons = __atomic_load_n(&cq->ring.sh->cons, __ATOMIC_ACQUIRE);
+	queued = LIVE(cq->ring.local) - cons;
 	rte_tel_data_start_dict(r);
 	rte_tel_data_add_dict_u64(r, "id", cq->id);
 	rte_tel_data_add_dict_u64(r, "session", cq->owner->id);
@@ -706,7 +821,8 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
 {
 	struct via_ctl_counters c;
 	struct via_poll_stats p;
-	struct via_capture_status cap;
+	char captures[RTE_TEL_MAX_STRING_LEN];
+	uint64_t cap_frames, cap_dropped;
 
 	(void)cmd;
 	(void)params;
@@ -715,7 +831,7 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
 	c = tel_viad->counters;
 	tel_leave();
 	poll_sum(&p);
-	via_capture_get_status(&cap);
+	capture_summary(captures, sizeof(captures), &cap_frames, &cap_dropped);
 	rte_tel_data_start_dict(r);
 	/* VIP_DPDK_COUNTERS, in its order */
 	rte_tel_data_add_dict_u64(r, "sessions", c.sessions);
@@ -764,8 +880,8 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "poll_busy_cycles", p.busy_cycles);
 	rte_tel_data_add_dict_u64(r, "poll_cycles", poll_cycles(tel_viad, rte_get_timer_cycles()));
 	rte_tel_data_add_dict_u64(r, "timer_hz", rte_get_timer_hz());
-	rte_tel_data_add_dict_u64(r, "capture_frames", cap.frames);
-	rte_tel_data_add_dict_u64(r, "capture_dropped", cap.dropped);
+	rte_tel_data_add_dict_u64(r, "capture_frames", cap_frames);
+	rte_tel_data_add_dict_u64(r, "capture_dropped", cap_dropped);
 	return 0;
 }
 
@@ -784,6 +900,7 @@ lcore_dict(const struct via_shard *sh, uint64_t now)
 	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &cpus); cpu++)
 		;
 	rte_tel_data_start_dict(l);
+	rte_tel_data_add_dict_u64(l, "lcore", sh->lcore);
 	rte_tel_data_add_dict_u64(l, "shard", sh->index);
 	rte_tel_data_add_dict_int(l, "cpu", cpu < CPU_SETSIZE ? cpu : -1);
 	rte_tel_data_add_dict_u64(l, "vis", sh->nb_vis);
@@ -858,19 +975,36 @@ tel_hosts(const char *cmd, const char *params, struct rte_tel_data *r)
 	return 0;
 }
 
+/* {"active": N, "running": "via0 via1", "frames", "dropped", and per NIC
+ * captured so far its running or last capture: {"via0": {...}}} */
 static int
 tel_capture(const char *cmd, const char *params, struct rte_tel_data *r)
 {
-	struct via_capture_status cap;
+	struct via_capture_status st[VIA_CONF_MAX_PORTS];
+	char captures[RTE_TEL_MAX_STRING_LEN];
+	uint64_t frames, dropped;
+	unsigned i, n, active;
 
 	(void)cmd;
 	(void)params;
-	via_capture_get_status(&cap);
+	active = capture_summary(captures, sizeof(captures), &frames, &dropped);
+	n = via_capture_get_status(st, RTE_DIM(st));
 	rte_tel_data_start_dict(r);
-	rte_tel_data_add_dict_int(r, "active", cap.active);
-	rte_tel_data_add_dict_string(r, "port", cap.port);
-	rte_tel_data_add_dict_u64(r, "frames", cap.frames);
-	rte_tel_data_add_dict_u64(r, "dropped", cap.dropped);
+	rte_tel_data_add_dict_int(r, "active", (int)active);
+	rte_tel_data_add_dict_string(r, "running", active ? captures : "");
+	rte_tel_data_add_dict_u64(r, "frames", frames);
+	rte_tel_data_add_dict_u64(r, "dropped", dropped);
+	for (i = 0; i < n; i++) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+
+		if (c == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_int(c, "active", st[i].active);
+		rte_tel_data_add_dict_u64(c, "frames", st[i].frames);
+		rte_tel_data_add_dict_u64(c, "dropped", st[i].dropped);
+		rte_tel_data_add_dict_container(r, st[i].port, c, 0);
+	}
 	return 0;
 }
 
@@ -895,38 +1029,268 @@ static const struct {
 	{ "/viad/lcores", tel_lcores, "viad: poll lcores: busy share, bursts. No parameters" },
 	{ "/viad/hosts", tel_hosts, "viad: the hosts file's names and MACs. No parameters" },
 	{ "/viad/capture", tel_capture, "viad: the packet capture running or last run. No parameters" },
+	{ "/viad/relay", tel_relay, "viad: viad's own telemetry socket binds its queries. Internal" },
 };
 
+/* ---- viad's socket: the group's queries, relayed with who asks ------------- */
+
+/* One message on @p fd within RELAY_WAIT_MS, NUL-terminated in @p buf. */
+static ssize_t
+recv_msg(int fd, char *buf, size_t len)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&pf, 1, RELAY_WAIT_MS) != 1)
+		return -1;
+	n = recv(fd, buf, len - 1, MSG_DONTWAIT);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* Connect to EAL's socket and bind its thread. @return 0, -errno */
+static int
+relay_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char q[64];
+
+	if (relay.eal_fd >= 0)
+		close(relay.eal_fd);
+	__atomic_store_n(&relay.eal_tid, 0, __ATOMIC_RELEASE);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/dpdk_telemetry.v2",
+		 rte_eal_get_runtime_dir());
+	relay.eal_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (relay.eal_fd < 0 || connect(relay.eal_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		return -errno;
+	relay.hello_len = recv_msg(relay.eal_fd, relay.hello, sizeof(relay.hello));
+	snprintf(q, sizeof(q), "/viad/relay,%s", relay.secret);
+	if (relay.hello_len <= 0 || send(relay.eal_fd, q, strlen(q), MSG_NOSIGNAL) < 0 ||
+	    recv_msg(relay.eal_fd, relay.reply, RELAY_REPLY_MAX) <= 0 ||
+	    __atomic_load_n(&relay.eal_tid, __ATOMIC_ACQUIRE) == 0)
+		return -ECONNRESET;
+	return 0;
+}
+
+/* What the group may ask: viad's commands and telemetry's own lists. */
+static bool
+relay_allows(const char *q)
+{
+	size_t n = strcspn(q, ",");
+
+	if (strncmp(q, "/viad/relay", n) == 0 && n == strlen("/viad/relay"))
+		return false;
+	return strncmp(q, "/viad/", 6) == 0 || strcmp(q, "/") == 0 || strcmp(q, "/info") == 0 ||
+	       strncmp(q, "/help,", 6) == 0;
+}
+
+/* One query of client @p c: asked of EAL as the client, answered. @return
+ * false when the client is to be dropped */
+static bool
+relay_query(int c, uid_t uid)
+{
+	static const char denied[] = "{\"denied\":null}";
+	char q[RELAY_CMD_MAX + 1];
+	ssize_t n = recv(c, q, sizeof(q), MSG_DONTWAIT | MSG_TRUNC);
+	const char *out = denied;
+	size_t len = sizeof(denied) - 1;
+
+	if (n <= 0 || n > RELAY_CMD_MAX)
+		return false;
+	q[n] = '\0';
+	if (relay_allows(q)) {
+		/* the reply, or an EAL connection gone: once more, afresh */
+		__atomic_store_n(&relay.asker, uid, __ATOMIC_RELEASE);
+		n = send(relay.eal_fd, q, (size_t)n, MSG_NOSIGNAL) < 0 ? -1
+			: recv_msg(relay.eal_fd, relay.reply, RELAY_REPLY_MAX);
+		if (n <= 0 && relay_connect() == 0 &&
+		    send(relay.eal_fd, q, strlen(q), MSG_NOSIGNAL) >= 0)
+			n = recv_msg(relay.eal_fd, relay.reply, RELAY_REPLY_MAX);
+		if (n <= 0) {
+			VLOG_WARN("telemetry: relay to %s/dpdk_telemetry.v2 failed",
+				  rte_eal_get_runtime_dir());
+			return false;
+		}
+		out = relay.reply;
+		len = (size_t)n;
+	}
+	/* a client that does not read its replies is dropped, never waited for */
+	return send(c, out, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len;
+}
+
+static void
+relay_accept(void)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int c = accept4(relay.lfd, NULL, NULL, SOCK_CLOEXEC), i;
+
+	if (c < 0)
+		return;
+	for (i = 0; i < RELAY_CLIENTS && relay.clients[i].fd >= 0; i++)
+		;
+	if (i == RELAY_CLIENTS || getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+	    send(c, relay.hello, (size_t)relay.hello_len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		close(c);
+		return;
+	}
+	relay.clients[i].fd = c;
+	relay.clients[i].uid = cred.uid;
+}
+
+static void *
+relay_thread(void *arg)
+{
+	struct pollfd pf[2 + RELAY_CLIENTS];
+	int i;
+
+	(void)arg;
+	for (;;) {
+		pf[0] = (struct pollfd){ .fd = relay.stop_fd, .events = POLLIN };
+		pf[1] = (struct pollfd){ .fd = relay.lfd, .events = POLLIN };
+		for (i = 0; i < RELAY_CLIENTS; i++)
+			pf[2 + i] = (struct pollfd){ .fd = relay.clients[i].fd, .events = POLLIN };
+		if (poll(pf, RTE_DIM(pf), -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[0].revents != 0)
+			break;
+		for (i = 0; i < RELAY_CLIENTS; i++) {
+			if (pf[2 + i].revents != 0 &&
+			    !relay_query(relay.clients[i].fd, relay.clients[i].uid)) {
+				close(relay.clients[i].fd);
+				relay.clients[i].fd = -1;
+			}
+		}
+		if (pf[1].revents & POLLIN)
+			relay_accept();
+	}
+	return NULL;
+}
+
+/* A group name or number. @return 0, -ENOENT */
+static int
+group_id(const char *name, gid_t *gid)
+{
+	struct group gr, *res = NULL;
+	char buf[4096], *end;
+	unsigned long v;
+
+	if (name[0] == '\0')
+		return -ENOENT;
+	v = strtoul(name, &end, 10);
+	if (*end == '\0') {
+		*gid = (gid_t)v;
+		return 0;
+	}
+	if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) != 0 || res == NULL)
+		return -ENOENT;
+	*gid = gr.gr_gid;
+	return 0;
+}
+
 /*
- * Under a runtime directory systemd (or the admin) gave viad, EAL's
- * directories are viad's own: open them and the telemetry socket to the
- * directory's group (viad.service: the group of VIPL users), read-only
- * queries being all the socket serves. EAL makes them 0700.
+ * Who reaches what. EAL's socket stays root's (0600). Under a runtime
+ * directory systemd (or the admin) gave viad ($RUNTIME_DIRECTORY), that
+ * directory and EAL's in it are viad's own: root and viad.socket_group
+ * pass (0750), and the group may connect to viad's telemetry socket (0660)
+ * but not to the capture socket (0600). Elsewhere (/var/run/dpdk, shared
+ * by every DPDK program) only root does.
  */
 static void
-open_to_group(void)
+open_to_group(const struct via_conf *c)
 {
 	const char *base = getenv("RUNTIME_DIRECTORY");
 	const char *run = rte_eal_get_runtime_dir();
-	char parent[PATH_MAX], sock[PATH_MAX];
-	struct stat st;
-	size_t n;
+	char parent[PATH_MAX], eal[PATH_MAX];
+	size_t n = base != NULL ? strlen(base) : 0;
+	gid_t gid;
 
-	if (base == NULL || strchr(base, ':') != NULL || stat(base, &st) != 0)
-		return;
-	n = strlen(base);
-	if (strncmp(run, base, n) != 0 || run[n] != '/')
+	snprintf(eal, sizeof(eal), "%s/dpdk_telemetry.v2", run);
+	if (chmod(eal, 0600) != 0)
+		VLOG_WARN("telemetry: %s: %s", eal, strerror(errno));
+	if (n == 0 || strncmp(run, base, n) != 0 || run[n] != '/' ||
+	    group_id(c->socket_group, &gid) != 0)
 		return;
 	snprintf(parent, sizeof(parent), "%s/dpdk", base);
-	snprintf(sock, sizeof(sock), "%s/dpdk_telemetry.v2", run);
-	if (chown(parent, (uid_t)-1, st.st_gid) != 0 || chmod(parent, 0750) != 0 ||
-	    chown(run, (uid_t)-1, st.st_gid) != 0 || chmod(run, 0750) != 0 ||
-	    chown(sock, (uid_t)-1, st.st_gid) != 0 || chmod(sock, 0660) != 0) {
-		VLOG_WARN("telemetry: %s: cannot open it to group %u: %s", run,
-			  (unsigned)st.st_gid, strerror(errno));
+	if (chown(base, 0, gid) != 0 || chmod(base, 0750) != 0 ||
+	    chown(parent, 0, gid) != 0 || chmod(parent, 0750) != 0 ||
+	    chown(run, 0, gid) != 0 || chmod(run, 0750) != 0 ||
+	    chown(relay.path, 0, gid) != 0 || chmod(relay.path, 0660) != 0) {
+		VLOG_WARN("telemetry: %s: cannot open it to group %u: %s", relay.path,
+			  (unsigned)gid, strerror(errno));
 		return;
 	}
-	VLOG_INFO("telemetry: %s open to group %u", run, (unsigned)st.st_gid);
+	VLOG_INFO("telemetry: %s open to group %u", relay.path, (unsigned)gid);
+}
+
+/* viad's socket and the relay thread. @return 0, -errno */
+static int
+relay_init(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint64_t r[2] = { rte_rand(), rte_rand() };
+	int i, rc;
+
+	for (i = 0; i < RELAY_CLIENTS; i++)
+		relay.clients[i].fd = -1;
+	snprintf(relay.secret, sizeof(relay.secret), "%016" PRIx64 "%015" PRIx64, r[0],
+		 r[1] >> 4);
+	if ((size_t)snprintf(relay.path, sizeof(relay.path), "%s/%s", rte_eal_get_runtime_dir(),
+			     VIA_TELEMETRY_SOCKET) >= sizeof(relay.path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, relay.path);
+	relay.reply = malloc(RELAY_REPLY_MAX);
+	relay.lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	relay.stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (relay.reply == NULL || relay.lfd < 0 || relay.stop_fd < 0)
+		return relay.reply == NULL ? -ENOMEM : -errno;
+	rc = via_socket_claim(relay.path);
+	if (rc != 0)
+		return rc;
+	if (bind(relay.lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    chmod(relay.path, 0600) != 0 || listen(relay.lfd, 8) != 0)
+		return -errno;
+	rc = relay_connect();
+	if (rc != 0)
+		return rc;
+	rc = rte_ctrl_thread_create(&relay.thread, "viad-telemetry", NULL, relay_thread, NULL);
+	if (rc != 0)
+		return -rc;
+	relay.running = true;
+	return 0;
+}
+
+void
+via_telemetry_fini(void)
+{
+	int i;
+
+	if (relay.running) {
+		eventfd_write(relay.stop_fd, 1);
+		pthread_join(relay.thread, NULL);
+		relay.running = false;
+	}
+	for (i = 0; i < RELAY_CLIENTS; i++) {
+		if (relay.clients[i].fd >= 0)
+			close(relay.clients[i].fd);
+		relay.clients[i].fd = -1;
+	}
+	if (relay.lfd >= 0) {
+		close(relay.lfd);
+		unlink(relay.path);
+		relay.lfd = -1;
+	}
+	if (relay.eal_fd >= 0)
+		close(relay.eal_fd);
+	if (relay.stop_fd >= 0)
+		close(relay.stop_fd);
+	relay.eal_fd = relay.stop_fd = -1;
+	free(relay.reply);
+	relay.reply = NULL;
 }
 
 int
@@ -942,8 +1306,14 @@ via_telemetry_init(struct viad *d)
 		if (rc != 0)
 			return rc < 0 ? rc : -rc;
 	}
-	open_to_group();
-	VLOG_INFO("telemetry: /viad/... on %s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s, "
-		  "viactl -i %s)", rte_eal_get_runtime_dir(), d->conf.instance, d->conf.instance);
+	rc = relay_init();
+	if (rc != 0) {
+		via_telemetry_fini();
+		return rc;
+	}
+	open_to_group(&d->conf);
+	VLOG_INFO("telemetry: /viad/... on %s (viactl -i %s) and, for root, on "
+		  "%s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s)", relay.path, d->conf.instance,
+		  rte_eal_get_runtime_dir(), d->conf.instance);
 	return 0;
 }

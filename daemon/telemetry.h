@@ -5,7 +5,8 @@
  * /viad/ports, /viad/sessions, /viad/session, /viad/vis, /viad/vi,
  * /viad/cqs, /viad/cq, /viad/conns, /viad/counters, /viad/lcores,
  * /viad/hosts and /viad/capture, served on EAL's telemetry socket
- * (RUNTIME/dpdk/INSTANCE/dpdk_telemetry.v2) to dpdk-telemetry.py and viactl.
+ * (RUNTIME/dpdk/INSTANCE/dpdk_telemetry.v2, root's) to dpdk-telemetry.py,
+ * and on viad's own beside it (telemetry_proto.h) to viactl.
  */
 #ifndef VIA_TELEMETRY_H
 #define VIA_TELEMETRY_H
@@ -13,12 +14,17 @@
 #include "viad.h"
 
 /**
- * Register the commands; call once the NICs, shards and tables exist. When
+ * Register the commands and open viad's telemetry socket
+ * (telemetry_proto.h); call once the NICs, shards and tables exist. When
  * systemd (or the caller) named the runtime directory (RUNTIME_DIRECTORY),
- * EAL's directories in it and the telemetry socket are opened to that
- * directory's group, so that its members query viad as themselves.
- * @return 0, -errno of the first registration that failed
+ * it, EAL's directories in it and viad's telemetry socket are opened to
+ * viad.socket_group, so that its members query viad as themselves; EAL's
+ * own socket stays root's.
+ * @return 0, -errno (viad runs on without its telemetry socket)
  */
 int via_telemetry_init(struct viad *d);
+
+/** Stop the relay thread, close and remove viad's telemetry socket. */
+void via_telemetry_fini(void);
 
 #endif /* VIA_TELEMETRY_H */

@@ -52,6 +52,8 @@
 
 #include "capture.h"
 #include "dp.h"
+#include "runtime.h"
+#include "telemetry.h"
 #include "upgrade.h"
 #include "upgrade_proto.h"
 #include "wire.h"
@@ -68,6 +70,7 @@ static struct {
 	int argc;
 	uint32_t upgrades;            /* handovers in this pid's life */
 	uint64_t blackout_us;         /* the last one's */
+	bool allowed;                 /* viad.upgrades */
 	/* the admin socket */
 	int lfd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -149,30 +152,32 @@ answer(int fd, uint32_t result, int status, const struct via_admin_rep *facts, c
 }
 
 int
-via_upgrade_listen(int ep, uint64_t key)
+via_upgrade_listen(int ep, uint64_t key, bool allowed)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = key };
+	int rc;
 
+	up.allowed = allowed;
 	if ((size_t)snprintf(up.path, sizeof(up.path), "%s/%s", rte_eal_get_runtime_dir(),
 			     VIA_ADMIN_SOCKET) >= sizeof(up.path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, up.path);
+	/* a socket left by this very pid before an exec, or by a dead viad of
+	 * this instance: stale, removed; anything else is left alone */
+	rc = via_socket_claim(up.path);
+	if (rc != 0)
+		return rc;
 	up.lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (up.lfd < 0)
 		return -errno;
-	/* a socket left by this very pid before an exec, or by a dead viad of
-	 * this instance (the instance name is one viad's: main.c) */
-	unlink(up.path);
 	if (bind(up.lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(up.path, 0600) != 0 ||
 	    listen(up.lfd, 4) != 0 || epoll_ctl(ep, EPOLL_CTL_ADD, up.lfd, &ev) != 0) {
-		int err = -errno;
-
+		rc = -errno;
 		close(up.lfd);
 		up.lfd = -1;
-		return err;
 	}
-	return 0;
+	return rc;
 }
 
 void
@@ -215,6 +220,15 @@ ask(int requester, int fd)
 	const char *why = NULL;
 	int rc;
 
+	if (!up.allowed) {
+		why = "upgrades are off (viad.upgrades = no): viad dropped what it needs to "
+		      "start again";
+		VLOG_WARN("upgrade refused: %s", why);
+		answer(requester, VIA_ADMIN_REFUSED, -EPERM, NULL, why);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
 	if (fd < 0 && (fd = open(up.exe_path, O_PATH | O_CLOEXEC)) < 0) {
 		rc = -errno;
 		why = "the binary at viad's own path cannot be opened";
@@ -465,6 +479,7 @@ via_upgrade_run(struct viad *d, int listen_fd)
 		  (double)(now_ns() - h.frozen_ns) / 1e6);
 	/* from here viad is the new one or the old one again, by exec */
 	via_capture_fini();
+	via_telemetry_fini();
 	via_upgrade_unlisten();
 	via_nics_close(d);
 	rte_eal_cleanup();

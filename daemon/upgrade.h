@@ -68,9 +68,10 @@ int via_cm_adopt(struct viad *d, const struct via_image *img, uint64_t blackout_
 int via_upgrade_init(int argc, char **argv, int *adopt_fd, const char **refused);
 /**
  * Open the admin socket (upgrade_proto.h) in the EAL runtime directory and
- * add it to epoll set @p ep with key @p key. @return 0, -errno
+ * add it to epoll set @p ep with key @p key; with !@p allowed
+ * (viad.upgrades = no) every request is refused. @return 0, -errno
  */
-int via_upgrade_listen(int ep, uint64_t key);
+int via_upgrade_listen(int ep, uint64_t key, bool allowed);
 /** Close and remove the admin socket. */
 void via_upgrade_unlisten(void);
 /**

@@ -97,7 +97,9 @@ uint64_t via_now_ms(void);
 
 enum via_log_level { VIA_LOG_ERR, VIA_LOG_WARNING, VIA_LOG_INFO, VIA_LOG_DEBUG };
 
-/** printf-style log line to stderr with level and time; thread-safe. */
+/** printf-style log line to stderr with level and an ISO 8601 time, or,
+ *  when stderr is the journal (JOURNAL_STREAM), with a syslog priority
+ *  prefix "<N>" instead; thread-safe. */
 void via_log(enum via_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /** @return 0, -EINVAL for an unknown name */
@@ -514,6 +516,9 @@ struct viad {
 	uint32_t poller_asleep;             /**< pollers asleep (adaptive mode) */
 	struct via_cm *cm;                  /**< connection manager state (cm.c) */
 	struct via_events ev;               /**< events handed up (dp.h, the layers) */
+	/** taken first by via_dp_lock_all(): alone, it keeps the objects as
+	 *  they are without stopping the data path (telemetry reads them) */
+	struct via_dp_lock objects_lock;
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
 	/** the poll lcores leave their loops for an upgrade (upgrade.c): set
 	 *  by the control thread (atomic), read by poll lcores */
@@ -527,12 +532,14 @@ via_bell_shard(struct viad *d, uint32_t bell)
 	return &d->shards[(bell / 64) % d->nb_shards];
 }
 
-/** The control thread's hold on the whole data path: every shard, in order. */
+/** The control thread's hold on the whole data path: the objects, then
+ *  every shard, in order. */
 static inline void
 via_dp_lock_all(struct viad *d)
 {
 	unsigned i;
 
+	via_dp_lock(&d->objects_lock);
 	for (i = 0; i < d->nb_shards; i++)
 		via_dp_lock(&d->shards[i].lock);
 }
@@ -544,6 +551,7 @@ via_dp_unlock_all(struct viad *d)
 
 	for (i = d->nb_shards; i-- > 0;)
 		via_dp_unlock(&d->shards[i].lock);
+	via_dp_unlock(&d->objects_lock);
 }
 
 /* ---- session.c -------------------------------------------------------- */
@@ -1196,6 +1204,10 @@ struct via_poll_stats {
 	uint64_t busy_iterations;  /**< iterations that found work */
 	uint64_t busy_cycles;      /**< timer cycles spent in iterations that found work */
 	uint64_t started_at;       /**< timer cycles when the lcore began polling; 0: not yet */
+	/** per NIC (its index): frames to its own address, which move in
+	 *  memory and never cross its port; its counters add them */
+	uint64_t nic_mem_frames[VIA_CONF_MAX_PORTS];
+	uint64_t nic_mem_bytes[VIA_CONF_MAX_PORTS];
 } __attribute__((aligned(64)));
 
 /** lcore entry point; @p arg is the struct viad. Returns when stopping. */

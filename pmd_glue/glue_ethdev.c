@@ -481,6 +481,74 @@ memif_stale_socket(const char *name, const char *devargs)
 	close(fd);
 }
 
+/*
+ * The errno a PMD's log lines name last ("ioctl failed (SIOCGIFINDEX):No
+ * such device"), 0 if none: the cause behind the code rte_dev_probe()
+ * returns, which is often EPERM whatever happened (EAL's attach failed).
+ */
+static int
+logged_errno(const char *log)
+{
+	const char *best = NULL;
+	int e, rc = 0;
+
+	for (e = 1; e < 134; e++) {
+		const char *text = strerror(e), *at = log, *hit = NULL;
+
+		if (strncmp(text, "Unknown error", 13) == 0)
+			continue;
+		while ((at = strstr(at, text)) != NULL)
+			hit = at++;
+		if (hit != NULL && (best == NULL || hit > best)) {
+			best = hit;
+			rc = e;
+		}
+	}
+	return rc;
+}
+
+/*
+ * rte_dev_probe(@p devargs), its log taken in passing: what the PMD said
+ * goes on to viad's log as before, and on failure its cause (the errno the
+ * PMD's lines name) replaces a bare "Operation not permitted". Runs at
+ * start, when no other thread of viad logs. @return rte_dev_probe()'s
+ * result, or -(the PMD's errno)
+ */
+static int
+probe_with_cause(struct via_port *port, const char *devargs)
+{
+	FILE *saved = rte_log_get_stream(), *mem;
+	char *log = NULL, *line, *last = NULL, *save;
+	size_t len = 0;
+	int rc, cause;
+
+	mem = open_memstream(&log, &len);
+	if (mem != NULL)
+		rte_openlog_stream(mem);
+	rc = rte_dev_probe(devargs);
+	if (mem == NULL) {
+		cause = 0;
+	} else {
+		rte_openlog_stream(saved == stderr ? NULL : saved);
+		fclose(mem);
+		fputs(log, saved != NULL ? saved : stderr);
+		cause = rc < 0 && rc != -EEXIST ? logged_errno(log) : 0;
+		/* the PMD's own line: the last one that names the cause */
+		for (line = strtok_r(log, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
+			if (cause != 0 && strstr(line, strerror(cause)) != NULL)
+				last = line;
+	}
+	if (rc < 0 && rc != -EEXIST) {
+		if (cause != 0)
+			rc = -cause;
+		GLUE_LOG(ERR, "%s: rte_dev_probe(\"%s\"): %s%s%s%s", port->name, devargs,
+			 rte_strerror(-rc), last ? " (the driver: \"" : "", last ? last : "",
+			 last ? "\")" : "");
+	}
+	free(log);
+	return rc;
+}
+
 /* Steps 1-3 of probe for @p devargs: *pid configured, *info its own. */
 static int
 ethdev_attach(struct via_port *port, const struct via_glue_port_conf *conf,
@@ -505,12 +573,9 @@ ethdev_attach(struct via_port *port, const struct via_glue_port_conf *conf,
 	hotplugged = rc != 0;
 	if (hotplugged) {
 		memif_stale_socket(port->name, devargs);
-		rc = rte_dev_probe(devargs);
-		if (rc < 0 && rc != -EEXIST) {
-			GLUE_LOG(ERR, "%s: rte_dev_probe(\"%s\"): %s",
-				 port->name, devargs, rte_strerror(-rc));
+		rc = probe_with_cause(port, devargs);
+		if (rc < 0 && rc != -EEXIST)
 			return rc;
-		}
 		rc = ethdev_find_port(devargs, &pid);
 		if (rc < 0) {
 			GLUE_LOG(ERR, "%s: no ethdev port for \"%s\"",

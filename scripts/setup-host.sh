@@ -23,7 +23,9 @@ packages=(libdpdk-dev dpdk-dev libnuma-dev meson ninja-build pkg-config gcc clan
 	libclang-rt-14-dev python3
 	# operations (meson suite ops): tshark for the dissector's test, scdoc for
 	# the man pages, man-db and groff for man -l
-	tshark scdoc man-db groff-base)
+	tshark scdoc man-db groff-base
+	# tests/security/ops_privs.sh: viad under its unit's system call filter
+	libseccomp-dev)
 # tshark's wireshark-common asks whether non-root users may capture: no
 # (viactl capture needs none of it), answered here so apt never waits
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections

@@ -11,6 +11,8 @@
     ops_test.py capture BUILD SRC     captures of a run of every frame type,
                                       decoded by tshark with the Lua dissector
                                       and checked field by field
+    ops_test.py daemon BUILD SRC      viad's refusals (--set mistakes, not root,
+                                      a port's cause) and its log format
     ops_test.py install BUILD SRC     meson install --destdir: unit, tmpfiles,
                                       sysusers, man pages (man -l without
                                       warnings), dissector, viactl, glue SDK
@@ -270,7 +272,12 @@ def test_viactl(env):
     check(r.returncode == 0 and "node-a" in r.stdout and "02:00:00:00:00:0b" in r.stdout,
           "viactl hosts")
     h = viactl_json(env, v, "hosts")
-    check(h and h["names"] == ["node-a", "node-b"], "viactl --json hosts")
+    check(h and h["hosts"] == [{"name": "node-a", "mac": "02:00:00:00:00:0a"},
+                               {"name": "node-b", "mac": "02:00:00:00:00:0b"}],
+          "viactl --json hosts: an array of names and MACs")
+    p = viactl_json(env, v, "ports")
+    check(isinstance(p, list) and len(p) == 1 and p[0]["name"] == "via0",
+          "viactl --json ports: an array, each NIC with its name")
 
     pp = long_pingpong(env, v)
     wait_for(lambda: (viactl_json(env, v, "status") or {}).get("vis") == 2)
@@ -284,21 +291,30 @@ def test_viactl(env):
     r = viactl(env, v, "vis")
     check(r.returncode == 0 and len(re.findall(r"\bConnected\s+RR\b", r.stdout)) == 2,
           "viactl vis: a table, level RR")
-    check(viactl_json(env, v, "vis", "--session", str(sid)) == vis and
-          viactl_json(env, v, "vis", "--session", "4000") == [],
-          "viactl vis --session N: that session's VIs, none of another")
+    check(viactl_json(env, v, "vis", "--session", str(sid)) == vis,
+          "viactl vis --session N: that session's VIs")
+    r = viactl(env, v, "vis", "--session", "9999")
+    check(r.returncode == 1 and "no session 9999" in r.stderr and r.stdout == "",
+          "viactl vis --session of no session: status 1, said why (%s)" % r.stderr.strip())
+    r = viactl(env, v, "cqs", "--session", "9999")
+    check(r.returncode == 1, "viactl cqs --session of no session: status 1")
     conns = viactl_json(env, v, "conns")
     check(conns and len(conns) == 2 and conns[0]["conn_id"] == conns[1]["conn_id"],
           "viactl --json conns: both ends of the connection")
     check(viactl_json(env, v, "cqs") == [], "viactl --json cqs (the pingpong uses none)")
     lc = viactl_json(env, v, "lcores")
-    check(lc and len(lc) == 1, "viactl --json lcores")
+    check(isinstance(lc, list) and len(lc) == 1 and lc[0]["lcore"] >= 1,
+          "viactl --json lcores: an array, each with its lcore")
     # the data flows once both ends said hello
     wait_for(lambda: (viactl_json(env, v, "counters") or {}).get("frames_tx", 0) > 0)
     r = viactl(env, v, "counters")
     if not check(r.returncode == 0 and re.search(r"^frames_tx\s+[1-9]", r.stdout, re.M),
                  "viactl counters: totals"):
         note(r.stdout + r.stderr)
+    p = (viactl_json(env, v, "ports") or [{}])[0]
+    check(p.get("rx_packets", 0) > 0 and p.get("tx_packets", 0) > 0 and
+          p.get("rx_bytes", 0) > 0, "the loopback NIC's port counters count its frames "
+          "(RX %s, TX %s)" % (p.get("rx_packets"), p.get("tx_packets")))
     r = viactl(env, v, "counters", "--watch", "0.5", "--count", "3")
     lines = r.stdout.splitlines()
     rates = [l.split()[1] for l in lines[1:]]
@@ -344,7 +360,7 @@ def test_viactl(env):
     os.mkdir(rt)
     os.chown(rt, 0, grp)
     os.chmod(rt, 0o750)
-    g = Viad(env, "grp", extra_env={"RUNTIME_DIRECTORY": rt})
+    g = Viad(env, "grp", ["viad.socket_group=%d" % grp], extra_env={"RUNTIME_DIRECTORY": rt})
     member = {"user": 65534, "group": grp, "extra_groups": [], "env": {"RUNTIME_DIRECTORY": rt}}
     r = viactl(env, g, "--json", "status", **member)
     check(r.returncode == 0 and json.loads(r.stdout or "{}").get("instance") == g.instance,
@@ -374,7 +390,7 @@ FIELDS = ["frame.number", "frame.comment", "frame.packet_flags_direction", "via.
           "via.rdma.handle", "via.rdma.reserved", "via.conn.reliability",
           "via.conn.max_transfer", "via.conn.frame_payload", "via.conn.dst_disc",
           "via.conn.src_disc", "via.data_len", "via.repeated_of", "_ws.expert.message",
-          "via.nak.status"]
+          "via.nak.status", "via.truncated"]
 
 OP = {"CONN_REQ": 1, "CONN_ACCEPT": 2, "CONN_REJECT": 3, "CONN_NOMATCH": 4, "DISC": 5,
       "RESET": 6, "SEND": 7, "ACK": 8, "NAK": 9, "RDMA_WRITE": 10, "RDMA_READ_REQ": 11,
@@ -414,7 +430,7 @@ def decode(env, path):
                   "conn_id", "seq", "msg_id", "msg_len", "offset", "imm", "payload_len",
                   "reserved", "hdr_crc.status", "payload_crc.status", "rdma.va",
                   "rdma.handle", "rdma.reserved", "conn.reliability", "conn.max_transfer",
-                  "conn.frame_payload", "data_len", "repeated_of", "nak.status"):
+                  "conn.frame_payload", "data_len", "repeated_of", "nak.status", "truncated"):
             fr[k] = num(fr[k])
         fr["dir"] = num(d["frame.packet_flags_direction"])
         fr["dst_disc"], fr["src_disc"] = disc(d["via.conn.dst_disc"]), disc(d["via.conn.src_disc"])
@@ -611,7 +627,84 @@ def test_capture(env):
     check(got == 10 and len(decode(env, c)) == 10, "--count 10 writes 10 frames and ends")
     st = viactl_json(env, v, "status")
     check(st and st["capture"] == "off", "no capture runs after it")
+
+    # 4. one capture per NIC, NICs at once; a filter; the live count; a
+    # snaplen. Bounded runs: the writer keeps up (no frame dropped)
+    f = os.path.join(env.tmp, "filter.pcapng")
+    cap = Capture(env, v, "via0", f, "-f", "opcode send", "--progress")
+    other = Capture(env, v, "via1", os.path.join(env.tmp, "other.pcapng"))
+    r = run([env.viactl, "-i", v.instance, "capture", "--port", "via0", "--count", "1", "-w",
+             os.path.join(env.tmp, "busy.pcapng")])
+    check(r.returncode == 1 and "another capture of that NIC runs" in r.stderr,
+          "a second capture of a NIC: refused while the first runs (%s)" % r.stderr.strip())
+    st = viactl_json(env, v, "status")
+    check(st and st["capture"] == "via0 via1", "two NICs captured at once: %s" %
+          (st or {}).get("capture"))
+    pingpong(env, v, "-D", "filt", "-n", "200", "-w", "0", "--size", "64")
+    time.sleep(1.2)
+    other.stop()
+    n = cap.stop()
+    text = open(cap.err).read()
+    live = re.findall(r"via0: (\d+) frames, \d+ dropped", text)
+    check(len(live) >= 2 and int(live[-1]) > 0 and
+          all(int(a) <= int(b) for a, b in zip(live, live[1:])),
+          "--progress: a live count twice a second (%s)" % live)
+    frames = decode(env, f)
+    check(n > 0 and len(frames) == n and all(x["opcode"] == OP["SEND"] for x in frames),
+          "-f 'opcode send': only SEND frames (%d)" % len(frames))
+    r = run([env.viactl, "-i", v.instance, "capture", "--port", "via0", "--count", "1", "-f",
+             "opcode bogus", "-w", os.path.join(env.tmp, "bogus.pcapng")])
+    check(r.returncode == 1 and "no such opcode" in r.stderr and
+          not os.path.exists(os.path.join(env.tmp, "bogus.pcapng")),
+          "-f with an unknown opcode: refused, no file (%s)" % r.stderr.strip())
+    t = os.path.join(env.tmp, "snap.pcapng")
+    cap = Capture(env, v, "via0", t, "--count", "20", "--snaplen", "64", "-f", "opcode send")
+    pingpong(env, v, "-D", "snap", "-n", "50", "-w", "0", "--size", "64")
+    cap.stop(signal_it=False)
+    frames = decode(env, t)
+    check(len(frames) == 20 and all(x["truncated"] == 64 - 14 and
+                                    "cut short by the capture's snaplen" in x["expert"] and
+                                    "Malformed" not in x["expert"] for x in frames),
+          "--snaplen 64: frames marked cut short by the snaplen, not malformed")
     v.stop()
+
+
+# ---- viad's refusals and log -------------------------------------------------------
+
+def test_daemon(env):
+    for arg, why in (("foo", "no '=' and value"), ("foo=1", "no section"),
+                     ("viad.instance", "no '=' and value"), ("viad.=1", "no key after"),
+                     ("viad.nokey=1", "unknown key 'nokey'")):
+        r = run([env.viad, "--set", arg], timeout=30)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and ("--set " + arg) in lines[0] and
+              why in lines[0], "--set %s: status 2, one line: %s" % (arg, lines))
+    r = run([env.viad, "-s", os.path.join(env.tmp, "x.sock")], timeout=30,
+            user=65534, group=65534, extra_groups=[])
+    check(r.returncode == 2 and "viad must run as root (or with the capabilities" in r.stderr
+          and "EAL" not in r.stderr,
+          "not root: status 2, said before EAL starts: %s" % r.stderr.strip()[:200])
+    # the log: ISO 8601 dates, or syslog priorities when stderr is the journal
+    log = os.path.join(env.tmp, "journal.log")
+    with open(log, "w") as f:
+        st = os.fstat(f.fileno())
+        e = dict(os.environ, JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino))
+        subprocess.run([env.viad, "--set", "foo=1"], stderr=f, env=e, timeout=30)
+    text = open(log).read()
+    check(text.startswith("<3>error: --set foo=1:"),
+          "JOURNAL_STREAM: lines carry a syslog priority (<3> for an error): %s" % text.strip())
+    r = run([env.viad, "--set", "foo=1"], timeout=30)
+    check(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z viad error: ", r.stderr),
+          "otherwise an ISO 8601 date: %s" % r.stderr.strip()[:60])
+    # a port that cannot open: the driver's cause, not EPERM
+    r = run([env.viad, "-s", os.path.join(env.tmp, "p.sock"), "--set",
+             "viad.instance=ops%dpmd" % os.getpid(), "--set", "port.via0.glue=ethdev",
+             "--set", "port.via0.devargs=net_af_packet0,iface=nosuchif%d" % os.getpid()],
+            timeout=60)
+    line = [l for l in r.stderr.splitlines() if "viad error: port via0" in l]
+    check(r.returncode != 0 and line and line[0].endswith("open failed: No such device") and
+          "the driver:" in r.stderr,
+          "af_packet on a missing interface: the driver's cause (%s)" % (line or r.stderr[-300:]))
 
 
 # ---- install ------------------------------------------------------------------------
@@ -654,9 +747,10 @@ def test_install(env):
         text = open(unit).read()
         prefix = os.path.dirname(os.path.dirname(viad))[len(stage):]
         check("ExecStart=%s/sbin/viad\n" % prefix in text and "Restart=on-failure" in text and
-              "RUNTIME_DIRECTORY=/run/viad" in text and "ExecStartPre=" in text,
-              "viad.service: the installed viad, restart on failure, runtime directory, "
-              "hugepages")
+              "RuntimeDirectory=viad\n" in text and "ExecStartPre=" in text and
+              "Type=notify\n" in text and "RestartPreventExitStatus=2\n" in text,
+              "viad.service: the installed viad, notify, restart on failure but for a "
+              "configuration error, runtime directory, hugepages")
         if shutil.which("systemd-analyze"):
             staged = os.path.join(env.tmp, "viad.service")
             with open(staged, "w") as f:
@@ -684,7 +778,8 @@ def test_install(env):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("telemetry", "viactl", "capture", "install"):
+    if len(sys.argv) != 4 or sys.argv[1] not in ("telemetry", "viactl", "capture", "daemon",
+                                                 "install"):
         print(__doc__, file=sys.stderr)
         return 2
     if os.geteuid() != 0:

@@ -31,10 +31,11 @@
 
 #include "capture_proto.h"
 #include "json.h"
+#include "telemetry_proto.h"
 #include "upgrade_proto.h"
 
 #define EXIT_USAGE 2
-#define TEL_SOCKET "dpdk_telemetry.v2"
+#define TEL_SOCKET VIA_TELEMETRY_SOCKET
 #define TEL_REPLY_MAX (64 * 1024)   /* telemetry replies are at most 16 KiB */
 #define MAX_COLS 16
 #define WATCH_HEADER_EVERY 20
@@ -71,9 +72,15 @@ usage(FILE *f)
 		"                          totals, or rates per second every SECS\n"
 		"  lcores                  poll lcores: busy share, frames per burst\n"
 		"  hosts                   the hosts file viad resolves names with\n"
-		"  capture --port NIC -w FILE [--count N] [--snaplen BYTES] [--duration SECS]\n"
+		"  capture --port NIC -w FILE [--force] [-c N] [-s BYTES] [-t SECS]\n"
+		"          [-f FILTER] [--progress | -q]\n"
 		"                          write the NIC's frames to FILE (pcapng; - is stdout)\n"
-		"                          until N frames, SECS seconds or Ctrl-C\n"
+		"                          until N frames, SECS seconds or Ctrl-C; FILE must\n"
+		"                          be new (--force: replace a regular file or feed a\n"
+		"                          FIFO; never through a symbolic link). FILTER: VIA\n"
+		"                          frames of 'vi N', 'opcode NAME', 'conn ID', joined\n"
+		"                          by 'and'. A live count on a terminal (--progress: a\n"
+		"                          line at a time; -q: none). One capture per NIC\n"
 		"  upgrade [BINARY]        hand viad over to BINARY (default: the file at viad's\n"
 		"                          own path) under its running clients; root only\n"
 		"\n"
@@ -167,7 +174,7 @@ tel_open(struct tel *t, const char *instance, const char *dir)
 	rc = dir != NULL ? 0 : find_runtime_dir(instance, t->dir, sizeof(t->dir));
 	if (rc == -EACCES) {
 		err("viad '%s': permission denied: its runtime directory is not open to you "
-		    "(run as root, or join the group of viad's socket directory)", instance);
+		    "(run as root, or join viad.socket_group, the group of its sockets)", instance);
 		return rc;
 	}
 	if (rc != 0) {
@@ -209,7 +216,7 @@ tel_close(struct tel *t)
  * the socket failed
  */
 static struct vj *
-tel_query(struct tel *t, const char *cmd)
+tel_ask(struct tel *t, const char *cmd, bool quiet)
 {
 	struct vj *reply, *value = NULL;
 	ssize_t n;
@@ -230,13 +237,26 @@ tel_query(struct tel *t, const char *cmd)
 	vj_free(reply);
 	if (value == NULL)
 		err("%s: malformed reply", cmd);
-	else if (value->type == VJ_NULL)
+	else if (value->type == VJ_NULL && !quiet)
 		err("%s: viad has no such object, or the parameters are wrong", cmd);
 	if (value != NULL && value->type == VJ_NULL) {
 		vj_free(value);
 		value = NULL;
 	}
 	return value;
+}
+
+static struct vj *
+tel_query(struct tel *t, const char *cmd)
+{
+	return tel_ask(t, cmd, false);
+}
+
+/* The same, silent about an object that does not exist: the caller says it. */
+static struct vj *
+tel_query_quiet(struct tel *t, const char *cmd)
+{
+	return tel_ask(t, cmd, true);
 }
 
 /*
@@ -360,12 +380,23 @@ print_table(const struct col *cols, unsigned ncols, const struct vj *rows)
 	}
 }
 
-/* The output of a command: its tree as JSON, or a table (none: @p ncols 0). */
+/* The output of a command: its tree as JSON, or a table (none: @p ncols 0).
+ * A list is a JSON array: an object telemetry keys by name (ports, lcores)
+ * becomes the array of its members, each of which holds its name too. */
 static int
 show(struct vj *v, const struct col *cols, unsigned ncols)
 {
+	struct vj *m;
+
 	if (v == NULL)
 		return 1;
+	if (v->type == VJ_OBJECT) {
+		v->type = VJ_ARRAY;
+		for (m = v->child; m != NULL; m = m->next) {
+			free(m->key);
+			m->key = NULL;
+		}
+	}
 	if (json_out) {
 		vj_print(stdout, v, true);
 		putchar('\n');
@@ -374,12 +405,6 @@ show(struct vj *v, const struct col *cols, unsigned ncols)
 	}
 	vj_free(v);
 	return 0;
-}
-
-static void
-fmt_key(const struct vj *row, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", row->key != NULL ? row->key : "");
 }
 
 static void
@@ -408,10 +433,21 @@ fmt_conn_id(const struct vj *row, char *buf, size_t len)
 	snprintf(buf, len, "0x%08llx", (unsigned long long)vj_u64(vj_get(row, "conn_id")));
 }
 
+/* pid/name, or "-" for another user's session (viad shows its owner only) */
 static void
 fmt_process(const struct vj *row, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s", vj_text(vj_get(row, "pid")), vj_text(vj_get(row, "comm")));
+	if (vj_get(row, "pid") == NULL)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s/%s", vj_text(vj_get(row, "pid")),
+			 vj_text(vj_get(row, "comm")));
+}
+
+static void
+fmt_uid(const struct vj *row, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", vj_get(row, "uid") != NULL ? vj_text(vj_get(row, "uid")) : "-");
 }
 
 /* A byte count with a binary prefix: 32M, 1.5G. */
@@ -536,7 +572,7 @@ static int
 cmd_ports(struct cmd_ctx *c)
 {
 	static const struct col cols[] = {
-		{ "NIC", NULL, true, fmt_key }, { "GLUE", "glue", true, NULL },
+		{ "NIC", "name", true, NULL }, { "GLUE", "glue", true, NULL },
 		{ "MAC", "mac", true, NULL }, { "MTU", "mtu", false, NULL },
 		{ "LINK", "link", true, NULL }, { "RX_PKTS", "rx_packets", false, NULL },
 		{ "TX_PKTS", "tx_packets", false, NULL }, { "RX_ERR", "rx_errors", false, NULL },
@@ -564,12 +600,41 @@ objects(struct tel *t, const char *list_cmd, const char *filter, const char *obj
 	return all;
 }
 
+/*
+ * A list of objects (@p list_cmd, each from @p obj_cmd) of all sessions or,
+ * with --session N, of session N: a session that does not exist is an
+ * error (status 1), not an empty list.
+ */
+static int
+session_objects(struct cmd_ctx *c, const char *list_cmd, const char *obj_cmd,
+		const struct col *cols, unsigned ncols)
+{
+	char filter[32], q[64];
+	struct vj *sess;
+
+	if (session_option(c, filter, sizeof(filter)) != 0)
+		return EXIT_USAGE;
+	if (connect_viad(c) == NULL)
+		return 1;
+	if (strcmp(filter, "0,") != 0) {
+		snprintf(q, sizeof(q), "/viad/session,%.*s", (int)strlen(filter) - 1, filter);
+		sess = tel_query_quiet(&c->t, q);
+		if (sess == NULL) {
+			err("no session %.*s (viactl sessions lists them)", (int)strlen(filter) - 1,
+			    filter);
+			return 1;
+		}
+		vj_free(sess);
+	}
+	return show(objects(&c->t, list_cmd, filter, obj_cmd), cols, ncols);
+}
+
 static int
 cmd_sessions(struct cmd_ctx *c)
 {
 	static const struct col cols[] = {
 		{ "SESSION", "id", false, NULL }, { "PROCESS", NULL, true, fmt_process },
-		{ "UID", "uid", false, NULL }, { "NIC", "nic", true, NULL },
+		{ "UID", NULL, false, fmt_uid }, { "NIC", "nic", true, NULL },
 		{ "SEGMENT", NULL, false, fmt_seg }, { "VIS", "vis", false, NULL },
 		{ "CQS", "cqs", false, NULL }, { "REGIONS", "regions", false, NULL },
 		{ "REGISTERED", NULL, false, fmt_regbytes }, { "ALLOCS", NULL, false, fmt_allocbytes },
@@ -595,14 +660,8 @@ cmd_vis(struct cmd_ctx *c)
 		{ "MSGS_RX", "messages_received", false, NULL },
 		{ "IN_FLIGHT", "frames_in_flight", false, NULL },
 	};
-	char filter[32];
 
-	if (session_option(c, filter, sizeof(filter)) != 0)
-		return EXIT_USAGE;
-	if (connect_viad(c) == NULL)
-		return 1;
-	return show(objects(&c->t, "/viad/vis", filter, "/viad/vi"), cols,
-		    sizeof(cols) / sizeof(cols[0]));
+	return session_objects(c, "/viad/vis", "/viad/vi", cols, sizeof(cols) / sizeof(cols[0]));
 }
 
 static int
@@ -633,21 +692,15 @@ cmd_cqs(struct cmd_ctx *c)
 		{ "CAPACITY", "capacity", false, NULL }, { "QUEUED", "queued", false, NULL },
 		{ "WORK_QUEUES", "work_queues", false, NULL },
 	};
-	char filter[32];
 
-	if (session_option(c, filter, sizeof(filter)) != 0)
-		return EXIT_USAGE;
-	if (connect_viad(c) == NULL)
-		return 1;
-	return show(objects(&c->t, "/viad/cqs", filter, "/viad/cq"), cols,
-		    sizeof(cols) / sizeof(cols[0]));
+	return session_objects(c, "/viad/cqs", "/viad/cq", cols, sizeof(cols) / sizeof(cols[0]));
 }
 
 static int
 cmd_lcores(struct cmd_ctx *c)
 {
 	static const struct col cols[] = {
-		{ "LCORE", NULL, true, fmt_key }, { "SHARD", "shard", false, NULL },
+		{ "LCORE", "lcore", false, NULL }, { "SHARD", "shard", false, NULL },
 		{ "CPU", "cpu", false, NULL }, { "VIS", "vis", false, NULL },
 		{ "BUSY%", "busy_percent", false, NULL }, { "ITERATIONS", "iterations", false, NULL },
 		{ "BUSY_ITER", "busy_iterations", false, NULL },
@@ -660,6 +713,51 @@ cmd_lcores(struct cmd_ctx *c)
 	if (connect_viad(c) == NULL)
 		return 1;
 	return show(tel_query(&c->t, "/viad/lcores"), cols, sizeof(cols) / sizeof(cols[0]));
+}
+
+/* A new member @p key of an object: a copy of @p v's text. */
+static struct vj *
+member_text(const char *key, const struct vj *v)
+{
+	struct vj *m = vj_new(VJ_STRING);
+
+	if (m != NULL) {
+		m->key = strdup(key);
+		m->text = strdup(vj_text(v));
+	}
+	return m;
+}
+
+/* --json hosts: {"file": F, "hosts": [{"name": N, "mac": M}, ...]}, from
+ * telemetry's two lists side by side (telemetry.c says why it sends two) */
+static void
+hosts_json(const struct vj *v)
+{
+	struct vj *out = vj_new(VJ_OBJECT), *list = vj_new(VJ_ARRAY);
+	const struct vj *n, *m;
+
+	if (out == NULL || list == NULL) {
+		vj_free(out);
+		vj_free(list);
+		return;
+	}
+	vj_append(out, member_text("file", vj_get(v, "file")));
+	list->key = strdup("hosts");
+	vj_append(out, list);
+	n = vj_get(v, "names") ? vj_get(v, "names")->child : NULL;
+	m = vj_get(v, "macs") ? vj_get(v, "macs")->child : NULL;
+	for (; n != NULL && m != NULL; n = n->next, m = m->next) {
+		struct vj *h = vj_new(VJ_OBJECT);
+
+		if (h == NULL)
+			break;
+		vj_append(h, member_text("name", n));
+		vj_append(h, member_text("mac", m));
+		vj_append(list, h);
+	}
+	vj_print(stdout, out, true);
+	putchar('\n');
+	vj_free(out);
 }
 
 static int
@@ -676,8 +774,7 @@ cmd_hosts(struct cmd_ctx *c)
 	if (v == NULL)
 		return 1;
 	if (json_out) {
-		vj_print(stdout, v, true);
-		putchar('\n');
+		hosts_json(v);
 		vj_free(v);
 		return 0;
 	}
@@ -893,24 +990,24 @@ send_request(int s, const struct via_capture_req *q, int fd)
 	return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*q) ? 0 : -errno;
 }
 
-/* A reply of viad; waits at most @p ms (-1: for ever) and through Ctrl-C,
- * which it turns into a stop request once. @return 0, -ETIMEDOUT, -EPROTO, -errno */
+/* A reply of viad; waits until @p until (now_s() time; 0: for ever) and
+ * through Ctrl-C, which it turns into a stop request once. @return 0,
+ * -ETIMEDOUT, -EPROTO, -errno */
 static int
-recv_reply(int s, struct via_capture_rep *r, int ms, bool *stop_sent)
+recv_reply(int s, struct via_capture_rep *r, double until, bool *stop_sent)
 {
 	struct pollfd pf = { .fd = s, .events = POLLIN };
-	double until = ms < 0 ? 0 : now_s() + ms / 1000.0;
 	ssize_t n;
 
 	for (;;) {
-		int wait = ms < 0 ? -1 : (int)((until - now_s()) * 1000);
+		int wait = until == 0 ? -1 : (int)((until - now_s()) * 1000);
 
 		if (stop_requested && !*stop_sent) {
 			/* viad stops at our hang-up, writes the statistics, answers */
 			shutdown(s, SHUT_WR);
 			*stop_sent = true;
 		}
-		if (ms >= 0 && wait <= 0)
+		if (until != 0 && wait <= 0)
 			return -ETIMEDOUT;
 		if (poll(&pf, 1, wait) > 0)
 			break;
@@ -926,13 +1023,100 @@ recv_reply(int s, struct via_capture_rep *r, int ms, bool *stop_sent)
 struct capture_opts {
 	const char *port;
 	const char *file;
+	const char *filter;    /* -f, as given */
 	unsigned long long count;
 	unsigned long snaplen;
 	double duration;
+	bool force;            /* -w may replace an existing file */
+	bool progress;         /* the live count a line at a time */
+	bool quiet;            /* no live count */
 };
 
+/*
+ * A filter as dumpcap's -f takes one, for VIA: "vi N", "opcode NAME|N",
+ * "conn ID", joined by "and" (or nothing); every one given must match.
+ * viad knows the opcode names. @return 0, -1 after saying why
+ */
 static int
-capture_options(const struct cmd_ctx *c, struct capture_opts *o)
+filter_parse(const char *text, struct via_capture_req *q)
+{
+	char buf[256], *save, *word, *value, *end;
+	unsigned long long v;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", text) >= sizeof(buf))
+		goto bad;
+	for (word = strtok_r(buf, " \t", &save); word != NULL; word = strtok_r(NULL, " \t", &save)) {
+		if (strcmp(word, "and") == 0 || strcmp(word, "&&") == 0)
+			continue;
+		value = strtok_r(NULL, " \t", &save);
+		if (value == NULL)
+			goto bad;
+		if (strcmp(word, "opcode") == 0) {
+			if (strlen(value) >= sizeof(q->filter_opcode))
+				goto bad;
+			strcpy(q->filter_opcode, value);
+			continue;
+		}
+		v = strtoull(value, &end, 0);
+		if (*end != '\0' || v == 0 || v > UINT32_MAX)
+			goto bad;
+		if (strcmp(word, "vi") == 0)
+			q->filter_vi = (uint32_t)v;
+		else if (strcmp(word, "conn") == 0)
+			q->filter_conn_id = (uint32_t)v;
+		else
+			goto bad;
+	}
+	return 0;
+bad:
+	err("capture: bad filter '%s' (vi N, opcode NAME, conn ID, joined by and)", text);
+	return -1;
+}
+
+/*
+ * The capture file, made by us with our rights: a new file, never one
+ * that is there already, nor one a symbolic link leads to (root running
+ * viactl in /tmp must not write where another user points it). With
+ * @p force an existing regular file is replaced, and a FIFO fed (for a
+ * live Wireshark); still no symbolic link and nothing else. *@p created:
+ * the file is ours to remove if the capture is refused. @return the fd or
+ * -1, after saying why
+ */
+static int
+output_open(const char *path, bool force, bool *created)
+{
+	int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+	struct stat st;
+	int fd;
+
+	*created = false;
+	fd = open(path, flags | O_CREAT | O_EXCL, 0644);
+	if (fd >= 0) {
+		*created = true;
+		return fd;
+	}
+	if (errno == EEXIST && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		errno = ELOOP;
+	else if (errno == EEXIST && force)
+		fd = open(path, flags);
+	if (fd < 0) {
+		err("%s: %s%s", path, strerror(errno),
+		    errno == EEXIST ? " (--force replaces it)" :
+		    errno == ELOOP ? " (a symbolic link: viactl writes only the file itself)" : "");
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) ||
+	    (S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)) {
+		err("%s: not replaced: %s", path,
+		    S_ISREG(st.st_mode) ? strerror(errno) : "neither a regular file nor a FIFO");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+capture_options(const struct cmd_ctx *c, struct capture_opts *o, struct via_capture_req *q)
 {
 	int i;
 
@@ -941,6 +1125,17 @@ capture_options(const struct cmd_ctx *c, struct capture_opts *o)
 		const char *a = c->argv[i];
 		char *end = NULL;
 
+		/* the flags */
+		if (strcmp(a, "--force") == 0 || strcmp(a, "--progress") == 0 ||
+		    strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			if (strcmp(a, "--force") == 0)
+				o->force = true;
+			else if (strcmp(a, "--progress") == 0)
+				o->progress = true;
+			else
+				o->quiet = true;
+			continue;
+		}
 		if (i + 1 == c->argc) {
 			err("capture: '%s' needs a value", a);
 			return -1;
@@ -951,6 +1146,12 @@ capture_options(const struct cmd_ctx *c, struct capture_opts *o)
 		}
 		if (strcmp(a, "-w") == 0 || strcmp(a, "--write") == 0) {
 			o->file = c->argv[++i];
+			continue;
+		}
+		if (strcmp(a, "-f") == 0 || strcmp(a, "--filter") == 0) {
+			o->filter = c->argv[++i];
+			if (filter_parse(o->filter, q) != 0)
+				return -1;
 			continue;
 		}
 		if (strcmp(a, "--count") == 0 || strcmp(a, "-c") == 0)
@@ -980,12 +1181,14 @@ static int
 cmd_capture(struct cmd_ctx *c)
 {
 	struct via_capture_req q = { .magic = VIA_CAPTURE_MAGIC, .version = VIA_CAPTURE_VERSION };
-	bool to_stdout, stop_sent = false;
+	bool to_stdout, created = false, stop_sent = false;
 	struct via_capture_rep r;
 	struct capture_opts o;
 	int fd, s = -1, rc;
+	double until;
+	bool live;
 
-	if (capture_options(c, &o) != 0)
+	if (capture_options(c, &o, &q) != 0)
 		return EXIT_USAGE;
 	to_stdout = strcmp(o.file, "-") == 0;
 	if (to_stdout && json_out) {
@@ -998,16 +1201,14 @@ cmd_capture(struct cmd_ctx *c)
 	q.count = o.count;
 	q.snaplen = (uint32_t)o.snaplen;
 	/* the file is ours, made with our rights; viad writes into it */
-	fd = to_stdout ? STDOUT_FILENO : open(o.file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err("%s: %s", o.file, strerror(errno));
+	fd = to_stdout ? STDOUT_FILENO : output_open(o.file, o.force, &created);
+	if (fd < 0)
 		return 1;
-	}
 	rc = unix_connect(c->t.dir, VIA_CAPTURE_SOCKET, &s);
 	if (rc == 0)
 		rc = send_request(s, &q, fd);
 	if (rc == 0)
-		rc = recv_reply(s, &r, 5000, &stop_sent);
+		rc = recv_reply(s, &r, now_s() + 5, &stop_sent);
 	if (rc == 0 && r.kind != VIA_CAPTURE_STARTED)
 		rc = r.status != 0 ? r.status : -EPROTO;
 	if (!to_stdout)
@@ -1016,20 +1217,37 @@ cmd_capture(struct cmd_ctx *c)
 		err("capture on %s: %s%s", o.port, strerror(-rc),
 		    rc == -EACCES || rc == -EPERM ? " (capture is for viad's own user)" :
 		    rc == -ENODEV ? " (no such NIC; viactl ports lists them)" :
-		    rc == -EBUSY ? " (another capture runs)" : "");
-		if (!to_stdout)
+		    rc == -EBUSY ? " (another capture of that NIC runs)" :
+		    rc == -EINVAL ? " (viad knows no such opcode: wire-format.md lists them)" : "");
+		if (created)
 			unlink(o.file);
 		if (s >= 0)
 			close(s);
 		return 1;
 	}
-	fprintf(stderr, "%s: capturing %s into %s (snaplen %u); %s\n", prog, o.port, o.file,
-		r.snaplen, o.count ? "until the count" : "Ctrl-C stops");
+	fprintf(stderr, "%s: capturing %s into %s (snaplen %u%s%s); %s\n", prog, o.port, o.file,
+		r.snaplen, o.filter ? ", filter " : "", o.filter ? o.filter : "",
+		o.count ? "until the count" : "Ctrl-C stops");
 	catch_stop_signals();
-	rc = recv_reply(s, &r, o.duration > 0 ? (int)(o.duration * 1000) : -1, &stop_sent);
+	/* the live count (dumpcap's): on one line on a terminal, a line each
+	 * with --progress, none with --quiet */
+	live = !o.quiet && (o.progress || isatty(STDERR_FILENO));
+	until = o.duration > 0 ? now_s() + o.duration : 0;
+	while ((rc = recv_reply(s, &r, until, &stop_sent)) == 0 &&
+	       r.kind == VIA_CAPTURE_PROGRESS) {
+		if (live)
+			fprintf(stderr, "%s%s: %s: %llu frames, %llu dropped%s", o.progress ? "" : "\r",
+				prog, o.port, (unsigned long long)r.frames,
+				(unsigned long long)r.dropped, o.progress ? "\n" : "");
+	}
+	if (live && !o.progress)
+		fputc('\n', stderr);
 	if (rc == -ETIMEDOUT) {
 		stop_requested = 1;
-		rc = recv_reply(s, &r, 10000, &stop_sent);
+		until = now_s() + 10;
+		while ((rc = recv_reply(s, &r, until, &stop_sent)) == 0 &&
+		       r.kind == VIA_CAPTURE_PROGRESS)
+			;
 	}
 	close(s);
 	if (rc == 0 && r.kind != VIA_CAPTURE_DONE)

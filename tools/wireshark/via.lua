@@ -76,6 +76,8 @@ local f = {
 	hdr_crc_status = ProtoField.uint8("via.hdr_crc.status", "Header CRC status", base.DEC,
 					  crc_status),
 	repeated_of = ProtoField.framenum("via.repeated_of", "Sequence number first seen in"),
+	-- bytes the capture kept of the frame's VIA part (viactl capture --snaplen)
+	truncated = ProtoField.uint32("via.truncated", "Captured in part: bytes kept"),
 	rdma_va = ProtoField.uint64("via.rdma.va", "Remote address", base.HEX),
 	rdma_handle = ProtoField.uint32("via.rdma.handle", "Remote memory handle", base.HEX),
 	rdma_reserved = ProtoField.uint32("via.rdma.reserved", "RDMA reserved", base.HEX),
@@ -107,6 +109,9 @@ local ex = {
 				    expert.group.CHECKSUM, expert.severity.CHAT),
 	malformed = ProtoExpert.new("via.malformed", "Malformed VIA frame",
 				    expert.group.MALFORMED, expert.severity.ERROR),
+	truncated = ProtoExpert.new("via.truncated.snaplen",
+				    "Frame cut short by the capture's snaplen: the rest was not kept",
+				    expert.group.UNDECODED, expert.severity.NOTE),
 	repeated = ProtoExpert.new("via.repeated", "Sequence number seen before: retransmission or duplicate",
 				   expert.group.SEQUENCE, expert.severity.NOTE),
 	nak = ProtoExpert.new("via.nak", "The receiver refused a frame: the connection breaks",
@@ -114,7 +119,8 @@ local ex = {
 	reset = ProtoExpert.new("via.reset", "No such connection at the sender",
 				expert.group.SEQUENCE, expert.severity.WARN),
 }
-via.experts = { ex.hdr_crc_bad, ex.payload_crc_bad, ex.in_memory, ex.malformed, ex.repeated,
+via.experts = { ex.hdr_crc_bad, ex.payload_crc_bad, ex.in_memory, ex.malformed, ex.truncated,
+	ex.repeated,
 		ex.nak, ex.reset }
 
 -- CRC-32C, reflected polynomial 0x82F63B78, one table lookup per byte
@@ -188,10 +194,20 @@ local function dissect_conn(tvb, tree, off)
 end
 
 function via.dissector(tvb, pinfo, tree)
-	if tvb:len() < HDR_LEN then
+	if tvb:reported_len() < HDR_LEN then
 		return 0
 	end
 	pinfo.cols.protocol = "VIA"
+	if tvb:len() < HDR_LEN then
+		-- a snaplen shorter than the header: what was kept, and why not more
+		local t = tree:add(via, tvb(), "VIA-DPDK, header cut short")
+		t:add(f.truncated, tvb:len()):set_generated()
+		t:add_proto_expert_info(ex.truncated, string.format(
+			"Frame cut short by the capture's snaplen: %d of the header's %d bytes kept",
+			tvb:len(), HDR_LEN))
+		pinfo.cols.info = "VIA (header cut short by the snaplen)"
+		return tvb:len()
+	end
 	local h = tvb(0, HDR_LEN)
 	local t = tree:add(via, tvb(), "VIA-DPDK")
 	local version = tvb(0, 1):uint()
@@ -240,9 +256,16 @@ function via.dissector(tvb, pinfo, tree)
 	if tvb(38, 2):uint() ~= 0 then
 		rt:add_proto_expert_info(ex.malformed, "Reserved is not 0")
 	end
+	-- a payload longer than the frame is malformed; one longer than what
+	-- the capture kept (its snaplen) is only cut short
 	local avail = tvb:len() - HDR_LEN
-	if plen > avail then
-		pt:add_proto_expert_info(ex.malformed, "Payload length beyond the captured frame")
+	if plen > tvb:reported_len() - HDR_LEN then
+		pt:add_proto_expert_info(ex.malformed, "Payload length beyond the frame")
+	elseif plen > avail then
+		t:add(f.truncated, tvb:len()):set_generated()
+		pt:add_proto_expert_info(ex.truncated, string.format(
+			"Frame cut short by the capture's snaplen: %d of %d payload bytes kept",
+			avail, plen))
 	end
 
 	local hcrc = tvb(44, 4):uint()
