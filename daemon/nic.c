@@ -287,8 +287,9 @@ nic_link(struct viad *d, struct via_nic *nic, bool up, uint64_t now)
 	if ((nic->caps & VIA_PORT_CAP_RESTART) && now >= nic->restart_at) {
 		nic->restart_at = now + LINK_RESTART_MS;
 		via_port_stop(nic->port);
-		if (via_port_start(nic->port) != 0)
-			VLOG_DBG("NIC %s: started again, not connected yet", nic->info.name);
+		/* until a start succeeds the data path leaves the port alone:
+		 * its frames wait in the backlog */
+		nic->stopped = via_port_start(nic->port) != 0;
 	}
 }
 

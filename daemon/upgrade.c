@@ -448,6 +448,8 @@ via_upgrade_run(struct viad *d, int listen_fd)
 		.upgrades = up.upgrades + 1,
 	};
 	struct via_image_buf ib = { 0 };
+	struct via_image self;
+	const char *why = NULL;
 	int *reap = NULL, rc, memfd = -1;
 	uint32_t nb_reap = 0;
 	unsigned i;
@@ -466,6 +468,12 @@ via_upgrade_run(struct viad *d, int listen_fd)
 		rc = via_image_save(d, &ib, listen_fd, reap, nb_reap);
 	if (rc == 0)
 		rc = via_image_finish(&ib, &h);
+	/* the checks the new viad makes, made here first: an image this
+	 * binary could not adopt back must never leave it (image.c) */
+	if (rc == 0 && (rc = via_image_parse(ib.p, ib.len, via_image_version, &self, &why)) == 0)
+		via_image_free(&self);
+	else if (rc != 0 && why != NULL)
+		VLOG_ERR("upgrade: the image fails its own checks: %s", why);
 	if (rc == 0 && (memfd = image_memfd(&ib)) < 0)
 		rc = memfd;
 	via_dp_unlock_all(d);

@@ -412,6 +412,9 @@ struct via_nic {
 	uint64_t link_down_since;
 	bool link_lost;
 	uint64_t restart_at;
+	/** its port is stopped (a start again failed): no burst touches it;
+	 *  written under every data-path lock (via_nics_watch) */
+	bool stopped;
 	/** its port's enum via_port_cap bits (via_glue.h): own-address frames
 	 *  through the port, a transmit kick, frames that may point into
 	 *  provider memory (zc.c), a loopback */

@@ -645,7 +645,7 @@ main(int argc, char **argv)
 	double blackout[UPGRADES + 1], stall[UPGRADES + 1];
 	uint64_t before[NB_STREAMS];
 	struct answer ans;
-	unsigned i, n = 0;
+	unsigned i, n = 0, b_ups = 0;
 
 	h_init(argc, argv, 900);
 	if (argc < 4) {
@@ -681,13 +681,17 @@ main(int argc, char **argv)
 		char what[64];
 		unsigned k;
 
-		for (k = 0; k < NB_STREAMS; k++)
-			before[k] = __atomic_load_n(&streams[k]->received, __ATOMIC_ACQUIRE);
+		bool answered;
+
 		client_stall();
 		snprintf(what, sizeof(what), "upgrade %u (viad '%s')", i + 1, v->name);
-		if (!CHECK(viactl_upgrade(v, NULL, &ans) && ans.status == 0 &&
-			   strcmp(ans.result, "upgraded") == 0 && ans.sessions >= 1 &&
-			   ans.connections >= 4,
+		/* (called before CHECK: its arguments are evaluated in any order) */
+		answered = viactl_upgrade(v, NULL, &ans);
+		/* what moves from now on moved after the blackout */
+		for (k = 0; k < NB_STREAMS; k++)
+			before[k] = __atomic_load_n(&streams[k]->received, __ATOMIC_ACQUIRE);
+		if (!CHECK(answered && ans.status == 0 && strcmp(ans.result, "upgraded") == 0 &&
+			   ans.sessions >= 1 && ans.connections >= 4,
 			   "%s: viactl says %s (%s): blackout %.1f ms, %u sessions, %u connections, "
 			   "%u frames in flight carried", what, ans.result, ans.detail,
 			   ans.blackout_ms, ans.sessions, ans.connections, ans.frames))
@@ -697,6 +701,7 @@ main(int argc, char **argv)
 			break;
 		blackout[n] = ans.blackout_ms;
 		stall[n++] = client_stall();
+		b_ups += v == &b;
 		if (i == 2)
 			late_connect(late, &w);
 	}
@@ -711,19 +716,29 @@ main(int argc, char **argv)
 	kill(b.pid, SIGUSR2);
 	{
 		uint64_t until = h_now_ms() + RESUME_MS;
+		char adopted[64];
 
-		while (!viad_log_contains(&b, "upgrade: asked by SIGUSR2") && h_now_ms() < until)
+		/* the new viad's word that it adopts B's next image */
+		snprintf(adopted, sizeof(adopted), "handover %u of pid", b_ups + 1);
+		while (!viad_log_contains(&b, adopted) && h_now_ms() < until)
 			h_sleep_ms(20);
+		CHECK(viad_log_contains(&b, adopted), "an upgrade asked by SIGUSR2 hands B over");
 	}
+	for (i = 0; i < NB_STREAMS; i++)
+		before[i] = __atomic_load_n(&streams[i]->received, __ATOMIC_ACQUIRE);
 	resumed(before, "an upgrade asked by SIGUSR2");
 
 	/* a binary whose image version moved on: refused, handed back */
-	for (i = 0; i < NB_STREAMS; i++)
-		before[i] = __atomic_load_n(&streams[i]->received, __ATOMIC_ACQUIRE);
-	CHECK(viactl_upgrade(&a, next_path, &ans) && ans.status == 1 &&
-	      strcmp(ans.result, "rolled_back") == 0 && strstr(ans.detail, "version") != NULL,
+	{
+		bool answered = viactl_upgrade(&a, next_path, &ans);
+
+		for (i = 0; i < NB_STREAMS; i++)
+			before[i] = __atomic_load_n(&streams[i]->received, __ATOMIC_ACQUIRE);
+		CHECK(answered && ans.status == 1 && strcmp(ans.result, "rolled_back") == 0 &&
+		      strstr(ans.detail, "version") != NULL,
 	      "an image of another version is refused and the old viad resumes: viactl says %s "
-	      "(%s) after %.1f ms", ans.result, ans.detail, ans.blackout_ms);
+		      "(%s) after %.1f ms", ans.result, ans.detail, ans.blackout_ms);
+	}
 	resumed(before, "the rollback");
 
 	/* a request from a user other than root: refused at the socket */

@@ -237,7 +237,6 @@ SPOIL(cq_capacity, x->cq.capacity = 1000)
 SPOIL(cq_slots_out, x->cq.slots_off = x->ses.seg_len - 64)
 SPOIL(cq_indices, x->cq.ring.local = 5000)
 SPOIL(vi_state, x->vi.state = 9)
-SPOIL(vi_pending_without_handshake, x->vi.state = VIP_STATE_CONNECT_PENDING)
 SPOIL(vi_reliability, x->vi.attr.reliability = 3)
 SPOIL(vi_bell, x->vi.bell = 256 * 64)
 SPOIL(vi_cq, x->vi.cq[1] = 12345)
@@ -288,7 +287,6 @@ static const struct defect defects[] = {
 	{ "a CQ's slots out of the segment", cq_slots_out, -EINVAL },
 	{ "a CQ's indices past its capacity", cq_indices, -EINVAL },
 	{ "a VI state of none", vi_state, -EINVAL },
-	{ "Pending Connect without a handshake", vi_pending_without_handshake, -EINVAL },
 	{ "two reliability levels", vi_reliability, -EINVAL },
 	{ "a doorbell past the session's", vi_bell, -EINVAL },
 	{ "a VI's CQ of none", vi_cq, -EINVAL },
