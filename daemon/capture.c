@@ -44,14 +44,13 @@
 #include <rte_lcore.h>
 #include <rte_ring.h>
 
-#include <vipl_dpdk.h>
-
 #include "capture.h"
 #include "capture_proto.h"
 #include "runtime.h"
 #include "via_ethertype.h"
 #include "via_glue.h"
 #include "wire.h"
+#include "via_version.h"
 
 #define CAPTURE_SLOTS    4096    /* frames in flight to the file */
 #define CAPTURE_RING     (2 * CAPTURE_SLOTS)  /* a power of two that holds them all */
@@ -289,8 +288,7 @@ out_shb(struct capture_out *o)
 	uint16_t version[2] = { 1, 0 };
 	uint32_t total;
 
-	snprintf(appl, sizeof(appl), "viad (VIA-DPDK) %lu.%lu", VIPL_DPDK_PROVIDER_VERSION >> 16,
-		 VIPL_DPDK_PROVIDER_VERSION & 0xffff);
+	snprintf(appl, sizeof(appl), "viad (VIA-DPDK) %s", VIA_DPDK_VERSION);
 	total = 28 + opt_size(strlen(appl)) + 4;
 	out_u32(o, PCAPNG_SHB);
 	out_u32(o, total);

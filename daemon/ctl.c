@@ -938,23 +938,35 @@ access_init(const struct via_conf *c)
 }
 
 /*
- * The socket file: mode 0660, owned by root and @p group, so that the
- * kernel lets root and the group's members connect and nobody else. A
- * group that does not exist leaves it to root, with a warning: a default
- * "vipl" that was never created must not open viad to everyone.
+ * The group of the socket: @p group's id, or root's. A group that does not
+ * exist leaves viad to root, with a warning: a default "vipl" that was never
+ * created must not open viad to everyone.
  */
-static int
-socket_owner(const char *path, const char *group)
+static unsigned
+socket_gid(const char *group)
 {
 	unsigned gid = 0;
 
 	if (group[0] != '\0' && id_of(group, true, &gid) != 0)
 		VLOG_WARN("viad.socket_group \"%s\" does not exist: only root may connect "
 			  "(create it: groupadd %s)", group, group);
-	if (chown(path, 0, (gid_t)gid) != 0 || chmod(path, 0660) != 0) {
+	return gid;
+}
+
+/*
+ * The socket file (mode 0660) or the directory viad made for it (0750, as
+ * tmpfiles.d makes /run/viad: config/viad.tmpfiles): owned by root and the
+ * socket's group @p gid, so that the kernel lets root and the group's
+ * members connect and nobody else.
+ */
+static int
+socket_owner(const char *path, unsigned gid, mode_t mode)
+{
+	if (chown(path, 0, (gid_t)gid) != 0 || chmod(path, mode) != 0) {
 		int err = -errno;
 
-		VLOG_ERR("%s: cannot set owner root:%u, mode 0660: %s", path, gid, strerror(-err));
+		VLOG_ERR("%s: cannot set owner root:%u, mode %04o: %s", path, gid, (unsigned)mode,
+			 strerror(-err));
 		return err;
 	}
 	return 0;
@@ -1089,18 +1101,25 @@ via_ctl_listen(struct viad *d, int *lfd)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *path = d->conf.socket_path;
 	char dir[sizeof(sa.sun_path)];
+	unsigned gid;
 	char *slash;
 	int fd, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
+	gid = socket_gid(d->conf.socket_group);
 	strcpy(sa.sun_path, path);
 	strcpy(dir, path);
 	slash = strrchr(dir, '/');
 	if (slash != NULL && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		if (mkdir(dir, 0750) == 0) {
+			rc = socket_owner(dir, gid, 0750);
+			if (rc != 0)
+				return rc;
+		} else if (errno != EEXIST) {
 			return -errno;
+		}
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -1118,7 +1137,7 @@ via_ctl_listen(struct viad *d, int *lfd)
 		close(fd);
 		return err;
 	}
-	rc = socket_owner(path, d->conf.socket_group);
+	rc = socket_owner(path, gid, 0660);
 	if (rc != 0) {
 		close(fd);
 		unlink(path);

@@ -8,12 +8,13 @@
  * access. Every mapping a client can reach is registered here; the SIGBUS
  * handler finds the one that faulted, maps a private zero page over the
  * faulting page (the access is then retried and completes, harmlessly),
- * marks the thread's access as failed (via_guard_tripped()) and tells the
- * control thread, which ends the session and logs it. A bus error anywhere
+ * counts it in the thread's via_guard_hits (an access that saw the count
+ * move failed) and tells the control thread, which ends the session and
+ * logs it. A bus error anywhere
  * else is viad's own: the default action, a core dump, as before.
  *
- * No cost on the data path: no sigsetjmp, no lock; an access checks one
- * thread-local flag afterwards. The table is written by the control thread
+ * No cost on the data path: no sigsetjmp, no lock; an access reads one
+ * thread-local counter before and after. The table is written by the control thread
  * (adds) and by any thread (removes: a slot's start is cleared with one
  * store), read by the handler with atomic loads.
  */
@@ -47,7 +48,7 @@ static int notify_fd = -1;
 static long page_size;
 static uint64_t faults;
 
-__thread volatile int via_guard_hit;
+__thread volatile unsigned via_guard_hits;
 
 static const char *const kind_names[] = {
 	[VIA_GUARD_SEGMENT] = "its session segment",
@@ -99,7 +100,7 @@ on_sigbus(int sig, siginfo_t *si, void *uc)
 	__atomic_store_n(&g->fault_addr, a, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->faulted, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&faults, 1, __ATOMIC_RELAXED);
-	via_guard_hit = 1;
+	via_guard_hits++;
 	if (write(notify_fd, &one, sizeof(one)) < 0) {
 		/* the counter is full: the control thread has a wake-up pending */
 	}
@@ -145,14 +146,12 @@ via_guard_fd(void)
 void
 via_guard_fini(void)
 {
-	signal(SIGBUS, SIG_DFL);
+	/* the table and the handler stay until exit: a mapping that frames
+	 * in flight still pin is unmapped, and unguarded, when the ports are
+	 * closed after the control thread ends */
 	if (notify_fd >= 0)
 		close(notify_fd);
-	if (slots != NULL)
-		munmap(slots, (size_t)nb_slots * sizeof(*slots));
 	notify_fd = -1;
-	slots = NULL;
-	nb_slots = high = cursor = 0;
 }
 
 uint32_t

@@ -39,14 +39,20 @@
 #include "telemetry.h"
 #include "upgrade.h"
 #include "via_glue.h"
+#include "via_version.h"
 
-#define DEFAULT_CONFIG "/etc/viad/viad.conf"
+#define DEFAULT_CONFIG VIAD_DEFAULT_CONFIG /* SYSCONFDIR/viad/viad.conf (meson.build) */
 #define EAL_ARGS_MAX 64
 /* EAL heap viad needs with --no-huge: the mbuf pool plus ethdev rings */
 #define NO_HUGE_MEM_MB "256"
 /* below this many free 2 MiB pages viad does not ask EAL for hugepages */
 #define MIN_FREE_HUGEPAGES 32
 #define SHUTDOWN_DRAIN_MS 50
+
+/* VIP_NIC_ATTRIBUTES::ProviderVersion is the project's major.minor */
+_Static_assert(VIPL_DPDK_PROVIDER_VERSION ==
+	       ((VIA_DPDK_VERSION_MAJOR << 16) | VIA_DPDK_VERSION_MINOR),
+	       "vipl_dpdk.h's VIPL_DPDK_PROVIDER_VERSION is meson.build's version");
 
 static void
 usage(FILE *f)
@@ -136,8 +142,7 @@ parse_args(int argc, char **argv, struct via_conf *c, int *eal_index)
 			nb_sets++;
 			break;
 		case 'V':
-			printf("viad (VIA-DPDK) %lu.%lu\n", (unsigned long)VIPL_DPDK_PROVIDER_VERSION >> 16,
-			       (unsigned long)VIPL_DPDK_PROVIDER_VERSION & 0xffff);
+			printf("viad (VIA-DPDK) %s\n", VIA_DPDK_VERSION);
 			exit(0);
 		case 'h':
 			usage(stdout);

@@ -185,14 +185,18 @@ procmem_rw(const struct via_session *s, uint64_t va, void *buf, size_t len, bool
 	return -EFAULT;
 }
 
-/* A direct access just done: whether it hit a page the client took away
- * (guard.c patched it; the bytes are lost). The barrier keeps the access
- * before the look. */
+/* A direct access of @p len bytes between @p dst and @p src: -EFAULT if it
+ * hit a page the client took away (guard.c patched it; the bytes are
+ * lost). The barriers keep the copy between the two looks. */
 static int
-direct_done(void)
+direct_copy(void *dst, const void *src, size_t len)
 {
+	unsigned hits = via_guard_hits;
+
 	__asm__ volatile("" ::: "memory");
-	return via_guard_tripped() ? -EFAULT : 0;
+	memcpy(dst, src, len);
+	__asm__ volatile("" ::: "memory");
+	return via_guard_hits == hits ? 0 : -EFAULT;
 }
 
 int
@@ -201,11 +205,7 @@ via_mem_read(const struct via_session *s, const struct via_mr *mr, uint64_t va, 
 {
 	void *p = via_mem_direct(mr, va);
 
-	if (p != NULL) {
-		memcpy(dst, p, len);
-		return direct_done();
-	}
-	return procmem_rw(s, va, dst, len, false);
+	return p != NULL ? direct_copy(dst, p, len) : procmem_rw(s, va, dst, len, false);
 }
 
 int
@@ -214,9 +214,5 @@ via_mem_write(const struct via_session *s, const struct via_mr *mr, uint64_t va,
 {
 	void *p = via_mem_direct(mr, va);
 
-	if (p != NULL) {
-		memcpy(p, src, len);
-		return direct_done();
-	}
-	return procmem_rw(s, va, (void *)src, len, true);
+	return p != NULL ? direct_copy(p, src, len) : procmem_rw(s, va, (void *)src, len, true);
 }

@@ -49,8 +49,6 @@
 #include <rte_telemetry.h>
 #include <rte_version.h>
 
-#include <vipl_dpdk.h>
-
 #include "capture.h"
 #include "dp.h"
 #include "hosts.h"
@@ -59,6 +57,7 @@
 #include "telemetry_proto.h"
 #include "upgrade.h"
 #include "via_glue.h"
+#include "via_version.h"
 
 /* ids per page of a list: below RTE_TEL_MAX_ARRAY_ENTRIES, and their
  * digits fit the 16 KiB reply */
@@ -280,18 +279,16 @@ static int
 tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
 {
 	const struct viad *d = tel_viad;
-	char version[32], captures[RTE_TEL_MAX_STRING_LEN];
+	char captures[RTE_TEL_MAX_STRING_LEN];
 	uint64_t frames, dropped;
 
 	(void)cmd;
 	(void)params;
 	if (!tel_enter())
 		return -EAGAIN;
-	snprintf(version, sizeof(version), "%lu.%lu", VIPL_DPDK_PROVIDER_VERSION >> 16,
-		 VIPL_DPDK_PROVIDER_VERSION & 0xffff);
 	capture_summary(captures, sizeof(captures), &frames, &dropped);
 	rte_tel_data_start_dict(r);
-	rte_tel_data_add_dict_string(r, "provider_version", version);
+	rte_tel_data_add_dict_string(r, "version", VIA_DPDK_VERSION);
 	rte_tel_data_add_dict_string(r, "dpdk", rte_version());
 	rte_tel_data_add_dict_string(r, "instance", d->conf.instance);
 	rte_tel_data_add_dict_int(r, "pid", (int)getpid());

@@ -259,6 +259,7 @@ enum via_guard_kind {
 int via_guard_init(uint32_t capacity);
 /** The eventfd that becomes readable after a bus error in a client mapping. */
 int via_guard_fd(void);
+/** Close that eventfd: the control thread ends; the guard itself stays until exit. */
 void via_guard_fini(void);
 /**
  * Guard [@p va, +@p len), a mapping of session @p session's memory.
@@ -275,17 +276,8 @@ bool via_guard_next_fault(uint32_t *session, uint64_t *addr, const char **what);
 /** Bus errors caught so far. */
 uint64_t via_guard_faults(void);
 
-extern __thread volatile int via_guard_hit;
-
-/** Whether a guarded access of this thread faulted since the last call (and clear it). */
-static inline bool
-via_guard_tripped(void)
-{
-	if (__builtin_expect(via_guard_hit == 0, 1))
-		return false;
-	via_guard_hit = 0;
-	return true;
-}
+/** Bus errors this thread took in guarded mappings (the handler counts). */
+extern __thread volatile unsigned via_guard_hits;
 
 /* ---- reap.c: closing what clients handed over (docs/design.md section 10) */
 
@@ -316,8 +308,10 @@ struct via_session;
  * in place from provider memory and in-place regions, through the client
  * program's /proc/self/mem otherwise. The caller has checked the range
  * with via_mr_check().
- * @return 0, -EFAULT (the client unmapped it), -ESRCH (the program is gone:
- *         it exited or exec replaced it; logged once per session)
+ * @return 0, -EFAULT (the client unmapped it, its rights do not reach it
+ *         (logged once per session), or it took the page away under viad's
+ *         mapping: guard.c), -ESRCH (the program is gone: it exited or exec
+ *         replaced it; logged once per session)
  */
 int via_mem_read(const struct via_session *s, const struct via_mr *mr, uint64_t va,
 		 void *dst, size_t len);

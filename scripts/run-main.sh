@@ -9,7 +9,30 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup-host.sh
-scripts/build.sh >/dev/null
+
+# The build takes minutes on a small machine: a line at every tenth of
+# ninja's steps, and its whole output if it fails.
+build_log=$(mktemp /tmp/via-main-build.XXXXXX)
+echo "run-main.sh: building into build/ (scripts/build.sh)"
+t0=$SECONDS
+if ! scripts/build.sh 2>&1 | tee "$build_log" | awk '
+	/^\[[0-9]+\/[0-9]+\]/ {
+		split(substr($1, 2, length($1) - 2), step, "/")
+		tenth = int(step[1] * 10 / step[2])
+		if (tenth > shown) {
+			printf "run-main.sh: build %d%% (%d of %d steps)\n", tenth * 10, step[1], step[2]
+			fflush()
+			shown = tenth
+		}
+	}
+	/^ninja: no work to do/ { print "run-main.sh: build up to date"; fflush() }'; then
+	cat "$build_log" >&2
+	rm -f "$build_log"
+	echo "run-main.sh: the build failed" >&2
+	exit 1
+fi
+rm -f "$build_log"
+echo "run-main.sh: built in $((SECONDS - t0)) s"
 
 run=$(mktemp -d /tmp/via-main.XXXXXX)
 trap 'kill "$viad_pid" 2>/dev/null || true; rm -rf "$run"' EXIT

@@ -25,7 +25,11 @@ packages=(libdpdk-dev dpdk-dev libnuma-dev meson ninja-build pkg-config gcc clan
 	# the man pages, man-db and groff for man -l
 	tshark scdoc man-db groff-base
 	# tests/security/ops_privs.sh: viad under its unit's system call filter
-	libseccomp-dev)
+	libseccomp-dev
+	# the Debian packages (debian/, meson suite pkg): dpkg-buildpackage,
+	# debhelper, lintian; systemd for systemd-sysusers and systemd-tmpfiles,
+	# which the package viad's postinst runs (systemd need not be running)
+	build-essential dpkg-dev debhelper fakeroot lintian systemd)
 # tshark's wireshark-common asks whether non-root users may capture: no
 # (viactl capture needs none of it), answered here so apt never waits
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections

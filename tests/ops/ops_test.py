@@ -26,39 +26,22 @@ import os
 import re
 import shutil
 import signal
+import stat
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("ok - " if ok else "not ok - ") + what, flush=True)
-    if not ok:
-        failures += 1
-    return ok
-
-
-def note(what):
-    for line in what.splitlines():
-        print("# " + line, flush=True)
-
-
-def wait_for(cond, timeout=20.0, step=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import checks  # noqa: E402
+from checks import check, note, project_version, run, wait_for  # noqa: E402
 
 
 class Env:
     def __init__(self, build, src):
         self.build, self.src = build, src
+        self.version = project_version(build)
         self.viad = os.path.join(build, "daemon", "viad")
         self.viactl = os.path.join(build, "tools", "viactl", "viactl")
         self.pingpong = os.path.join(build, "apps", "vipl_pingpong")
@@ -71,7 +54,7 @@ class Env:
     def cleanup(self):
         for v in self.viads:
             v.kill()
-        if os.environ.get("KEEP") or failures:
+        if os.environ.get("KEEP") or checks.failures:
             note("scratch directory kept: " + self.tmp)
         else:
             shutil.rmtree(self.tmp, ignore_errors=True)
@@ -80,11 +63,11 @@ class Env:
 class Viad:
     """A viad on a private socket, with a unique instance, its log in tmp."""
 
-    def __init__(self, env, name, sets=(), extra_env=None):
+    def __init__(self, env, name, sets=(), extra_env=None, sock=None):
         self.env = env
         self.name = name
         self.instance = "ops%d%s" % (os.getpid(), name)
-        self.sock = os.path.join(env.tmp, name + ".sock")
+        self.sock = sock or os.path.join(env.tmp, name + ".sock")
         self.log = os.path.join(env.tmp, name + ".log")
         args = [env.viad, "-s", self.sock, "--set", "viad.instance=" + self.instance,
                 "--set", "viad.poll_mode=backoff", "--set", "viad.socket_group="]
@@ -127,10 +110,6 @@ class Viad:
             self.proc.wait()
 
 
-def run(args, timeout=120, **kw):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
-
-
 def pingpong(env, v, *args, timeout=120):
     """vipl_pingpong --loopback with ARGS on viad V, to completion."""
     r = run([env.pingpong, "--loopback", "-t", "20000"] + list(args), timeout=timeout,
@@ -150,6 +129,35 @@ def long_pingpong(env, v, level="rr"):
 def stop_proc(p):
     p.send_signal(signal.SIGKILL)
     p.wait()
+
+
+DATA_FRAMES = 1000
+
+
+def data_moves(what, counters):
+    """Wait until a long_pingpong's data moves: COUNTERS() is viad's counters,
+    as WHAT reads them.
+
+    The connection's handshake (a few frames) comes before the data, and the
+    client then allocates its latency array (800 MB, which meson's
+    MALLOC_PERTURB_ has malloc fill: seconds on a busy machine). So
+    frames_tx > 0 does not mean data yet, and a window of fixed length after
+    it may see none: wait until frames_tx has grown by DATA_FRAMES instead.
+    Returns the counters before and after ({} after if it did not grow)."""
+    check(wait_for(lambda: counters().get("frames_tx", 0) > 0),
+          "%s: frames_tx counts the connection's frames" % what)
+    c1, c2 = counters(), {}
+
+    def grown():
+        c2.clear()
+        c2.update(counters())
+        return c2.get("frames_tx", 0) >= c1.get("frames_tx", 0) + DATA_FRAMES
+
+    if not check(wait_for(grown, timeout=60, step=0.2),
+                 "%s: data moves, frames_tx grows by %d or more (%s, then %s)"
+                 % (what, DATA_FRAMES, c1.get("frames_tx"), c2.get("frames_tx"))):
+        return c1, {}
+    return c1, c2
 
 
 # ---- telemetry -----------------------------------------------------------------
@@ -183,6 +191,8 @@ def test_telemetry(env):
     check(info and info["instance"] == v.instance and info["pid"] == v.proc.pid and
           info["nics"] == 1 and info["sessions"] == 0 and info["capture"] == "off",
           "/viad/info: instance, pid, one NIC, no session, no capture")
+    check(info and info["version"] == env.version,
+          "/viad/info: version %s, meson.build's" % (info or {}).get("version"))
     check(config and config["instance"] == v.instance and config["max_vi"] == 16384 and
           config["socket"] == v.sock, "/viad/config: instance, socket, limits")
     p = (ports or {}).get("via0", {})
@@ -218,15 +228,19 @@ def test_telemetry(env):
     (sess_vis,) = telemetry(v, "/viad/vis,%s" % sid)
     check(sess_vis is not None and sorted(sess_vis["ids"]) == sorted(ids),
           "/viad/vis,SESSION: that session's VIs")
-    # the window starts once frames move: the pingpong first allocates its
-    # latency array (800 MB, which meson's MALLOC_PERTURB_ has malloc fill)
-    wait_for(lambda: ((telemetry(v, "/viad/counters")[0] or {}).get("frames_tx") or 0) > 0)
-    (c1,) = telemetry(v, "/viad/counters")
-    time.sleep(0.3)
-    (c2, lc) = telemetry(v, "/viad/counters", "/viad/lcores")
-    check(c1 and c2 and c2["frames_tx"] > c1["frames_tx"] and c2["timer_hz"] > 0 and
-          c2["poll_busy_cycles"] > 0 and c2["poll_cycles"] >= c2["poll_busy_cycles"],
-          "/viad/counters: frames move, the lcores are busy part of the time")
+    def counters():
+        return telemetry(v, "/viad/counters")[0] or {}
+
+    c1, c2 = data_moves("/viad/counters", counters)
+    if c2:
+        check(c2["timer_hz"] > 0, "/viad/counters: timer_hz %d" % c2["timer_hz"])
+        check(c2["poll_busy_cycles"] > c1["poll_busy_cycles"],
+              "/viad/counters: poll_busy_cycles grows with the frames (%d, then %d)"
+              % (c1["poll_busy_cycles"], c2["poll_busy_cycles"]))
+        check(c2["poll_cycles"] >= c2["poll_busy_cycles"],
+              "/viad/counters: the lcores are busy part of the time (poll_cycles %d >= "
+              "poll_busy_cycles %d)" % (c2["poll_cycles"], c2["poll_busy_cycles"]))
+    (lc,) = telemetry(v, "/viad/lcores")
     check(lc is not None and list(lc.values())[0]["vis"] == 2, "/viad/lcores: the VIs' shard")
     stop_proc(pp)
     ok = wait_for(lambda: (telemetry(v, "/viad/info")[0] or {}).get("sessions") == 0)
@@ -305,8 +319,7 @@ def test_viactl(env):
     lc = viactl_json(env, v, "lcores")
     check(isinstance(lc, list) and len(lc) == 1 and lc[0]["lcore"] >= 1,
           "viactl --json lcores: an array, each with its lcore")
-    # the data flows once both ends said hello
-    wait_for(lambda: (viactl_json(env, v, "counters") or {}).get("frames_tx", 0) > 0)
+    data_moves("viactl --json counters", lambda: viactl_json(env, v, "counters") or {})
     r = viactl(env, v, "counters")
     if not check(r.returncode == 0 and re.search(r"^frames_tx\s+[1-9]", r.stdout, re.M),
                  "viactl counters: totals"):
@@ -378,6 +391,16 @@ def test_viactl(env):
           "capture is viad's own user's: a group member is refused")
     check(not os.path.exists(out), "a refused capture leaves no file")
     g.stop()
+
+    # a missing socket directory: made as tmpfiles.d makes /run/viad
+    # (config/viad.tmpfiles), 0750, root and the socket's group
+    sock = os.path.join(env.tmp, "run", "viad.sock")
+    d = Viad(env, "dir", ["viad.socket_group=%d" % grp], sock=sock)
+    st = os.stat(os.path.dirname(sock))
+    check(stat.S_IMODE(st.st_mode) == 0o750 and st.st_uid == 0 and st.st_gid == grp,
+          "viad makes a missing socket directory 0750 root:socket_group (%04o %d:%d)"
+          % (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid))
+    d.stop()
     v.stop()
 
 
@@ -437,6 +460,23 @@ def decode(env, path):
         fr["expert"] = d["_ws.expert.message"]
         frames.append(fr)
     return frames
+
+
+def pcapng_userappl(path):
+    """The shb_userappl option (code 4) of PATH's section header block."""
+    data = open(path, "rb").read()
+    if len(data) < 28 or data[:4] != b"\x0a\x0d\x0d\x0a":
+        return None
+    total = struct.unpack_from("<I", data, 4)[0]
+    at = 24                         # past type, length, byte order, version, section length
+    while at + 4 <= total - 4:
+        code, size = struct.unpack_from("<HH", data, at)
+        if code == 4:
+            return data[at + 4:at + 4 + size].decode()
+        if code == 0:
+            break
+        at += 4 + (size + 3) // 4 * 4
+    return None
 
 
 class Capture:
@@ -580,6 +620,9 @@ def test_capture(env):
         pingpong(env, v, "-D", d, "-r", level, "--op", op, "-n", str(ITERS), "-w", "0",
                  "--size", str(SIZE))
     n = cap.stop()
+    appl = pcapng_userappl(a)
+    check(appl == "viad (VIA-DPDK) %s" % env.version,
+          "the pcapng section header names viad and its version: %s" % appl)
     frames = decode(env, a)
     check(len(frames) == n and all(f["opcode"] is not None for f in frames),
           "every captured frame is VIA and decoded (%d)" % len(frames))
@@ -737,12 +780,18 @@ def test_install(env):
     if os.path.exists(os.path.join(env.build, "bpf", "via_xdp.o")):
         one("/viad/via_xdp.o")  # the af_xdp ports' XDP program (issue 16)
     pages = [one("/share/man/man8/viad.8"), one("/share/man/man5/viad.conf.5"),
-             one("/share/man/man8/viactl.8"), one("/share/man/man7/vipl.7")]
+             one("/share/man/man8/viactl.8"), one("/share/man/man7/vipl.7"),
+             one("/share/man/man1/vipl_info.1"), one("/share/man/man1/vipl_pingpong.1"),
+             one("/share/man/man1/vipl_legacy.1")]
+    bw = [p for p in found.get("vipl_bw.1", [])]
+    check(len(bw) == 1 and os.path.realpath(bw[0]) == os.path.realpath(pages[5] or "/x"),
+          "installed: /share/man/man1/vipl_bw.1, a link to vipl_pingpong.1")
     if lua:
         check(open(lua).read() == open(env.lua).read(), "the dissector installed as written")
     if viactl:
         r = run([viactl, "--version"])
-        check(r.returncode == 0 and r.stdout.startswith("viactl"), "the staged viactl runs")
+        check(r.returncode == 0 and r.stdout == "viactl (VIA-DPDK) %s\n" % env.version,
+              "the staged viactl runs: %s" % r.stdout.strip())
     if unit and viad:
         text = open(unit).read()
         prefix = os.path.dirname(os.path.dirname(viad))[len(stage):]
@@ -795,8 +844,7 @@ def main():
         globals()["test_" + sys.argv[1]](env)
     finally:
         env.cleanup()
-    print("# %d check(s) failed" % failures if failures else "# all checks passed")
-    return 1 if failures else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":

@@ -27,12 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <vipl_dpdk.h>
 
 #include "capture_proto.h"
 #include "json.h"
 #include "telemetry_proto.h"
 #include "upgrade_proto.h"
+#include "via_version.h"
 
 #define EXIT_USAGE 2
 #define TEL_SOCKET VIA_TELEMETRY_SOCKET
@@ -1419,8 +1419,7 @@ main(int argc, char **argv)
 			c.dir = optarg;
 			break;
 		case 'V':
-			printf("viactl (VIA-DPDK) %lu.%lu\n", VIPL_DPDK_PROVIDER_VERSION >> 16,
-			       VIPL_DPDK_PROVIDER_VERSION & 0xffff);
+			printf("viactl (VIA-DPDK) %s\n", VIA_DPDK_VERSION);
 			return 0;
 		case 'h':
 			usage(stdout);
