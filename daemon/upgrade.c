@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -127,6 +128,13 @@ via_upgrade_init(int argc, char **argv, int *adopt_fd, const char **refused)
 	/* the path a replaced binary had: " (deleted)" is the kernel's note */
 	if (n > 10 && strcmp(up.exe_path + n - 10, " (deleted)") == 0)
 		up.exe_path[n - 10] = '\0';
+	/* an exec by fd names the process after the fd's number before Linux
+	 * 6.14 ("7"): ps, pgrep and pidof look for viad by its binary's name */
+	if (*adopt_fd >= 0 || *refused != NULL) {
+		const char *base = strrchr(up.exe_path, '/');
+
+		prctl(PR_SET_NAME, base != NULL ? base + 1 : up.exe_path, 0, 0, 0);
+	}
 	return 0;
 }
 
