@@ -441,7 +441,7 @@ struct via_image_buf {
 	uint8_t *p;
 	size_t len, cap;
 	uint32_t nb_records;
-	int err;                 /**< -ENOMEM once an append failed */
+	int err;                 /**< -ENOMEM once an append failed, -EFAULT (a frame's pages gone) */
 	int32_t *fds;            /**< every fd the records name (via_image_fd) */
 	uint32_t nb_fds, cap_fds;
 };

@@ -297,6 +297,7 @@ frames_save(struct via_image_buf *ib, const struct via_vi *vi)
 {
 	const struct via_vi_rel *r = &vi->rel;
 	uint8_t buf[VIA_IMG_MAX_FRAME];
+	unsigned hits;
 	uint32_t seq;
 
 	for (seq = r->snd_una; r->win != NULL && seq != r->snd_nxt; seq++) {
@@ -308,8 +309,17 @@ frames_save(struct via_image_buf *ib, const struct via_vi *vi)
 			ib->err = -EMSGSIZE;
 			return;
 		}
+		hits = via_guard_hits;
 		bytes = rte_pktmbuf_read(m, 0, o.len, buf);
 		via_image_append(ib, VIA_IMG_FRAME, &o, sizeof(o), bytes, o.len);
+		/* a zero-copy frame whose pages the client took away: guard.c
+		 * patched them with zeros and tells the control thread, which
+		 * the exec would cut off; the old viad resumes and ends the
+		 * session instead */
+		if (via_guard_hits != hits) {
+			ib->err = -EFAULT;
+			return;
+		}
 	}
 }
 

@@ -486,7 +486,10 @@ via_upgrade_run(struct viad *d, int listen_fd)
 		rc = memfd;
 	via_dp_unlock_all(d);
 	if (rc != 0) {
-		resume_old(d, reap, nb_reap, rc, "its image could not be written");
+		resume_old(d, reap, nb_reap, rc,
+			   rc == -EFAULT ? "a client took away the pages of a frame in flight "
+					   "(its session ends); ask again"
+					 : "its image could not be written");
 		via_image_buf_free(&ib);
 		free(reap);
 		return;

@@ -23,7 +23,8 @@ struct via_idtab;
  * Write viad's state into @p ib (begun and ended here but for the header's
  * own fields, via_image_finish()), the poll lcores parked: @p listen_fd is
  * the clients' socket, @p reap_fds the fds the reapers had not closed yet.
- * Changes nothing. @return 0, -ENOMEM, -EMSGSIZE (a frame too large)
+ * Changes nothing. @return 0, -ENOMEM, -EMSGSIZE (a frame too large),
+ *         -EFAULT (a client took away the pages of a zero-copy frame in flight)
  */
 int via_image_save(struct viad *d, struct via_image_buf *ib, int listen_fd, const int *reap_fds,
 		   uint32_t nb_reap);
