@@ -176,13 +176,15 @@ static const struct {
 	{ CAP_IPC_LOCK, "cap_ipc_lock" }, { CAP_NET_RAW, "cap_net_raw" },
 	{ CAP_NET_ADMIN, "cap_net_admin" }, { CAP_CHOWN, "cap_chown" },
 	{ CAP_FOWNER, "cap_fowner" }, { CAP_SETPCAP, "cap_setpcap" },
-	{ CAP_SYS_PTRACE, "cap_sys_ptrace" }, { CAP_CHECKPOINT_RESTORE, "cap_checkpoint_restore" },
+	{ CAP_IPC_OWNER, "cap_ipc_owner" },
 };
 
 /*
  * What viad keeps once its ports and sockets are open, and why; the rest
  * (CAP_DAC_OVERRIDE, CAP_SYS_ADMIN, CAP_NET_*, CAP_CHOWN, CAP_SETUID, ...)
- * goes from every set, the bounding set included.
+ * goes from the effective set and, unless viad.upgrades keeps what viad
+ * started with permitted for an upgrade's exec (drop.reserve), from every
+ * set, the bounding set included.
  */
 static const struct {
 	int cap;
@@ -192,11 +194,9 @@ static const struct {
 	{ CAP_IPC_LOCK, "cap_ipc_lock",
 	  "DPDK pins the memory it adds to its heap at run time (VFIO counts it against "
 	  "RLIMIT_MEMLOCK without this)" },
-	{ CAP_SYS_PTRACE, "cap_sys_ptrace",
-	  "procmem.c reads /proc/PID/maps of clients of other users to register their memory" },
-	{ CAP_CHECKPOINT_RESTORE, "cap_checkpoint_restore",
-	  "procmem.c opens /proc/PID/map_files/ to share a client's memfd or SysV segment in "
-	  "place (CAP_SYS_ADMIN before Linux 5.9)" },
+	{ CAP_IPC_OWNER, "cap_ipc_owner",
+	  "procmem.c attaches a client's SysV segment in place once the client's own "
+	  "credentials (SO_PEERCRED, SO_PEERGROUPS) are found to allow it, as ipcperms() would" },
 };
 
 /* af_xdp ports take their XDP program off the interface when viad stops:

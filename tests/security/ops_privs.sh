@@ -14,7 +14,7 @@
 . "$(dirname "$0")/ops_lib.sh"
 ops_init privs "$1"
 UNIT=$BUILD/config/viad.service
-KEPT="cap_ipc_lock cap_sys_ptrace cap_checkpoint_restore"
+KEPT="cap_ipc_lock cap_ipc_owner"
 
 # ---- the score ---------------------------------------------------------------------
 if command -v systemd-analyze >/dev/null; then
