@@ -164,7 +164,7 @@ static const struct conf_key conf_keys[] = {
 	  G(max_in_place_bytes), 4 * KiB, 1024 * TiB, NULL },
 	{ SECT_LIMITS, "max_discriminator_len", CT_UINT, 0,
 	  G(max_discriminator_len), 16, 256, NULL },
-	/* 0 = derived from vm.max_map_count at start (daemon/user.c) */
+	/* 0 = derived from vm.max_map_count and RLIMIT_NOFILE at start (daemon/user.c) */
 	{ SECT_LIMITS, "max_mappings", CT_UINT, CF_ZERO_OK, G(max_mappings), 16, 1u << 30, NULL },
 	/* Per user (issue 14): one uid cannot take what every other user
 	 * needs. 0 = the global limit divided by user_share. */
