@@ -327,9 +327,18 @@ static void
 vi_save(struct via_image_buf *ib, const struct via_vi *vi)
 {
 	struct via_img_seg segs[2 * VIA_IMG_MAX_SEGS];
-	struct via_img_vi *o = calloc(1, sizeof(*o));
+	struct via_img_vi *o;
 	unsigned q;
 
+	/* frames received behind an RDMA Read not answered yet are parked,
+	 * acknowledged as received but not placed (rel.c): the peer has let
+	 * them go, and the image does not carry them; the old viad resumes
+	 * (a moment later the answer is in and they are placed) */
+	if (vi->rel.park_head != vi->rel.park_tail) {
+		ib->err = -EBUSY;
+		return;
+	}
+	o = calloc(1, sizeof(*o));
 	if (o == NULL) {
 		ib->err = -ENOMEM;
 		return;

@@ -476,6 +476,6 @@ via_rel_resume(struct viad *d, struct via_vi *vi)
 	 * (wire-format.md 11.4), so that it sends again without waiting for
 	 * its timer, backed off by then */
 	for (i = 0; i < REL_DUPACKS; i++)
-		send_xport(vi, VIA_OP_ACK, 0, r->rcv_nxt, 0);
+		send_ack(vi, 0, 0);
 	r->ack_due = false;
 }

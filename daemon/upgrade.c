@@ -489,7 +489,9 @@ via_upgrade_run(struct viad *d, int listen_fd)
 		resume_old(d, reap, nb_reap, rc,
 			   rc == -EFAULT ? "a client took away the pages of a frame in flight "
 					   "(its session ends); ask again"
-					 : "its image could not be written");
+			   : rc == -EBUSY ? "frames wait behind an RDMA Read not answered yet; "
+					    "ask again"
+					  : "its image could not be written");
 		via_image_buf_free(&ib);
 		free(reap);
 		return;
