@@ -176,6 +176,7 @@ struct parse {
 	int32_t *fds;
 	size_t nb_fds, cap_fds;
 	uint32_t *uids;          /* the USER records' uids, sorted */
+	int64_t tpt_session;     /* the session record of the last TPT record; -1: none yet */
 };
 
 #define FAIL(p, text) (*(p)->why = (text), -EINVAL)
@@ -498,6 +499,51 @@ check_pmem(struct parse *p, const struct via_img_pmem *m, uint32_t i)
 	}
 }
 
+/*
+ * A session's table of regions: once per session, in the segment, its
+ * windows distinct views of the session's own share file (what
+ * via_mr_check() hands out for the client's entries).
+ */
+static int
+check_tpt(struct parse *p, const struct via_img_tpt *t)
+{
+	int64_t si = lookup(p, VIA_IMG_T_SESSIONS, t->session);
+	const struct via_img_session *s = session_of(p, t->session, true);
+	uint32_t k, j;
+
+	if (s == NULL)
+		return -EINVAL;
+	if (si <= p->tpt_session)
+		return FAIL(p, "a session's table of regions twice, or out of order");
+	p->tpt_session = si;
+	if (s->share_fd < 0)
+		return FAIL(p, "a table of regions of a session without a share file");
+	if (!pow2(t->capacity) || t->capacity > VIA_IMG_TPT_MAX || !aligned(t->off, VIA_SHM_ALIGN) ||
+	    !inside(t->off, (uint64_t)t->capacity * sizeof(struct via_tpt_entry), s->seg_len))
+		return FAIL(p, "a table of regions' layout");
+	if (t->nb_windows > VIA_TPT_WINDOWS || t->reserved != 0)
+		return FAIL(p, "a table of regions' number of windows");
+	for (k = 0; k < VIA_TPT_WINDOWS; k++) {
+		const struct via_img_pmem *m;
+
+		if (k >= t->nb_windows) {
+			if (t->window_ref[k] != 0)
+				return FAIL(p, "a table of regions' window past its count");
+			continue;
+		}
+		if (t->window_ref[k] == 0 || t->window_ref[k] > p->img->nb_recs[VIA_IMG_PMEM])
+			return FAIL(p, "a table of regions' window of no memory record");
+		m = rec(p, VIA_IMG_PMEM, t->window_ref[k] - 1);
+		if (m->kind != VIA_IMG_PMEM_SHARE || m->session != t->session)
+			return FAIL(p, "a table of regions' window not a view of its share file");
+		for (j = 0; j < k; j++) {
+			if (t->window_ref[j] == t->window_ref[k])
+				return FAIL(p, "a table of regions' window twice");
+		}
+	}
+	return 0;
+}
+
 static int
 check_mr(struct parse *p, const struct via_img_mr *r, uint32_t i)
 {
@@ -809,6 +855,7 @@ static const struct {
 	[VIA_IMG_SESSION] = { sizeof(struct via_img_session), true },
 	[VIA_IMG_PTAG] = { sizeof(struct via_img_ptag), false },
 	[VIA_IMG_PMEM] = { sizeof(struct via_img_pmem), false },
+	[VIA_IMG_TPT] = { sizeof(struct via_img_tpt), false },
 	[VIA_IMG_MR] = { sizeof(struct via_img_mr), false },
 	[VIA_IMG_CQ] = { sizeof(struct via_img_cq), false },
 	[VIA_IMG_VI] = { sizeof(struct via_img_vi), true },
@@ -922,6 +969,7 @@ check_all(struct parse *p)
 	EACH(VIA_IMG_SESSION, check_session(p, R(VIA_IMG_SESSION), L(VIA_IMG_SESSION), i));
 	EACH(VIA_IMG_PTAG, check_ptag(p, R(VIA_IMG_PTAG), i));
 	EACH(VIA_IMG_PMEM, check_pmem(p, R(VIA_IMG_PMEM), i));
+	EACH(VIA_IMG_TPT, check_tpt(p, R(VIA_IMG_TPT)));
 	EACH(VIA_IMG_MR, check_mr(p, R(VIA_IMG_MR), i));
 	EACH(VIA_IMG_CQ, check_cq(p, R(VIA_IMG_CQ), i));
 	EACH(VIA_IMG_VI, check_vi(p, R(VIA_IMG_VI), L(VIA_IMG_VI), i));
@@ -951,7 +999,7 @@ int
 via_image_parse(const void *buf, size_t len, uint32_t version, struct via_image *img,
 		const char **why)
 {
-	struct parse p = { .img = img, .why = why };
+	struct parse p = { .img = img, .why = why, .tpt_session = -1 };
 	uint32_t t;
 	int rc;
 

@@ -33,7 +33,7 @@
 /** "VIADIMG\0" */
 #define VIA_IMAGE_MAGIC UINT64_C(0x00474d4944414956)
 /** The records' version this source writes and reads. */
-#define VIA_IMAGE_VERSION 1u
+#define VIA_IMAGE_VERSION 2u
 /**
  * The version this build writes and adopts: VIA_IMAGE_VERSION, or one more
  * in the test build viad_image_next (meson: the rollback test), which must
@@ -82,6 +82,7 @@ enum via_img_type {
 	VIA_IMG_SESSION,
 	VIA_IMG_PTAG,
 	VIA_IMG_PMEM,
+	VIA_IMG_TPT,             /**< at most one per session, in the sessions' order */
 	VIA_IMG_MR,
 	VIA_IMG_CQ,
 	VIA_IMG_VI,
@@ -225,6 +226,22 @@ struct via_img_pmem {
 	uint64_t asked;          /**< ALLOC: the length asked for */
 	uint64_t client_va;      /**< ALLOC: 0 until ALLOC_MAPPED; views: the first address */
 	uint64_t offset;         /**< OBJECT, SYSV: into the object */
+};
+
+/**
+ * VIA_IMG_TPT: a session's table of regions (via_abi.h, "The client's
+ * table"; daemon/mr.c): where viad made it in the segment, its capacity,
+ * and its windows, each a VIA_IMG_PMEM_SHARE record of the session. The
+ * entries are the client's, in the segment; their handles name the
+ * windows by index, so the windows keep their order.
+ */
+struct via_img_tpt {
+	uint32_t session;
+	uint32_t capacity;       /**< entries, a power of two */
+	uint64_t off;            /**< the entries' offset in the segment */
+	uint32_t nb_windows;
+	uint32_t reserved;
+	uint32_t window_ref[VIA_TPT_WINDOWS];  /**< the windows' pmem refs; 0 past nb_windows */
 };
 
 /** VIA_IMG_MR: a region of the translation and protection table. */
@@ -375,6 +392,8 @@ _Static_assert(sizeof(struct via_img_session) == 1688, "an image format");
 _Static_assert(sizeof(struct via_img_extent) == 16, "an image format");
 _Static_assert(sizeof(struct via_img_ptag) == 8, "an image format");
 _Static_assert(sizeof(struct via_img_pmem) == 64, "an image format");
+_Static_assert(sizeof(struct via_img_tpt) == 24 + 4 * VIA_TPT_WINDOWS, "an image format");
+_Static_assert(sizeof(struct via_img_tpt) % 8 == 0, "an image format");
 _Static_assert(sizeof(struct via_img_mr) == 56, "an image format");
 _Static_assert(sizeof(struct via_img_cq) == 56, "an image format");
 _Static_assert(sizeof(struct via_img_seg) == 16, "an image format");
@@ -390,6 +409,7 @@ _Static_assert(sizeof(struct via_img_reap) == 8, "an image format");
 #define VIA_IMG_MAX_FRAME 16384   /**< bytes of one frame: an MTU of 9000 and room */
 #define VIA_IMG_MAX_WINDOW 65536  /**< entries of a send window or a held FIFO */
 #define VIA_IMG_ERRQ_SLOTS 256    /**< session.c's error queue */
+#define VIA_IMG_TPT_MAX 65536     /**< entries of a client's table: limits.table_regions at most */
 
 /** One record found by the parser: its header's type and its payload. */
 struct via_img_ref {

@@ -389,6 +389,43 @@ pmems_adopt(struct adopt *a)
 	return rc;
 }
 
+/*
+ * The clients' tables of regions: viad's own numbers (the entries' place,
+ * the capacity, the windows by index) back, each window its view mapped
+ * again and held; the charges came back with the users and sessions.
+ * Before the regions: a view only a table holds must not go.
+ */
+static int
+tpts_adopt(struct adopt *a)
+{
+	struct viad *d = a->d;
+	const struct via_image *img = a->img;
+	uint32_t i, k;
+
+	for (i = 0; i < img->nb_recs[VIA_IMG_TPT]; i++) {
+		const struct via_img_tpt *o = img->recs[VIA_IMG_TPT][i].p;
+		struct via_session *s = via_idtab_lookup(&d->sessions, o->session);
+		struct via_tpt *t = calloc(1, sizeof(*t));
+
+		if (t == NULL)
+			return -ENOMEM;
+		t->off = o->off;
+		t->capacity = o->capacity;
+		t->sh = (const struct via_tpt_entry *)(s->seg.va + o->off);
+		s->tpt = t;
+		for (k = 0; k < o->nb_windows; k++) {
+			struct via_pmem *v = a->pmem_of_ref[o->window_ref[k] - 1];
+
+			/* a share file's view is mapped again or the image refused */
+			if (v == NULL)
+				return REFUSE(a, "a table of regions' window not mapped again", -EINVAL);
+			v->refs++;
+			via_mr_table_window_set(s, &t->windows[t->nb_windows++], v);
+		}
+	}
+	return 0;
+}
+
 /* A region whose object view could not be mapped again: copied, uncharged as in place. */
 static void
 mr_copied(struct viad *d, struct via_session *s, struct via_mr *mr)
@@ -446,7 +483,8 @@ mrs_adopt(struct adopt *a)
 	}
 	rc = table_restore(a, &d->mrs, VIA_IMG_T_MRS, objs);
 	free(objs);
-	/* a view is one region's or more: one no region uses would never go */
+	/* a view is one region's or a table window's or more: one none uses
+	 * would never go */
 	TAILQ_FOREACH(s, &d->session_list, link) {
 		TAILQ_FOREACH_SAFE(p, &s->views, link, pn) {
 			if (p->refs == 0) {
@@ -796,6 +834,8 @@ via_image_adopt(struct viad *d, const struct via_image *img, const char **why)
 		rc = ptags_adopt(&a);
 	if (rc == 0)
 		rc = pmems_adopt(&a);
+	if (rc == 0)
+		rc = tpts_adopt(&a);
 	if (rc == 0)
 		rc = mrs_adopt(&a);
 	if (rc == 0)

@@ -3,7 +3,8 @@
  * viad's state written into an upgrade image (image.h; docs/design.md
  * section 18), by the control thread with every poll lcore parked: the
  * tables' ids and generations, users, sessions (their fds by role, a
- * request partly read, the arena), tags, memory, regions, CQs and VIs
+ * request partly read, the arena), tags, memory, the clients' tables of
+ * regions (their place and windows), regions, CQs and VIs
  * (their connection, receive state, transport with its unacknowledged
  * frames copied whole, held completions, RDMA Read answers, the message
  * being framed), then the connection manager's (cm.c) and the reapers'
@@ -182,6 +183,20 @@ pmem_save(struct via_image_buf *ib, struct via_pmem *p, uint32_t session, uint32
 	}
 	via_image_fd(ib, o.fd);
 	via_image_append(ib, VIA_IMG_PMEM, &o, sizeof(o), NULL, 0);
+}
+
+/* The client's table of regions: its place and its windows (their views saved before). */
+static void
+tpt_save(struct via_image_buf *ib, const struct via_session *s)
+{
+	const struct via_tpt *t = s->tpt;
+	struct via_img_tpt o = { .session = s->id, .capacity = t->capacity, .off = t->off,
+				 .nb_windows = t->nb_windows };
+	uint32_t k;
+
+	for (k = 0; k < t->nb_windows; k++)
+		o.window_ref[k] = t->windows[k].view->image_ref;
+	via_image_append(ib, VIA_IMG_TPT, &o, sizeof(o), NULL, 0);
 }
 
 static void
@@ -391,6 +406,10 @@ objects_save(struct viad *d, struct via_image_buf *ib)
 			pmem_save(ib, pm, s->id, &ref);
 		TAILQ_FOREACH(pm, &s->views, link)
 			pmem_save(ib, pm, s->id, &ref);
+	}
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		if (s->tpt != NULL)
+			tpt_save(ib, s);
 	}
 	TAILQ_FOREACH(s, &d->session_list, link) {
 		TAILQ_FOREACH(mr, &s->mrs, link) {

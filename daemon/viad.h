@@ -795,6 +795,14 @@ struct via_tpt {
  */
 int via_mr_table_window(struct viad *d, struct via_session *s, uint64_t addr,
 			struct via_ctl_mem_table_rep *rep);
+/**
+ * Window @p w of a client's table is view @p v of the share file (a
+ * reference of @p v the caller holds): the region via_mr_check() returns
+ * for the entries naming it, the whole view. MEM_TABLE, and an upgrade's
+ * adopter (image_adopt.c).
+ */
+void via_mr_table_window_set(struct via_session *s, struct via_tpt_window *w,
+			     struct via_pmem *v);
 /** The client's table and its windows given back (session end). */
 void via_mr_table_close(struct viad *d, struct via_session *s);
 
