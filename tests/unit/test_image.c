@@ -4,7 +4,8 @@
  * a sample image of every record type parses; each of a list of defects -
  * a wrong length, an enum out of range, an id of no slot or of the wrong
  * generation bits, a reference to another session's object, an offset out
- * of its segment, ring indices past their capacity, frames or held
+ * of its segment, ring indices past their capacity, a client's table of
+ * regions whose windows are not its share file's, frames or held
  * completions missing, an fd named twice, another version - is refused
  * with -EINVAL (-EPROTO for a version), and every cut of the image too.
  *
@@ -33,6 +34,9 @@ struct sample {
 	struct via_img_extent ext;
 	struct via_img_ptag ptag;
 	struct via_img_pmem pmem;
+	struct via_img_pmem view;           /* a window of the share file, the table's */
+	struct via_img_tpt tpt;
+	unsigned nb_tpt;                    /* TPT records written (1) */
 	struct via_img_mr mr;
 	struct via_img_cq cq;
 	struct via_img_vi vi;
@@ -100,6 +104,13 @@ sample_init(struct sample *x)
 		.kind = VIA_IMG_PMEM_ALLOC, .fd = 30, .shmid = -1, .len = 2u << 20,
 		.asked = 2u << 20, .client_va = UINT64_C(0x7f0000000000),
 	};
+	x->view = (struct via_img_pmem){
+		.ref = 2, .session = x->ses.id, .kind = VIA_IMG_PMEM_SHARE, .fd = -1, .shmid = -1,
+		.len = UINT64_C(1) << 30, .client_va = UINT64_C(1) << 30,
+	};
+	x->tpt = (struct via_img_tpt){ .session = x->ses.id, .capacity = 4096, .off = 3u << 20,
+				       .nb_windows = 1, .window_ref = { x->view.ref } };
+	x->nb_tpt = 1;
 	x->mr = (struct via_img_mr){
 		.handle = x->slot_ids[VIA_IMG_T_MRS], .session = x->ses.id, .ptag = x->ptag.id,
 		.pmem_ref = 1, .addr = x->pmem.client_va + 64, .len = 4000,
@@ -165,6 +176,9 @@ sample_build(const struct sample *x, size_t *len)
 	via_image_append(&ib, VIA_IMG_SESSION, &x->ses, sizeof(x->ses), &x->ext, sizeof(x->ext));
 	via_image_append(&ib, VIA_IMG_PTAG, &x->ptag, sizeof(x->ptag), NULL, 0);
 	via_image_append(&ib, VIA_IMG_PMEM, &x->pmem, sizeof(x->pmem), NULL, 0);
+	via_image_append(&ib, VIA_IMG_PMEM, &x->view, sizeof(x->view), NULL, 0);
+	for (t = 0; t < x->nb_tpt; t++)
+		via_image_append(&ib, VIA_IMG_TPT, &x->tpt, sizeof(x->tpt), NULL, 0);
 	via_image_append(&ib, VIA_IMG_MR, &x->mr, sizeof(x->mr), NULL, 0);
 	via_image_append(&ib, VIA_IMG_CQ, &x->cq, sizeof(x->cq), NULL, 0);
 	via_image_append(&ib, VIA_IMG_VI, &x->vi, sizeof(x->vi), x->vi_segs, sizeof(x->vi_segs));
@@ -230,6 +244,15 @@ SPOIL(reap_fd_twice, x->reap_fds[1] = x->dm.wake_fd)
 SPOIL(ptag_of_no_session, x->ptag.session += 1 << 9)
 SPOIL(pmem_kind, x->pmem.kind = VIA_IMG_PMEM_KIND_COUNT)
 SPOIL(pmem_ref, x->pmem.ref = 2)
+SPOIL(tpt_twice, x->nb_tpt = 2)
+SPOIL(tpt_of_no_session, x->tpt.session += 1 << 9)
+SPOIL(tpt_out, x->tpt.off = x->ses.seg_len - 4096)
+SPOIL(tpt_capacity, x->tpt.capacity = 1000)
+SPOIL(tpt_windows, x->tpt.nb_windows = VIA_TPT_WINDOWS + 1)
+SPOIL(tpt_window_past_count, x->tpt.window_ref[1] = x->view.ref)
+SPOIL(tpt_window_twice, (x->tpt.nb_windows = 2, x->tpt.window_ref[1] = x->view.ref))
+SPOIL(tpt_window_of_no_memory, x->tpt.window_ref[0] = 3)
+SPOIL(tpt_window_an_allocation, x->tpt.window_ref[0] = x->pmem.ref)
 SPOIL(mr_out_of_pmem, x->mr.addr = x->pmem.client_va + x->pmem.len)
 SPOIL(mr_pages, x->mr.page_base += 1)
 SPOIL(mr_ptag_other, x->mr.ptag = 5)
@@ -280,6 +303,15 @@ static const struct defect defects[] = {
 	{ "a tag of no session", ptag_of_no_session, -EINVAL },
 	{ "memory of no kind", pmem_kind, -EINVAL },
 	{ "memory numbered out of order", pmem_ref, -EINVAL },
+	{ "a session's table of regions twice", tpt_twice, -EINVAL },
+	{ "a table of regions of no session", tpt_of_no_session, -EINVAL },
+	{ "a table of regions out of the segment", tpt_out, -EINVAL },
+	{ "a table of regions not a power of two", tpt_capacity, -EINVAL },
+	{ "more windows than VIA_TPT_WINDOWS", tpt_windows, -EINVAL },
+	{ "a window past the table's count", tpt_window_past_count, -EINVAL },
+	{ "one view two windows of a table", tpt_window_twice, -EINVAL },
+	{ "a window of no memory record", tpt_window_of_no_memory, -EINVAL },
+	{ "a window that is an allocation", tpt_window_an_allocation, -EINVAL },
 	{ "a region outside its memory", mr_out_of_pmem, -EINVAL },
 	{ "a region's pages not around it", mr_pages, -EINVAL },
 	{ "a region's tag of no session of its", mr_ptag_other, -EINVAL },
