@@ -511,6 +511,9 @@ int vf_no_control(struct fid *fid, int command, void *arg);
 int vf_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context);
 int vf_no_tostr(const struct fid *fid, char *buf, size_t len);
 int vf_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context);
+/* via_fi_ep.c: options, of which the provider has none (-FI_ENOPROTOOPT) */
+int vf_no_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen);
+int vf_no_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen);
 
 /* via_fi_addr.c */
 int vf_service_parse(const char *service, uint32_t *id);

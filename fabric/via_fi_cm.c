@@ -386,32 +386,10 @@ static struct fi_ops_cm vf_pep_cm_ops = {
 	.reject = vf_pep_reject,
 };
 
-static int
-vf_pep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
-{
-	(void)fid;
-	(void)level;
-	(void)optname;
-	(void)optval;
-	(void)optlen;
-	return -FI_ENOPROTOOPT;
-}
-
-static int
-vf_pep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
-{
-	(void)fid;
-	(void)level;
-	(void)optname;
-	(void)optval;
-	(void)optlen;
-	return -FI_ENOPROTOOPT;
-}
-
 static struct fi_ops_ep vf_pep_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.getopt = vf_pep_getopt,
-	.setopt = vf_pep_setopt,
+	.getopt = vf_no_getopt,
+	.setopt = vf_no_setopt,
 };
 
 int

@@ -853,8 +853,8 @@ vf_cancel(fid_t fid, void *context)
 	return -FI_ENOENT;
 }
 
-static int
-vf_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
+int
+vf_no_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
 {
 	(void)fid;
 	(void)level;
@@ -864,8 +864,8 @@ vf_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
 	return -FI_ENOPROTOOPT;
 }
 
-static int
-vf_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
+int
+vf_no_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
 {
 	(void)fid;
 	(void)level;
@@ -927,8 +927,8 @@ vf_tx_size_left(struct fid_ep *fep)
 static struct fi_ops_ep vf_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = vf_cancel,
-	.getopt = vf_getopt,
-	.setopt = vf_setopt,
+	.getopt = vf_no_getopt,
+	.setopt = vf_no_setopt,
 	.tx_ctx = vf_tx_ctx,
 	.rx_ctx = vf_rx_ctx,
 	.rx_size_left = vf_rx_size_left,

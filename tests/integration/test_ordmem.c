@@ -926,10 +926,18 @@ test_no_leak(VIP_NIC_HANDLE nic)
 	rss1 = rss_kb();
 	file1 = share_file_kb();
 	CHECK(bad == 0, "%u cycles (%u failed)", ITERS, bad);
+#if defined(__SANITIZE_ADDRESS__)
+	/* AddressSanitizer keeps freed blocks in quarantine (256 MiB) before
+	 * it reuses them: each malloc of the loop gets new pages, by design
+	 * of the sanitizer, so flatness is checked in the plain builds only */
+	h_note("RSS %ld -> %ld KiB, share file %ld -> %ld KiB (not checked under "
+	       "AddressSanitizer: its quarantine moves every allocation)", rss0, rss1, file0, file1);
+#else
 	CHECK(rss1 - rss0 < 1024, "RSS %ld KiB after %u cycles, %ld KiB after %u", rss0, WARM,
 	      rss1, ITERS);
 	CHECK(file0 >= 0 && file1 - file0 < 1024, "share file %ld KiB after %u cycles, %ld KiB "
 	      "after %u", file0, WARM, file1, ITERS);
+#endif
 	VipDestroyPtag(nic, ma.Ptag);
 }
 

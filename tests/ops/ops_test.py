@@ -305,7 +305,11 @@ def test_viactl(env):
     r = viactl(env, v, "vis")
     check(r.returncode == 0 and len(re.findall(r"\bConnected\s+RR\b", r.stdout)) == 2,
           "viactl vis: a table, level RR")
-    check(viactl_json(env, v, "vis", "--session", str(sid)) == vis,
+    # the same VIs; their queue fields (posted, sending, rx_state) move
+    # while the pingpong runs, so only what names a VI is compared
+    def names(vs):
+        return sorted((x["id"], x["session"], x["state"], x["conn_id"]) for x in vs or [])
+    check(names(viactl_json(env, v, "vis", "--session", str(sid))) == names(vis) != [],
           "viactl vis --session N: that session's VIs")
     r = viactl(env, v, "vis", "--session", "9999")
     check(r.returncode == 1 and "no session 9999" in r.stderr and r.stdout == "",
@@ -377,7 +381,8 @@ def test_viactl(env):
     member = {"user": 65534, "group": grp, "extra_groups": [], "env": {"RUNTIME_DIRECTORY": rt}}
     r = viactl(env, g, "--json", "status", **member)
     check(r.returncode == 0 and json.loads(r.stdout or "{}").get("instance") == g.instance,
-          "a member of the runtime directory's group queries viad as itself")
+          "a member of the runtime directory's group queries viad as itself (status %d%s)" %
+          (r.returncode, (": " + r.stderr.strip()[:200]) if r.stderr.strip() else ""))
     r = viactl(env, g, "status", user=65534, group=65534, extra_groups=[],
                env={"RUNTIME_DIRECTORY": rt})
     check(r.returncode == 1 and "permission denied" in r.stderr,
