@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/close_range.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,11 @@ static struct {
 	char exe_path[PATH_MAX];      /* where it was started from: the default new binary */
 	char *argv[ARGS_MAX];         /* viad's arguments, without --adopt's */
 	int argc;
+	/* the CPUs viad was started on: EAL pins the thread that execs to
+	 * the main lcore's CPU, and the new viad takes its lcores from the
+	 * affinity it inherits (main.c:eal_args) */
+	cpu_set_t cpus;
+	bool cpus_known;
 	uint32_t upgrades;            /* handovers in this pid's life */
 	uint64_t blackout_us;         /* the last one's */
 	bool allowed;                 /* viad.upgrades */
@@ -119,6 +125,7 @@ via_upgrade_init(int argc, char **argv, int *adopt_fd, const char **refused)
 		up.argv[up.argc++] = argv[i];
 	}
 	up.refused = *refused;
+	up.cpus_known = sched_getaffinity(0, sizeof(up.cpus), &up.cpus) == 0;
 	/* the binary running now, even if a package replaced its file */
 	up.exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
 	n = readlink("/proc/self/exe", up.exe_path, sizeof(up.exe_path) - 1);
@@ -397,6 +404,7 @@ exec_adopt(int bin, int image_fd, const int32_t *keep, uint32_t nb_keep, int rol
 	   int requester, const char *refused)
 {
 	char *argv[ARGS_MAX + 8], fdarg[16];
+	cpu_set_t mine;
 	int i, n = 0, k = 0;
 	uint32_t j;
 
@@ -424,8 +432,17 @@ exec_adopt(int bin, int image_fd, const int32_t *keep, uint32_t nb_keep, int rol
 		k |= fcntl(requester, F_SETFD, 0);
 	if (k != 0)
 		return -EBADF;
+	/* the new viad places its lcores within the CPUs this one was started
+	 * on, not within the main lcore's one CPU (all its poll lcores and
+	 * its control thread on one CPU: every round trip after an upgrade
+	 * waited for that CPU) */
+	if (sched_getaffinity(0, sizeof(mine), &mine) != 0 ||
+	    (up.cpus_known && sched_setaffinity(0, sizeof(up.cpus), &up.cpus) != 0))
+		return -errno;
 	execveat(bin, "", argv, environ, AT_EMPTY_PATH);
-	return -errno;
+	k = -errno;
+	(void)!sched_setaffinity(0, sizeof(mine), &mine);
+	return k;
 }
 
 /* The handover failed before anything was released: viad goes on. */

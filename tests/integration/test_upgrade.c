@@ -476,6 +476,24 @@ viactl_upgrade(const struct viad_proc *v, const char *binary, struct answer *a)
 	return a->result[0] != '\0';
 }
 
+/* `viactl cpus`: the CPUs @p v's poll lcores run on, into @p out. */
+static void
+viactl_cpus(const struct viad_proc *v, char *out, size_t len)
+{
+	char cmd[512];
+	FILE *f;
+	size_t n = 0;
+
+	snprintf(cmd, sizeof(cmd), "%s -i %s cpus 2>&1", viactl_path, v->instance);
+	f = popen(cmd, "r");
+	if (f != NULL) {
+		n = fread(out, 1, len - 1, f);
+		pclose(f);
+	}
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
 static struct stream rd, rr, rdma;
 static struct stream *const streams[] = { &rd, &rr, &rdma };
 #define NB_STREAMS (sizeof(streams) / sizeof(streams[0]))
@@ -681,9 +699,11 @@ main(int argc, char **argv)
 		char what[64];
 		unsigned k;
 
+		char cpus_before[128], cpus_after[128];
 		bool answered;
 
 		client_stall();
+		viactl_cpus(v, cpus_before, sizeof(cpus_before));
 		snprintf(what, sizeof(what), "upgrade %u (viad '%s')", i + 1, v->name);
 		/* (called before CHECK: its arguments are evaluated in any order) */
 		answered = viactl_upgrade(v, NULL, &ans);
@@ -697,6 +717,12 @@ main(int argc, char **argv)
 			   ans.blackout_ms, ans.sessions, ans.connections, ans.frames))
 			break;
 		CHECK(viad_alive(v), "%s: the same viad process runs on (pid %d)", what, (int)v->pid);
+		/* the exec happens on the main lcore's thread, pinned to one CPU:
+		 * the new viad must not inherit that as all it may use */
+		viactl_cpus(v, cpus_after, sizeof(cpus_after));
+		CHECK(strcmp(cpus_before, cpus_after) == 0,
+		      "%s: the poll lcores run on the same CPUs after it (before '%s', after '%s')",
+		      what, cpus_before, cpus_after);
 		if (!resumed(before, what))
 			break;
 		blackout[n] = ans.blackout_ms;
