@@ -55,6 +55,7 @@
 #include "runtime.h"
 #include "telemetry.h"
 #include "telemetry_proto.h"
+#include "upgrade.h"
 #include "via_glue.h"
 #include "via_version.h"
 
@@ -302,6 +303,14 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *r)
 	rte_tel_data_add_dict_u64(r, "regions", d->mrs.nb_live);
 	rte_tel_data_add_dict_u64(r, "ptags", d->ptags.nb_live);
 	rte_tel_data_add_dict_string(r, "capture", captures);
+	/* handovers of this pid (viactl upgrade: section 18 of docs/design.md) */
+	{
+		uint64_t blackout_us;
+		uint32_t upgrades = via_upgrade_count(&blackout_us);
+
+		rte_tel_data_add_dict_u64(r, "upgrades", upgrades);
+		rte_tel_data_add_dict_u64(r, "last_blackout_us", blackout_us);
+	}
 	tel_leave();
 	return 0;
 }

@@ -564,7 +564,9 @@ attack_fd_passing(void)
 			close(rfd);
 	}
 	CHECK(ok, "200 requests with an fd attached are answered -EBADF");
-	CHECK(viad_fd_count(&vd) <= before_fds + 2,
+	/* the raw session's own: its socket, its pidfd and viad's copy of its
+	 * segment (kept for an upgrade, docs/design.md section 18.3) */
+	CHECK(viad_fd_count(&vd) <= before_fds + 3,
 	      "viad did not keep the descriptors (%d -> %d)", before_fds, viad_fd_count(&vd));
 	close(fd);
 	close(p[0]);

@@ -32,6 +32,7 @@
 #include "capture_proto.h"
 #include "json.h"
 #include "telemetry_proto.h"
+#include "upgrade_proto.h"
 #include "via_version.h"
 
 #define EXIT_USAGE 2
@@ -83,6 +84,8 @@ usage(FILE *f)
 		"                          frames of 'vi N', 'opcode NAME', 'conn ID', joined\n"
 		"                          by 'and'. A live count on a terminal (--progress: a\n"
 		"                          line at a time; -q: none). One capture per NIC\n"
+		"  upgrade [BINARY]        hand viad over to BINARY (default: the file at viad's\n"
+		"                          own path) under its running clients; root only\n"
 		"\n"
 		"Options:\n"
 		"  -i, --instance NAME     viad's instance (viad.instance; default viad)\n"
@@ -1304,6 +1307,118 @@ cmd_capture(struct cmd_ctx *c)
 	return r.status != 0;
 }
 
+/* ---- upgrade ---------------------------------------------------------------- */
+
+/* a handover: EAL and the ports released, then started by the new binary */
+#define UPGRADE_REPLY_MS 60000
+
+/* The request, with the new binary's fd if there is one (@p fd >= 0). */
+static int
+admin_send(int s, const struct via_admin_req *q, int fd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct iovec iov = { .iov_base = (void *)q, .iov_len = sizeof(*q) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*q) ? 0 : -errno;
+}
+
+static void
+upgrade_print(const struct via_admin_rep *r)
+{
+	static const char *const results[] = {
+		[VIA_ADMIN_UPGRADED] = "upgraded", [VIA_ADMIN_ROLLED_BACK] = "rolled_back",
+		[VIA_ADMIN_REFUSED] = "refused",
+	};
+
+	if (json_out) {
+		printf("{\"result\": \"%s\", \"status\": %d, \"detail\": \"%s\", "
+		       "\"blackout_us\": %llu, \"image_version\": %u, \"image_bytes\": %llu, "
+		       "\"sessions\": %u, \"vis\": %u, \"connections\": %u, \"frames\": %u}\n",
+		       results[r->result], r->status, r->detail, (unsigned long long)r->blackout_us,
+		       r->image_version, (unsigned long long)r->image_bytes, r->sessions, r->vis,
+		       r->connections, r->frames);
+		return;
+	}
+	if (r->result == VIA_ADMIN_REFUSED) {
+		printf("upgrade refused: %s (%s); viad goes on as it was\n", r->detail,
+		       strerror(-r->status));
+		return;
+	}
+	if (r->result == VIA_ADMIN_UPGRADED)
+		printf("upgraded to %s: blackout %.1f ms\n", r->detail, r->blackout_us / 1000.0);
+	else
+		printf("rolled back: the new binary refused the image (%s); the old viad resumed "
+		       "after %.1f ms\n", r->detail, r->blackout_us / 1000.0);
+	printf("adopted %u sessions, %u VIs, %u connections, %u frames in flight "
+	       "(image version %u, %llu bytes)\n", r->sessions, r->vis, r->connections, r->frames,
+	       r->image_version, (unsigned long long)r->image_bytes);
+}
+
+/* Hand viad over to BINARY; the viad running afterwards answers. */
+static int
+cmd_upgrade(struct cmd_ctx *c)
+{
+	const struct via_admin_req q = {
+		.magic = VIA_ADMIN_MAGIC, .version = VIA_ADMIN_VERSION, .op = VIA_ADMIN_UPGRADE,
+	};
+	const char *binary = c->argc == 2 ? c->argv[1] : NULL;
+	struct pollfd pf = { .events = POLLIN };
+	struct via_admin_rep r;
+	int fd = -1, s, rc;
+	ssize_t n;
+
+	if (c->argc > 2) {
+		err("upgrade: one BINARY at most");
+		return EXIT_USAGE;
+	}
+	/* what we may open, viad executes (as root, so root only: viad checks) */
+	if (binary != NULL && (fd = open(binary, O_PATH | O_CLOEXEC)) < 0) {
+		err("upgrade: %s: %s", binary, strerror(errno));
+		return 1;
+	}
+	if (connect_viad(c) == NULL)
+		return 1;
+	rc = unix_connect(c->t.dir, VIA_ADMIN_SOCKET, &s);
+	if (rc == 0) {
+		rc = admin_send(s, &q, fd);
+		pf.fd = s;
+		if (rc == 0 && poll(&pf, 1, UPGRADE_REPLY_MS) <= 0)
+			rc = -ETIMEDOUT;
+		if (rc == 0 && (n = recv(s, &r, sizeof(r), 0)) != (ssize_t)sizeof(r))
+			rc = n < 0 ? -errno : -EPROTO;
+		close(s);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0 && (r.magic != VIA_ADMIN_MAGIC || r.result < VIA_ADMIN_UPGRADED ||
+			r.result > VIA_ADMIN_REFUSED))
+		rc = -EPROTO;
+	if (rc != 0) {
+		err("upgrade: %s/%s: %s%s", c->t.dir, VIA_ADMIN_SOCKET, strerror(-rc),
+		    rc == -EACCES ? " (only root may upgrade viad)" : "");
+		return 1;
+	}
+	r.detail[sizeof(r.detail) - 1] = '\0';
+	upgrade_print(&r);
+	return r.result == VIA_ADMIN_UPGRADED ? 0 : 1;
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 static const struct {
@@ -1314,7 +1429,7 @@ static const struct {
 	{ "vis", cmd_vis }, { "conns", cmd_conns }, { "cqs", cmd_cqs },
 	{ "counters", cmd_counters }, { "lcores", cmd_lcores }, { "hosts", cmd_hosts },
 	{ "cpus", cmd_cpus },
-	{ "capture", cmd_capture },
+	{ "capture", cmd_capture }, { "upgrade", cmd_upgrade },
 };
 
 int
