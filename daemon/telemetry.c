@@ -9,7 +9,7 @@
  * counters) is read as it is at that instant, word by word, each with a
  * relaxed load; a difference of two such counters reads the smaller first.
  *
- * Who asks decides what is shown (telemetry_proto.h): EAL's socket is
+ * Who asks decides what is shown (via_telemetry_proto.h): EAL's socket is
  * root's; viad's own socket, open to the socket group, relays each query
  * to EAL's and tells the callbacks who asked, so a member of the group
  * sees the pids, uids and process names of their own sessions only.
@@ -54,7 +54,7 @@
 #include "hosts.h"
 #include "runtime.h"
 #include "telemetry.h"
-#include "telemetry_proto.h"
+#include "via_telemetry_proto.h"
 #include "via_glue.h"
 #include "via_version.h"
 

@@ -3,7 +3,7 @@
  * viactl: look at a running viad, as rdma(8) and ibv_devinfo look at RDMA
  * devices. It asks viad's DPDK telemetry commands (daemon/telemetry.c) on
  * EAL's telemetry socket, RUNTIME/dpdk/INSTANCE/dpdk_telemetry.v2, and, to
- * capture frames, viad's capture socket beside it (daemon/capture_proto.h).
+ * capture frames, viad's capture socket beside it (abi/via_capture_proto.h).
  * Whoever may open those sockets may use viactl: root, viad's own user, or,
  * under viad.service, the members of its socket directory's group (capture
  * excepted: viad's user only).
@@ -29,9 +29,9 @@
 #include <unistd.h>
 
 
-#include "capture_proto.h"
+#include "via_capture_proto.h"
 #include "json.h"
-#include "telemetry_proto.h"
+#include "via_telemetry_proto.h"
 #include "via_version.h"
 
 #define EXIT_USAGE 2
