@@ -157,3 +157,47 @@ via_idtab_next(const struct via_idtab *t, uint32_t *cursor, uint32_t *id_out)
 	}
 	return NULL;
 }
+
+void
+via_idtab_ids(const struct via_idtab *t, uint32_t *ids)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nb_slots; i++)
+		ids[i] = slot_at(t, i)->id;
+}
+
+int
+via_idtab_restore(struct via_idtab *t, uint32_t nb_slots, const uint32_t *ids, void *const *objs)
+{
+	uint32_t mask = (UINT32_C(1) << t->idx_bits) - 1, i;
+
+	if (t->nb_slots != 0 || nb_slots > t->capacity)
+		return -EINVAL;
+	for (i = 0; i < nb_slots; i++) {
+		if ((ids[i] & mask) != i + 1)
+			return -EINVAL;
+	}
+	for (i = 0; i < nb_slots; i += VIA_IDTAB_CHUNK) {
+		struct via_idtab_slot *chunk = calloc(VIA_IDTAB_CHUNK, sizeof(*chunk));
+
+		if (chunk == NULL)
+			return -ENOMEM;
+		t->chunks[i >> VIA_IDTAB_CHUNK_SHIFT] = chunk;
+	}
+	/* free slots go on the free list lowest index first */
+	for (i = nb_slots; i-- > 0;) {
+		struct via_idtab_slot *s = slot_at(t, i);
+
+		s->id = ids[i];
+		s->obj = objs[i];
+		if (s->obj != NULL) {
+			t->nb_live++;
+		} else {
+			s->next_free = t->free_head;
+			t->free_head = i + 1;
+		}
+	}
+	t->nb_slots = nb_slots;
+	return 0;
+}

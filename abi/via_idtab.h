@@ -65,4 +65,22 @@ int via_idtab_free(struct via_idtab *t, uint32_t id);
  */
 void *via_idtab_next(const struct via_idtab *t, uint32_t *cursor, uint32_t *id_out);
 
+/**
+ * The ids of the table's first t->nb_slots slots, live or free (their
+ * current generation), into @p ids: what a successor needs to give the
+ * same ids again and to refuse stale ones (via_idtab_restore()).
+ */
+void via_idtab_ids(const struct via_idtab *t, uint32_t *ids);
+
+/**
+ * Make an empty table (just initialised) what another process's was: its
+ * first @p nb_slots slots have ids @p ids (via_idtab_ids()), slot i holds
+ * @p objs[i] or is free (NULL). The ids are checked: each one's index bits
+ * must be its slot's.
+ * @return 0, -EINVAL (not empty, too many slots, an id of another slot),
+ *         -ENOMEM
+ */
+int via_idtab_restore(struct via_idtab *t, uint32_t nb_slots, const uint32_t *ids,
+		      void *const *objs);
+
 #endif /* VIA_IDTAB_H */

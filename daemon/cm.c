@@ -40,6 +40,7 @@
 #include <vipl.h>
 
 #include "dp.h"
+#include "upgrade.h"
 #include "viad.h"
 #include "wire.h"
 
@@ -316,7 +317,7 @@ attr_from_wire(const struct via_wire_conn *w, struct via_ctl_vi_attr *a)
  * reliability level, the maximum transfer size and the quality of
  * service). Sizes agree on the smaller (conn_transfer): only a remote size
  * of 0 cannot work. @return 0, -EPROTONOSUPPORT, -EMSGSIZE, -EDOM: the
- * VIP_INVALID_RELIABILITY_LEVEL, _MTU and _QOS of vipl_return()
+ * VIP_INVALID_RELIABILITY_LEVEL, _MTU and _QOS of via_vip_return()
  */
 static int
 attr_conflict(const struct via_vi *vi, const struct via_ctl_vi_attr *remote)
@@ -1679,4 +1680,146 @@ via_cm_session_closed(struct viad *d, struct via_session *s)
 		/* its VIs are about to be freed */
 		cm_enter(cm, vi, VIA_CM_IDLE);
 	}
+}
+
+/* ---- upgrades (docs/design.md section 18) ------------------------------------ */
+
+const struct via_idtab *
+via_cm_reqs(const struct viad *d)
+{
+	return &d->cm->reqs;
+}
+
+void
+via_cm_save_daemon(const struct viad *d, struct via_img_daemon *dm)
+{
+	const struct via_cm *cm = d->cm;
+
+	memcpy(dm->cm_key, cm->key, sizeof(dm->cm_key));
+	dm->cm_flood_next_ms = cm->flood_next_ms;
+}
+
+void
+via_cm_save(struct viad *d, struct via_image_buf *ib)
+{
+	const struct via_cm *cm = d->cm;
+	const struct via_cm_listener *l;
+	const struct via_cm_req *r;
+
+	_Static_assert(sizeof(((struct via_img_cm_req *)0)->info) == sizeof(struct via_wire_conn),
+		       "the request's attributes, as they came");
+	TAILQ_FOREACH(r, &cm->req_list, link) {
+		struct via_img_cm_req o = {
+			.id = r->id, .state = r->state, .nic = r->nic->index,
+			.session = r->owner != NULL ? r->owner->id : 0,
+			.remote_vi = r->remote_vi, .conn_id = r->conn_id, .vi = r->vi,
+			.reason = r->reason, .expires_ms = r->expires_ms,
+		};
+
+		memcpy(o.remote_mac, r->remote_mac, sizeof(o.remote_mac));
+		memcpy(o.info, &r->info, sizeof(o.info));
+		via_image_append(ib, VIA_IMG_CM_REQ, &o, sizeof(o), NULL, 0);
+	}
+	TAILQ_FOREACH(l, &cm->listeners, link) {
+		struct via_img_cm_listener o = {
+			.session = l->s->id, .nic = l->nic->index, .seq = l->seq,
+			.deadline_ms = l->deadline_ms, .req = l->req,
+		};
+
+		via_image_append(ib, VIA_IMG_CM_LISTENER, &o, sizeof(o), NULL, 0);
+	}
+}
+
+/* A time that measures silence, moved past the blackout (0 and "never" stay). */
+static uint64_t
+past_blackout(uint64_t t, uint64_t blackout_ms)
+{
+	return t == 0 || t == UINT64_MAX ? t : t + blackout_ms;
+}
+
+int
+via_cm_adopt(struct viad *d, const struct via_image *img, uint64_t blackout_ms, const char **why)
+{
+	struct via_cm *cm = d->cm;
+	void **objs = calloc(img->tables[VIA_IMG_T_CM_REQS]->nb_slots + 1, sizeof(*objs));
+	uint32_t i, idx_mask = (UINT32_C(1) << cm->reqs.idx_bits) - 1;
+	struct via_session *s;
+	struct via_vi *vi;
+	int rc;
+
+	if (objs == NULL)
+		return -ENOMEM;
+	memcpy(cm->key, img->daemon->cm_key, sizeof(cm->key));
+	cm->flood_next_ms = img->daemon->cm_flood_next_ms;
+	/* the shards' cookie counts start again; the refusals were carried
+	 * into the control thread's counters (via_poll_stats_carry) */
+	cm->flood_cookies = 0;
+	cm->flood_refused = via_poll_stats_here()->cm_requests_refused;
+	for (i = 0; i < img->nb_recs[VIA_IMG_CM_REQ]; i++) {
+		const struct via_img_cm_req *o = img->recs[VIA_IMG_CM_REQ][i].p;
+		struct via_cm_source *src = source_get(cm, o->remote_mac, true);
+		struct via_cm_req *r = calloc(1, sizeof(*r));
+		unsigned b;
+
+		if (src == NULL || r == NULL) {
+			free(r);
+			free(objs);
+			return -ENOMEM;
+		}
+		src->nb_reqs++;
+		*r = (struct via_cm_req){
+			.src = src, .id = o->id, .state = o->state, .nic = &d->nics[o->nic],
+			.owner = o->session != 0 ? via_idtab_lookup(&d->sessions, o->session) : NULL,
+			.remote_vi = o->remote_vi, .conn_id = o->conn_id, .vi = o->vi,
+			.reason = o->reason,
+			/* its requester's copies were lost in the blackout, not late */
+			.expires_ms = past_blackout(o->expires_ms, blackout_ms),
+		};
+		memcpy(r->remote_mac, o->remote_mac, sizeof(r->remote_mac));
+		memcpy(&r->info, o->info, sizeof(r->info));
+		b = req_bucket(cm, r->nic, r->remote_mac, r->remote_vi, r->conn_id);
+		r->next = cm->req_hash[b];
+		cm->req_hash[b] = r;
+		TAILQ_INSERT_TAIL(&cm->req_list, r, link);
+		objs[(o->id & idx_mask) - 1] = r;
+	}
+	rc = via_idtab_restore(&cm->reqs, img->tables[VIA_IMG_T_CM_REQS]->nb_slots,
+			       img->slots[VIA_IMG_T_CM_REQS], objs);
+	free(objs);
+	if (rc != 0) {
+		*why = "the connection requests' table";
+		return rc;
+	}
+	for (i = 0; i < img->nb_recs[VIA_IMG_CM_LISTENER]; i++) {
+		const struct via_img_cm_listener *o = img->recs[VIA_IMG_CM_LISTENER][i].p;
+		struct via_cm_listener *l = calloc(1, sizeof(*l));
+
+		if (l == NULL)
+			return -ENOMEM;
+		/* a VipConnectWait's own Timeout stands: the blackout is viad's */
+		*l = (struct via_cm_listener){
+			.s = via_idtab_lookup(&d->sessions, o->session), .nic = &d->nics[o->nic],
+			.seq = o->seq, .req = o->req, .deadline_ms = o->deadline_ms,
+		};
+		TAILQ_INSERT_TAIL(&cm->listeners, l, link);
+	}
+	/* the handshakes under way: what times the other end's silence moves
+	 * past the blackout (an acceptor's deadline is cm_unreachable_ms of it;
+	 * a requester's is its consumer's Timeout, which stands), and the next
+	 * copy goes at once */
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		TAILQ_FOREACH(vi, &s->vis, link) {
+			struct via_vi_conn *c = &vi->conn;
+
+			if (!via_cm_handshaking(vi))
+				continue;
+			c->heard_ms = past_blackout(c->heard_ms, blackout_ms);
+			c->nomatch_since_ms = past_blackout(c->nomatch_since_ms, blackout_ms);
+			if (accepting(vi))
+				c->deadline_ms = past_blackout(c->deadline_ms, blackout_ms);
+			c->next_retry_ms = via_now_ms();
+			TAILQ_INSERT_TAIL(&cm->handshakes, vi, req_link);
+		}
+	}
+	return 0;
 }

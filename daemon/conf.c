@@ -121,6 +121,12 @@ static const struct conf_key conf_keys[] = {
 	{ SECT_VIAD, "rel_rto_max_us", CT_UINT, 0, G(rel_rto_max_us), 10, 10000000, NULL },
 	{ SECT_VIAD, "rel_max_retries", CT_UINT, 0, G(rel_max_retries), 1, 64, NULL },
 	{ SECT_VIAD, "rel_keepalive_ms", CT_UINT, 0, G(rel_keepalive_ms), 10, 3600000, NULL },
+	/* What a peer viad's planned upgrade looks like from here: silence,
+	 * and on memif the link going down (docs/design.md section 18). Up to
+	 * an hour; 0 breaks as soon as the retries or the link say. */
+	{ SECT_VIAD, "rel_silence_ms", CT_UINT, 0, G(rel_silence_ms), 0, 3600000, NULL },
+	{ SECT_VIAD, "link_down_grace_ms", CT_UINT, 0, G(link_down_grace_ms), 0, 3600000, NULL },
+	{ SECT_VIAD, "upgrades", CT_ENUM, 0, G(upgrades), 0, 0, no_yes },
 	/* How long a connection request may wait for its VipConnectWait (VIA
 	 * §4.1): up to a minute, a longer backlog is a typo. */
 	{ SECT_VIAD, "cm_nomatch_grace_ms", CT_UINT, 0, G(cm_nomatch_grace_ms), 0, 60000, NULL },
@@ -161,7 +167,7 @@ static const struct conf_key conf_keys[] = {
 	{ SECT_LIMITS, "table_regions", CT_UINT, CF_ZERO_OK, G(table_regions), 64, 65536, NULL },
 	{ SECT_LIMITS, "max_discriminator_len", CT_UINT, 0,
 	  G(max_discriminator_len), 16, 256, NULL },
-	/* 0 = derived from vm.max_map_count at start (daemon/user.c) */
+	/* 0 = derived from vm.max_map_count and RLIMIT_NOFILE at start (daemon/user.c) */
 	{ SECT_LIMITS, "max_mappings", CT_UINT, CF_ZERO_OK, G(max_mappings), 16, 1u << 30, NULL },
 	/* Per user (issue 14): one uid cannot take what every other user
 	 * needs. 0 = the global limit divided by user_share. */
@@ -251,6 +257,9 @@ static const struct via_conf conf_defaults = {
 	.rel_rto_max_us = 100000,
 	.rel_max_retries = 10,
 	.rel_keepalive_ms = 1000,
+	.rel_silence_ms = 2000,
+	.link_down_grace_ms = 2000,
+	.upgrades = 1,
 	.cm_nomatch_grace_ms = 500,
 	.cm_unreachable_ms = 3000,
 	.max_sessions = 256,

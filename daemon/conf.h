@@ -117,6 +117,17 @@ struct via_conf {
 	uint32_t rel_rto_max_us;	/**< ... doubling up to this */
 	uint32_t rel_max_retries;	/**< expiries in a row that break a connection */
 	uint32_t rel_keepalive_ms;	/**< silence after which an idle peer is probed */
+	/** a connection breaks for its peer's silence only after this much of
+	 *  it, however fast its retries ran out: a peer viad's planned
+	 *  upgrade (a blackout) breaks nothing */
+	uint32_t rel_silence_ms;
+	/** a port's link down this long breaks its connections; a shorter
+	 *  outage (a peer viad upgrading, memif) breaks none */
+	uint32_t link_down_grace_ms;
+	/** 1: viad can be upgraded under its clients (viactl upgrade): what it
+	 *  needs to start stays in its permitted set after the drop, for the
+	 *  exec (runtime.c, docs/design.md section 18.6); 0: refused */
+	uint8_t upgrades;
 	uint32_t cm_nomatch_grace_ms;	/**< a request nobody waits for fails after this */
 	/** a request no viad answers, and an accept its requester does not
 	 *  confirm, fail after this (VIA §4.1: "not reachable") */

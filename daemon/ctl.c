@@ -46,6 +46,7 @@
 #include "dp.h"
 #include "hosts.h"
 #include "runtime.h"
+#include "upgrade.h"
 #include "viad.h"
 
 /* Objects a client destroys itself are counted here; those freed because
@@ -84,9 +85,11 @@ h_open(struct viad *d, struct via_session *s, const void *req, void *rep, int *f
 	r->shm_size = s->seg.len;
 	r->session_id = s->id;
 	r->port_index = (uint32_t)(s->nic - d->nics);
-	/* the fd goes to the client; viad keeps only its mapping */
-	*fd_out = s->seg.fd;
-	s->seg.fd = -1;
+	/* a copy goes to the client; viad keeps its own, which an upgrade
+	 * hands to the next viad (upgrade.c) */
+	*fd_out = fcntl(s->seg.fd, F_DUPFD_CLOEXEC, 0);
+	if (*fd_out < 0)
+		return -errno;      /* the library closes the session on failure */
 	VLOG_INFO("session %u: pid %d uid %u opened %s (%s segment, %llu KiB)", s->id,
 		  (int)s->pid, (unsigned)s->uid, s->nic->info.name,
 		  s->seg.hugepages ? "hugepage" : "normal-page",
@@ -183,9 +186,13 @@ h_alloc(struct viad *d, struct via_session *s, const void *req, void *rep, int *
 	r->id = p->id;
 	r->len = p->shm.len;
 	r->hugepages = p->shm.hugepages;
-	*fd_out = p->shm.fd;
-	p->shm.fd = -1;
-	return 0;
+	/* a copy, as for the segment (h_open); none, no allocation */
+	*fd_out = fcntl(p->shm.fd, F_DUPFD_CLOEXEC, 0);
+	if (*fd_out < 0) {
+		rc = -errno;
+		via_pmem_free(d, s, p->id);
+	}
+	return rc;
 }
 
 static int
@@ -496,6 +503,8 @@ session_exiting(const struct via_session *s)
 #define EP_SIGNAL  (UINT64_MAX - 1)
 #define EP_CM      (UINT64_MAX - 2)  /* viad.cm_fd: frames for the connection manager */
 #define EP_GUARD   (UINT64_MAX - 3)  /* guard.c: a bus error in a client's memory */
+#define EP_ADMIN   (UINT64_MAX - 4)  /* upgrade.c: the admin socket */
+#define EP_ADMIN_CONN (UINT64_MAX - 5) /* upgrade.c: an admin connection's request */
 #define EP_PIDFD   (1ull << 32)      /* | session id: the session's process exited */
 #define EP_WITNESS (2ull << 32)      /* | session id: its program exec'd or exited */
 
@@ -1004,10 +1013,27 @@ access_allowed(const struct ucred *cred, const gid_t *groups, unsigned nb_groups
 /* held so that a client can still be refused when viad is out of fds */
 static int reserve_fd = -1;
 
+/* A session's socket, its process's pidfd and its exec witness in epoll set
+ * @p ep. @return 0, -errno */
+static int
+session_watch(int ep, struct via_session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = s->id };
+
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, s->sock, &ev) != 0)
+		return -errno;
+	ev.data.u64 = EP_PIDFD | s->id;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, s->pidfd, &ev) != 0)
+		return -errno;
+	if (s->witness_fd < 0)
+		return 0;
+	ev.data.u64 = EP_WITNESS | s->id;
+	return epoll_ctl(ep, EPOLL_CTL_ADD, s->witness_fd, &ev) == 0 ? 0 : -errno;
+}
+
 static void
 session_accept(struct viad *d, int lfd, int ep)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	gid_t groups[VIA_SESSION_GROUPS];
 	socklen_t glen = sizeof(groups);
 	struct via_session *s;
@@ -1080,13 +1106,7 @@ session_accept(struct viad *d, int lfd, int ep)
 		session_end(d, s);
 		return;
 	}
-	ev.data.u64 = s->id;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, sock, &ev) < 0) {
-		session_end(d, s);
-		return;
-	}
-	ev.data.u64 = EP_PIDFD | s->id;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, s->pidfd, &ev) < 0)
+	if (session_watch(ep, s) != 0)
 		session_end(d, s);
 }
 
@@ -1132,9 +1152,7 @@ via_ctl_listen(struct viad *d, int *lfd)
 		close(fd);
 		return err;
 	}
-	rc = access_init(&d->conf);
-	if (rc == 0)
-		rc = socket_owner(path, gid, 0660);
+	rc = socket_owner(path, gid, 0660);
 	if (rc != 0) {
 		close(fd);
 		unlink(path);
@@ -1225,12 +1243,14 @@ guard_faults(struct viad *d)
 /* The guard's table at most: 40 MiB of address space, faulted in as used */
 #define GUARD_SLOTS_MAX (1u << 20)
 
-/* What the control thread needs besides its sockets. @return 0, -errno (logged) */
-static int
-run_init(struct viad *d)
+int
+via_ctl_init(struct viad *d)
 {
 	int rc;
 
+	rc = access_init(&d->conf);
+	if (rc != 0)
+		return rc;
 	via_user_init(d);
 	/* a slot for every mapping viad makes of clients' memory (past
 	 * GUARD_SLOTS_MAX, one more is not guarded) */
@@ -1261,15 +1281,24 @@ via_ctl_run(struct viad *d, int lfd)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGUSR2);
 	reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || ep < 0)
 		return -errno;
-	n = run_init(d);
-	if (n != 0)
-		return n;
 	ctl_epoll = ep;
+	/* the sessions an upgrade handed over (section 18); none at a start */
+	TAILQ_FOREACH(s, &d->session_list, link) {
+		n = session_watch(ep, s);
+		if (n != 0) {
+			VLOG_ERR("session %u: epoll: %s", s->id, strerror(-n));
+			return n;
+		}
+	}
+	n = via_upgrade_listen(ep, EP_ADMIN, d->conf.upgrades);
+	if (n != 0)
+		VLOG_WARN("admin socket (viactl upgrade): %s", strerror(-n));
 	ev[0].events = EPOLLIN;
 	ev[0].data.u64 = EP_LISTEN;
 	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev[0]);
@@ -1311,10 +1340,16 @@ via_ctl_run(struct viad *d, int lfd)
 			} else if (key == EP_SIGNAL) {
 				struct signalfd_siginfo si;
 
-				if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-					VLOG_INFO("signal %u: shutting down", si.ssi_signo);
-					__atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
+				if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+					continue;
+				if (si.ssi_signo == SIGUSR2) {
+					via_upgrade_signal();
+					continue;
 				}
+				VLOG_INFO("signal %u: shutting down", si.ssi_signo);
+				__atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
+			} else if (key == EP_ADMIN || key == EP_ADMIN_CONN) {
+				via_upgrade_admin_event(ep, key == EP_ADMIN, EP_ADMIN_CONN);
 			} else {
 				/* a session closed earlier in this batch is gone
 				 * from the table: its id no longer resolves */
@@ -1344,6 +1379,10 @@ via_ctl_run(struct viad *d, int lfd)
 		 * ring) may be work for a poller asleep in adaptive mode */
 		if (n > 0 && __atomic_load_n(&d->poller_asleep, __ATOMIC_SEQ_CST))
 			eventfd_write(d->wake_fd, 1);
+		/* between two batches: every request read so far is answered
+		 * or waits deferred (section 18); returns only if refused */
+		if (via_upgrade_asked() && !d->stopping)
+			via_upgrade_run(d, lfd);
 	}
 	via_dp_lock_all(d);
 	announce_stop(d);
@@ -1352,6 +1391,7 @@ via_ctl_run(struct viad *d, int lfd)
 	via_dp_unlock_all(d);
 	via_reap_stop(2000);
 	via_guard_fini();
+	via_upgrade_unlisten();
 	close(ep);
 	close(sfd);
 	close(lfd);

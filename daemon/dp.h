@@ -402,6 +402,13 @@ void via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_po
 void via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why);
 /** Drop the transport state: unacknowledged frames are freed. */
 void via_rel_reset(struct via_vi *vi);
+/**
+ * After an upgrade's blackout (docs/design.md section 18): the timers start
+ * again from now, what is unacknowledged goes again at the first poll, and
+ * the peer hears where the receiver is, three times: its fast
+ * retransmission sends at once what the blackout lost.
+ */
+void via_rel_resume(struct viad *d, struct via_vi *vi);
 
 /* ---- zc.c: zero-copy transmit from provider memory ------------------- */
 

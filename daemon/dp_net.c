@@ -124,6 +124,9 @@ port_tx(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t sent = 0, tries = 0;
 
+	/* a port started again and not connected yet (nic.c) takes nothing */
+	if (nic->stopped)
+		return 0;
 	while (sent < n && tries++ < DP_TX_RETRIES)
 		sent += via_port_tx_burst(nic->port, 0, pkts + sent, (uint16_t)(n - sent));
 	return sent;
@@ -356,7 +359,7 @@ uint16_t
 via_net_rx_burst(struct via_nic *nic, uint16_t q, struct rte_mbuf **pkts,
 		 struct via_poll_stats *st)
 {
-	uint16_t n = via_port_rx_burst(nic->port, q, pkts, VIA_DP_BURST);
+	uint16_t n = nic->stopped ? 0 : via_port_rx_burst(nic->port, q, pkts, VIA_DP_BURST);
 
 	via_capture(nic, pkts, n, VIA_CAPTURE_RX);
 	st->rx_bursts += n != 0;
@@ -380,7 +383,7 @@ via_net_tx_poll(struct via_nic *nic, struct via_poll_stats *st)
 		work += backlog_flush(nic, st) + 1;
 	/* a port that holds frames back (the faulty glue's delay and
 	 * reordering) releases them on a burst, even empty */
-	if (kick)
+	if (kick && !nic->stopped)
 		via_port_tx_burst(nic->port, 0, NULL, 0);
 	via_dp_unlock(&nic->tx_lock);
 	return work;

@@ -37,6 +37,7 @@
 #include "dp.h"
 #include "runtime.h"
 #include "telemetry.h"
+#include "upgrade.h"
 #include "via_glue.h"
 #include "via_version.h"
 
@@ -109,6 +110,9 @@ parse_args(int argc, char **argv, struct via_conf *c, int *eal_index)
 		{ "set", required_argument, NULL, 'S' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		/* the upgrade's own (upgrade.c read them before) */
+		{ "adopt", required_argument, NULL, 'A' },
+		{ "adopt-refused", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL;
@@ -143,6 +147,9 @@ parse_args(int argc, char **argv, struct via_conf *c, int *eal_index)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case 'A':
+		case 'R':
+			break;
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -379,6 +386,37 @@ shards_init(struct viad *d)
 	warn_shared_cpus(d);
 }
 
+/*
+ * An image to adopt (upgrade.c): the id tables keep its capacities, which
+ * its ids' bits depend on, until a restart (logged where the configuration
+ * says otherwise).
+ */
+static void
+conf_from_image(struct via_conf *c, const struct via_image *img)
+{
+	const struct {
+		const char *key;
+		uint32_t *value;
+		enum via_img_table_kind table;
+	} keep[] = {
+		{ "max_sessions", &c->max_sessions, VIA_IMG_T_SESSIONS },
+		{ "max_ptags", &c->max_ptags, VIA_IMG_T_PTAGS },
+		{ "max_regions", &c->max_regions, VIA_IMG_T_MRS },
+		{ "max_cq", &c->max_cq, VIA_IMG_T_CQS },
+		{ "max_vi", &c->max_vi, VIA_IMG_T_VIS },
+	};
+	unsigned i;
+
+	for (i = 0; i < RTE_DIM(keep); i++) {
+		uint32_t was = img->tables[keep[i].table]->capacity;
+
+		if (*keep[i].value != was)
+			VLOG_WARN("limits.%s stays %u until viad restarts (the upgrade keeps its "
+				  "ids), not %u", keep[i].key, was, *keep[i].value);
+		*keep[i].value = was;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -386,16 +424,26 @@ main(int argc, char **argv)
 	char *eal_argv[EAL_ARGS_MAX + 8];
 	char eal_buf[512];
 	char err[512];
-	int eal_argc, first_eal, lfd, rc;
+	struct via_image img = { 0 };
+	const char *refused;
+	int eal_argc, first_eal, lfd, rc, adopt_fd;
+	bool adopted = false;
 	unsigned lcore;
 	sigset_t sigs;
 
+	/* before getopt reorders argv: the arguments an upgrade execs with */
+	if (via_upgrade_init(argc, argv, &adopt_fd, &refused) != 0)
+		fprintf(stderr, "viad: its own binary cannot be opened: no upgrade will be possible\n");
 	if (parse_args(argc, argv, &d.conf, &first_eal) != 0)
 		return 2;
 	via_log_set_level(d.conf.log_level);
 	if (!via_privileged(err, sizeof(err))) {
 		VLOG_ERR("%s", err);
 		return 2;
+	}
+	if (adopt_fd >= 0) {
+		via_upgrade_open(adopt_fd, &img);
+		conf_from_image(&d.conf, &img);
 	}
 	eal_argc = eal_args(&d.conf, argv[0], argc - first_eal, argv + first_eal, eal_argv,
 			    eal_buf, sizeof(eal_buf));
@@ -408,6 +456,10 @@ main(int argc, char **argv)
 	rc = via_runtime_lock(eal_argv, eal_argc, err, sizeof(err));
 	if (rc != 0) {
 		VLOG_ERR("%s", err);
+		/* adopting: the old viad's lock went with its exec, and another
+		 * took the instance meanwhile */
+		if (adopt_fd >= 0)
+			via_upgrade_failed(&img, err);
 		return rc == -EADDRINUSE ? 1 : 2;
 	}
 	/* blocked before EAL starts its threads, so every thread inherits the
@@ -415,12 +467,15 @@ main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	/* before EAL's: exit handlers run in reverse order */
 	atexit(remove_runtime_dir);
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		VLOG_ERR("EAL init failed: %s", rte_strerror(rte_errno));
+		if (adopt_fd >= 0)
+			via_upgrade_failed(&img, "EAL did not start");
 		return 1;
 	}
 	rc = 1;
@@ -446,21 +501,32 @@ main(int argc, char **argv)
 	shards_init(&d);
 	if (via_nics_open(&d) != 0)
 		goto out_tables;
-	d.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	/* adopted: the clients hold copies of the old viad's (upgrade.c) */
+	if (adopt_fd < 0)
+		d.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	d.cm_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (d.wake_fd < 0 || d.cm_fd < 0 || via_dp_init(&d) != 0 || via_cm_init(&d) != 0) {
+	if ((adopt_fd < 0 && d.wake_fd < 0) || d.cm_fd < 0 || via_dp_init(&d) != 0 ||
+	    via_cm_init(&d) != 0) {
 		VLOG_ERR("out of memory for the data path");
 		goto out_nics;
 	}
-	rc = via_ctl_listen(&d, &lfd);
-	if (rc != 0) {
-		VLOG_ERR("control socket %s: %s", d.conf.socket_path,
-			 rc == -EADDRINUSE ? "another viad is serving it" :
-			 rc == -ENOTSOCK ? "a file that is not a socket is there: viad removes only "
-					   "a stale socket (is -s / viad.socket right?)" :
-			 strerror(-rc));
-		rc = rc == -ENOTSOCK ? 2 : 1;
+	if (via_ctl_init(&d) != 0)
 		goto out_nics;
+	if (adopt_fd >= 0) {
+		via_upgrade_adopt(&d, &img, &lfd);
+		adopted = true;
+	} else {
+		rc = via_ctl_listen(&d, &lfd);
+		if (rc != 0) {
+			VLOG_ERR("control socket %s: %s", d.conf.socket_path,
+				 rc == -EADDRINUSE ? "another viad is serving it" :
+				 rc == -ENOTSOCK ? "a file that is not a socket is there: viad "
+						   "removes only a stale socket (is -s / viad.socket "
+						   "right?)" :
+				 strerror(-rc));
+			rc = rc == -ENOTSOCK ? 2 : 1;
+			goto out_nics;
+		}
 	}
 	/* the operators' tools: viad serves its clients without them */
 	rc = via_telemetry_init(&d);
@@ -475,6 +541,10 @@ main(int argc, char **argv)
 		close(lfd);
 		unlink(d.conf.socket_path);
 		goto out_nics;
+	}
+	if (adopt_fd >= 0) {
+		via_upgrade_resumed(&d, &img);
+		via_image_free(&img);
 	}
 	for (lcore = 0; lcore < d.nb_shards; lcore++)
 		rte_eal_remote_launch(via_poll_main, &d, d.shards[lcore].lcore);
@@ -501,5 +571,8 @@ out_tables:
 	via_hosts_free(d.hosts);
 out_eal:
 	rte_eal_cleanup();
+	/* a new viad that could not start gives the image back (upgrade.c) */
+	if (rc != 0 && adopt_fd >= 0 && !adopted)
+		via_upgrade_failed(&img, "the new viad could not start (its log says why)");
 	return rc;
 }

@@ -306,6 +306,23 @@ table_create(struct viad *d, struct via_session *s)
 	return 0;
 }
 
+void
+via_mr_table_window_set(struct via_session *s, struct via_tpt_window *w, struct via_pmem *v)
+{
+	w->view = v;
+	w->mr = (struct via_mr){
+		.owner = s,
+		.addr = v->client_va,
+		.len = v->shm.len,
+		.page_base = v->client_va,
+		.page_len = v->shm.len,
+		.rdma_write = true,
+		.rdma_read = true,
+		.writable = true,
+		.pmem = v,
+	};
+}
+
 int
 via_mr_table_window(struct viad *d, struct via_session *s, uint64_t addr,
 		    struct via_ctl_mem_table_rep *rep)
@@ -346,19 +363,7 @@ via_mr_table_window(struct viad *d, struct via_session *s, uint64_t addr,
 			return rc;
 		}
 		s->in_place_bytes += v->shm.len;
-		w = &t->windows[t->nb_windows++];
-		w->view = v;
-		w->mr = (struct via_mr){
-			.owner = s,
-			.addr = v->client_va,
-			.len = v->shm.len,
-			.page_base = v->client_va,
-			.page_len = v->shm.len,
-			.rdma_write = true,
-			.rdma_read = true,
-			.writable = true,
-			.pmem = v,
-		};
+		via_mr_table_window_set(s, &t->windows[t->nb_windows++], v);
 	}
 	w = &t->windows[i];
 	*rep = (struct via_ctl_mem_table_rep){

@@ -22,6 +22,9 @@
 #include "via_fault.h"
 
 #define NB_MBUFS 8191
+/* a port that connects only at start (VIA_PORT_CAP_RESTART), its link
+ * down: started again this often */
+#define LINK_RESTART_MS 100
 #define MBUF_CACHE 256
 
 static struct rte_mempool *mbuf_pool;
@@ -162,8 +165,11 @@ nic_open(struct viad *d, const struct via_port_conf *pc)
 	{
 		struct via_port_link link = { 0 };
 
-		/* a port whose link comes up later is not "down" before that */
+		/* a port whose link is not up yet breaks nothing before the
+		 * grace (an adopted connection waits for it, section 18) */
 		nic->link_up = via_port_link_get(nic->port, &link) == 0 && link.up;
+		nic->link_down_since = nic->link_up ? 0 : via_now_ms();
+		nic->restart_at = nic->link_down_since + LINK_RESTART_MS;
 	}
 	nic_info_fill(d, nic, pc->name);
 	d->nb_nics++;
@@ -246,6 +252,47 @@ via_nics_close(struct viad *d)
 
 #define LINK_WATCH_MS 100
 
+/*
+ * One NIC's link as its port says now (@p up): a link down for
+ * link_down_grace_ms breaks the NIC's connections (VIA §7.1, cm.c); a
+ * shorter outage, such as a memif peer's viad upgrading, breaks none. A
+ * port that connects only at start is started again meanwhile.
+ */
+static void
+nic_link(struct viad *d, struct via_nic *nic, bool up, uint64_t now)
+{
+	if (up) {
+		if (!nic->link_up)
+			VLOG_WARN("NIC %s: link up%s", nic->info.name,
+				  nic->link_down_since != 0 && !nic->link_lost
+					  ? ": its connections were kept" : "");
+		nic->link_up = true;
+		nic->link_down_since = 0;
+		nic->link_lost = false;
+		return;
+	}
+	if (nic->link_up) {
+		VLOG_WARN("NIC %s: link down", nic->info.name);
+		nic->link_up = false;
+		nic->link_down_since = now;
+		/* a handshake under way gets its time first */
+		nic->restart_at = now + LINK_RESTART_MS;
+	}
+	if (!nic->link_lost && now - nic->link_down_since >= d->conf.link_down_grace_ms) {
+		nic->link_lost = true;
+		VLOG_WARN("NIC %s: link down for %llu ms: its connections break", nic->info.name,
+			  (unsigned long long)(now - nic->link_down_since));
+		d->ev.link_down(d, nic);
+	}
+	if ((nic->caps & VIA_PORT_CAP_RESTART) && now >= nic->restart_at) {
+		nic->restart_at = now + LINK_RESTART_MS;
+		via_port_stop(nic->port);
+		/* until a start succeeds the data path leaves the port alone:
+		 * its frames wait in the backlog */
+		nic->stopped = via_port_start(nic->port) != 0;
+	}
+}
+
 int
 via_nics_watch(struct viad *d, uint64_t now)
 {
@@ -256,15 +303,10 @@ via_nics_watch(struct viad *d, uint64_t now)
 		return (int)(next - now);
 	next = now + LINK_WATCH_MS;
 	for (i = 0; i < d->nb_nics; i++) {
-		struct via_nic *nic = &d->nics[i];
 		struct via_port_link link;
 
-		if (via_port_link_get(nic->port, &link) != 0 || link.up == nic->link_up)
-			continue;
-		nic->link_up = link.up;
-		VLOG_WARN("NIC %s: link %s", nic->info.name, link.up ? "up" : "down");
-		if (!link.up)
-			d->ev.link_down(d, nic);
+		if (via_port_link_get(d->nics[i].port, &link) == 0)
+			nic_link(d, &d->nics[i], link.up, now);
 	}
 	return LINK_WATCH_MS;
 }

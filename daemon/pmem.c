@@ -107,6 +107,7 @@ via_pmem_alloc(struct viad *d, struct via_session *s, uint64_t len, struct via_p
 	}
 	/* the length asked for, as max_alloc_bytes counts it */
 	p->asked = len;
+	p->shmid = -1;
 	rc = via_idtab_alloc(&d->pmems, p, &p->id);
 	if (rc != 0) {
 		via_user_uncharge(d, s, VIA_USER_ALLOC_BYTES, len);
@@ -232,6 +233,7 @@ via_pmem_view_get(struct viad *d, struct via_session *s, uint64_t base, uint64_t
 	v->view = true;
 	v->refs = 1;
 	v->shm = (struct via_shm){ .fd = -1, .va = va, .len = hi - lo };
+	v->shmid = -1;
 	v->shm.guard = via_guard_add(va, hi - lo, s->id, VIA_GUARD_VIEW);
 	v->client_va = lo;
 	TAILQ_INSERT_TAIL(&s->views, v, link);
@@ -269,6 +271,14 @@ via_pmem_object_view(struct viad *d, struct via_session *s,
 		return rc;
 	}
 	v->shm.guard = via_guard_add(v->shm.va, len, s->id, VIA_GUARD_OBJECT);
+	/* what an upgrade maps again (image_save.c): the memfd itself (a
+	 * shmem file: its close cannot wait), or the SysV id */
+	v->shmid = q->placement == VIA_CTL_MEM_SYSV ? q->shmid : -1;
+	v->object_offset = q->offset;
+	if (q->placement != VIA_CTL_MEM_SYSV) {
+		v->shm.fd = s->in_fd;
+		s->in_fd = -1;
+	}
 	v->owner = s;
 	v->view = v->object_view = true;
 	v->refs = 1;

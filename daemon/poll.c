@@ -189,7 +189,8 @@ via_poll_main(void *arg)
 			  d->conf.poll_mode == VIA_POLL_BUSY ? "busy" :
 			  d->conf.poll_mode == VIA_POLL_BACKOFF ? "backoff" : "adaptive");
 	}
-	while (!__atomic_load_n(&d->stopping, __ATOMIC_RELAXED)) {
+	while (!__atomic_load_n(&d->stopping, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&d->parked, __ATOMIC_RELAXED)) {
 		/* one timer read per iteration: the busy share telemetry reports */
 		uint64_t start = rte_get_timer_cycles();
 		unsigned work;
@@ -226,11 +227,34 @@ via_poll_stats_here(void)
 }
 
 void
+via_poll_stats_carry(const struct via_poll_stats *carried)
+{
+	struct via_poll_stats *st = via_poll_stats_here();
+
+	st->frames_rx += carried->frames_rx;
+	st->frames_tx += carried->frames_tx;
+	st->frames_dropped += carried->frames_dropped;
+	st->frames_corrupt += carried->frames_corrupt;
+	st->frames_unmatched += carried->frames_unmatched;
+	st->cq_overruns += carried->cq_overruns;
+	st->frames_retransmitted += carried->frames_retransmitted;
+	st->rto_expiries += carried->rto_expiries;
+	st->frames_tx_zero_copy += carried->frames_tx_zero_copy;
+	st->naks_tx += carried->naks_tx;
+	st->naks_rx += carried->naks_rx;
+	st->frames_duplicate += carried->frames_duplicate;
+	st->frames_out_of_order += carried->frames_out_of_order;
+	st->cm_cookies_sent += carried->cm_cookies_sent;
+	st->cm_requests_refused += carried->cm_requests_refused;
+}
+
+void
 via_poll_stats_sum(struct via_ctl_counters *c)
 {
 	unsigned lc;
 
-	RTE_LCORE_FOREACH_WORKER(lc) {
+	/* the control thread's too: the frames it sends, what an upgrade carried */
+	RTE_LCORE_FOREACH(lc) {
 		c->frames_rx += __atomic_load_n(&poll_stats[lc].frames_rx, __ATOMIC_RELAXED);
 		c->frames_tx += __atomic_load_n(&poll_stats[lc].frames_tx, __ATOMIC_RELAXED);
 		c->frames_dropped += __atomic_load_n(&poll_stats[lc].frames_dropped, __ATOMIC_RELAXED);

@@ -213,3 +213,23 @@ via_reap_stop(unsigned wait_ms)
 	}
 	pthread_mutex_unlock(&r.lock);
 }
+
+int
+via_reap_take(int **fds, uint32_t *n)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&r.lock);
+	*n = r.count;
+	*fds = malloc(((size_t)r.count + 1) * sizeof(**fds));
+	if (*fds == NULL) {
+		pthread_mutex_unlock(&r.lock);
+		*n = 0;
+		return -ENOMEM;
+	}
+	for (i = 0; i < r.count; i++)
+		(*fds)[i] = r.q[(r.head + i) % r.cap].fd;
+	r.head = r.count = 0;
+	pthread_mutex_unlock(&r.lock);
+	return 0;
+}

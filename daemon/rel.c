@@ -407,9 +407,15 @@ via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_st
 	if (r->rto_at == 0 || now < r->rto_at)
 		return;
 	if (++r->retries > d->conf.rel_max_retries) {
-		/* VIA §2.5.2: a transfer is lost; the peer is gone or cut off */
-		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "retransmissions exhausted");
-		return;
+		/* VIA §2.5.2: a transfer is lost; the peer is gone or cut off -
+		 * once it was silent rel_silence_ms too: a peer viad upgrading
+		 * is silent for its blackout (docs/design.md section 18), and
+		 * keeps resending at the longest timeout meanwhile */
+		if (now - r->heard_at >= rte_get_timer_hz() / 1000 * d->conf.rel_silence_ms) {
+			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "retransmissions exhausted");
+			return;
+		}
+		r->retries = (uint8_t)d->conf.rel_max_retries;
 	}
 	st->rto_expiries++;
 	r->recovering = false;
@@ -448,4 +454,28 @@ via_rel_reset(struct via_vi *vi)
 	r->reply_due = false;
 	r->probing = false;
 	r->heard_at = rte_get_timer_cycles();
+}
+
+void
+via_rel_resume(struct viad *d, struct via_vi *vi)
+{
+	struct via_vi_rel *r = &vi->rel;
+	uint64_t now = rte_get_timer_cycles();
+	unsigned i;
+
+	/* the blackout was ours: the peer's silence counts from now */
+	r->heard_at = now;
+	r->retries = 0;
+	r->dupacks = 0;
+	r->recovering = false;
+	r->probing = false;
+	r->rto_us = d->conf.rel_rto_min_us;
+	r->rto_at = r->snd_una != r->snd_nxt ? now : 0;
+	/* what the peer sent during the blackout was lost here: tell it
+	 * where we are, as many times as its fast retransmission wants
+	 * (wire-format.md 11.4), so that it sends again without waiting for
+	 * its timer, backed off by then */
+	for (i = 0; i < REL_DUPACKS; i++)
+		send_ack(vi, 0, 0);
+	r->ack_due = false;
 }

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stddef.h>
@@ -181,7 +182,9 @@ static const struct {
 /*
  * What viad keeps once its ports and sockets are open, and why; the rest
  * (CAP_DAC_OVERRIDE, CAP_SYS_ADMIN, CAP_NET_*, CAP_CHOWN, CAP_SETUID, ...)
- * goes from every set, the bounding set included.
+ * goes from the effective set and, unless viad.upgrades keeps what viad
+ * started with permitted for an upgrade's exec (drop.reserve), from every
+ * set, the bounding set included.
  */
 static const struct {
 	int cap;
@@ -204,7 +207,11 @@ static const int af_xdp_caps[] = { CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF };
 static const int tap_caps[] = { CAP_NET_ADMIN };
 
 static struct {
-	uint64_t keep;             /* bit N: capability N stays */
+	uint64_t keep;             /* bit N: capability N stays effective */
+	/* ... and in the permitted and bounding sets: keep, and with
+	 * viad.upgrades what viad had to start, which an upgrade's exec needs
+	 * (with no-new-privileges an exec gains nothing beyond it) */
+	uint64_t reserve;
 	int signo;
 	unsigned acks;             /* atomic: threads that ran the handler */
 	unsigned failures;         /* atomic: ... and could not drop */
@@ -250,23 +257,25 @@ last_cap(void)
 	return n < 63 ? n : 63;
 }
 
-/* This thread: the bounding set first (that needs CAP_SETPCAP), then the
+/* This thread: the bounding set first (that needs CAP_SETPCAP, unless
+ * there is nothing left to drop: a viad an upgrade started), then the
  * others. Async-signal-safe: system calls only. @return 0, -errno */
 static int
 thread_drop(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {
-		{ .effective = (uint32_t)drop.keep, .permitted = (uint32_t)drop.keep },
-		{ .effective = (uint32_t)(drop.keep >> 32), .permitted = (uint32_t)(drop.keep >> 32) },
+		{ .effective = (uint32_t)drop.keep, .permitted = (uint32_t)drop.reserve },
+		{ .effective = (uint32_t)(drop.keep >> 32),
+		  .permitted = (uint32_t)(drop.reserve >> 32) },
 	};
 	unsigned c;
 
 	for (c = 0; c < 64; c++) {
-		if (drop.keep & (1ull << c))
-			continue;
-		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL)
-			return -errno;   /* EINVAL: past the kernel's last capability */
+		if ((drop.reserve & (1ull << c)) || prctl(PR_CAPBSET_READ, c, 0, 0, 0) != 1)
+			continue;   /* kept, gone already, or past the kernel's last one */
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0)
+			return -errno;
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(SYS_capset, &hdr, data) != 0)
@@ -328,8 +337,8 @@ signal_holders(void)
 
 		if (tid <= 0 || tid == self)
 			continue;
-		if ((task_caps(e->d_name, "CapBnd:") | task_caps(e->d_name, "CapPrm:") |
-		     task_caps(e->d_name, "CapEff:")) & ~drop.keep) {
+		if (((task_caps(e->d_name, "CapBnd:") | task_caps(e->d_name, "CapPrm:")) &
+		     ~drop.reserve) || (task_caps(e->d_name, "CapEff:") & ~drop.keep)) {
 			if (syscall(SYS_tgkill, getpid(), tid, drop.signo) == 0)
 				n++;
 		}
@@ -381,6 +390,16 @@ via_drop_privileges(const struct via_conf *c)
 		}
 	}
 	drop.keep &= last == 63 ? ~0ull : (1ull << (last + 1)) - 1;
+	drop.reserve = drop.keep;
+	if (c->upgrades) {
+		struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct now[2];
+
+		/* what viad was given to start stays permitted, not effective:
+		 * an upgrade's exec starts viad again with it */
+		if (syscall(SYS_capget, &hdr, now) == 0)
+			drop.reserve |= now[0].permitted | (uint64_t)now[1].permitted << 32;
+	}
 	drop.signo = SIGRTMIN;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(drop.signo, &sa, NULL) != 0)
@@ -415,8 +434,14 @@ via_drop_privileges(const struct via_conf *c)
 	}
 	for (i = 0; i < RTE_DIM(kept_caps); i++)
 		VLOG_INFO("capabilities: %s stays: %s", kept_caps[i].name, kept_caps[i].why);
-	VLOG_INFO("capabilities: every other one is gone from every thread, the bounding set "
-		  "included; no new privileges");
+	if (drop.reserve != drop.keep)
+		VLOG_INFO("capabilities: every other one is gone from every thread's effective "
+			  "set; those viad had to start stay permitted (bounding set %#" PRIx64
+			  "), for an upgrade's exec (viad.upgrades = no drops them too); no new "
+			  "privileges", drop.reserve);
+	else
+		VLOG_INFO("capabilities: every other one is gone from every thread, the bounding "
+			  "set included; no new privileges");
 	return 0;
 }
 

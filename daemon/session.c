@@ -71,8 +71,16 @@ via_session_new(struct viad *d, int sock, struct via_session **out)
 		free(s);
 		return rc;
 	}
+	via_session_init(d, s);
 	s->sock = sock;
-	s->pidfd = -1;
+	*out = s;
+	return 0;
+}
+
+void
+via_session_init(struct viad *d, struct via_session *s)
+{
+	s->sock = s->pidfd = -1;
 	s->seg.fd = -1;
 	s->in_fd = s->share_fd = s->mem_fd = s->witness_fd = -1;
 	TAILQ_INIT(&s->views);
@@ -82,8 +90,6 @@ via_session_new(struct viad *d, int sock, struct via_session **out)
 	TAILQ_INIT(&s->vis);
 	TAILQ_INIT(&s->pmems);
 	TAILQ_INSERT_TAIL(&d->session_list, s, link);
-	*out = s;
-	return 0;
 }
 
 struct via_nic *

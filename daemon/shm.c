@@ -94,11 +94,6 @@ via_shm_destroy(struct via_shm *m)
 	m->len = 0;
 }
 
-struct via_arena_extent {
-	uint64_t off;
-	uint64_t len;
-};
-
 int
 via_arena_init(struct via_arena *a, uint64_t off, uint64_t len)
 {
@@ -185,4 +180,16 @@ via_arena_free(struct via_arena *a, uint64_t off, uint64_t len)
 	a->free[i].off = off;
 	a->free[i].len = len;
 	a->nb_free++;
+}
+
+int
+via_arena_restore(struct via_arena *a, const struct via_arena_extent *e, uint32_t n)
+{
+	a->cap_free = n > 16 ? n : 16;
+	a->free = malloc(a->cap_free * sizeof(*a->free));
+	if (a->free == NULL)
+		return -ENOMEM;
+	memcpy(a->free, e, n * sizeof(*e));
+	a->nb_free = n;
+	return 0;
 }

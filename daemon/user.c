@@ -15,7 +15,9 @@
  * hugepages and memory viad creates are shares of what the host has, read
  * at start (via_user_init), not of constants. Mappings are also capped
  * viad-wide (limits.max_mappings, by default half of what vm.max_map_count
- * leaves viad at start), so that viad keeps room for its own.
+ * leaves viad at start, and at most half of the open files RLIMIT_NOFILE
+ * leaves it: it keeps an fd of each for an upgrade), so that viad keeps
+ * room for its own.
  *
  * A limit reached refuses the request with -ENOSPC (VIP_ERROR_RESOURCE at
  * the client, as a viad-wide limit does) and one log line naming the
@@ -24,10 +26,12 @@
  * Hugepages are the exception: past its share a user's segments and
  * allocations are made of normal pages (pmem.c), logged the same way.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #include "viad.h"
@@ -82,9 +86,12 @@ void
 via_user_init(struct viad *d)
 {
 	uint64_t map_max = host_number("/proc/sys/vm/max_map_count", ""),
-		 own = 0;
+		 own = 0, by_maps, by_fds = UINT64_MAX, fds = 0;
+	struct rlimit nofile;
+	struct dirent *e;
 	char line[512];
 	FILE *f = fopen("/proc/self/maps", "re");
+	DIR *dir = opendir("/proc/self/fd");
 
 	/* viad's own mappings now, counted by lines of its own maps */
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
@@ -94,13 +101,26 @@ via_user_init(struct viad *d)
 	d->host.mem_bytes = host_number("/proc/meminfo", "MemTotal:") * 1024;
 	d->host.hugepage_bytes =
 		host_number("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "") << 21;
+	by_maps = map_max > own ? (map_max - own) / 2 : 0;
+	/* viad keeps an fd of each mapping an upgrade hands over (a segment,
+	 * an allocation, a shared object: upgrade.c), so its open files cap
+	 * the mappings as vm.max_map_count does */
+	while (dir != NULL && (e = readdir(dir)) != NULL)
+		fds += e->d_name[0] != '.';
+	if (dir != NULL)
+		closedir(dir);
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
+		by_fds = nofile.rlim_cur > fds ? (nofile.rlim_cur - fds) / 2 : 0;
 	d->host.max_mappings = d->conf.max_mappings != 0 ? d->conf.max_mappings
-				: map_max > own ? (map_max - own) / 2 : 0;
+			       : by_maps < by_fds ? by_maps : by_fds;
 	VLOG_INFO("limits: the host has %" PRIu64 " MiB of memory, %" PRIu64 " MiB of 2 MiB "
-		  "hugepages and vm.max_map_count %" PRIu64 " (viad uses %" PRIu64 "); clients' "
+		  "hugepages and vm.max_map_count %" PRIu64 " (viad uses %" PRIu64 "), viad %"
+		  PRIu64 " open files (%" PRIu64 " used); clients' "
 		  "mappings %" PRIu64 "; per user (1/%u): mappings %" PRIu64 ", hugepages %" PRIu64
 		  " MiB, memory %" PRIu64 " MiB", d->host.mem_bytes >> 20,
-		  d->host.hugepage_bytes >> 20, map_max, own, d->host.max_mappings,
+		  d->host.hugepage_bytes >> 20, map_max, own,
+		  by_fds == UINT64_MAX ? UINT64_MAX : (uint64_t)nofile.rlim_cur, fds,
+		  d->host.max_mappings,
 		  d->conf.user_share, via_user_limit(d, VIA_USER_MAPPINGS),
 		  via_user_limit(d, VIA_USER_HUGEPAGE_BYTES) >> 20,
 		  via_user_limit(d, VIA_USER_MEMORY_BYTES) >> 20);

@@ -148,14 +148,7 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 		return rc;
 	}
 	vi->owner = s;
-	vi->shard = via_bell_shard(d, vi->bell);
-	vi->shard->nb_vis++;
-	s->by_bell[vi->bell] = vi;
-	s->bell_taken[vi->bell / 64] |= 1ull << (vi->bell % 64);
-	/* pollers scan words up to here: a session of a few VIs costs one or
-	 * two words an iteration, not limits.max_vi / 64 */
-	if (vi->bell / 64 + 1 > s->bell_words_live)
-		s->bell_words_live = vi->bell / 64 + 1;
+	via_vi_place(d, vi);
 	/* bits left in the word by VIs gone (or by the client) would keep the
 	 * new VI's posts from setting the summary bit (via_bell_ring): have
 	 * the word taken once */
@@ -172,6 +165,21 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 	d->counters.vis_created++;
 	*out = vi;
 	return 0;
+}
+
+void
+via_vi_place(struct viad *d, struct via_vi *vi)
+{
+	struct via_session *s = vi->owner;
+
+	vi->shard = via_bell_shard(d, vi->bell);
+	vi->shard->nb_vis++;
+	s->by_bell[vi->bell] = vi;
+	s->bell_taken[vi->bell / 64] |= 1ull << (vi->bell % 64);
+	/* pollers scan words up to here: a session of a few VIs costs one or
+	 * two words an iteration, not limits.max_vi / 64 */
+	if (vi->bell / 64 + 1 > s->bell_words_live)
+		s->bell_words_live = vi->bell / 64 + 1;
 }
 
 struct via_vi *

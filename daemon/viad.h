@@ -20,6 +20,9 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include <rte_pause.h>
+#include <rte_ticketlock.h>
+
 #include <vipl.h>
 
 #include "conf.h"
@@ -59,10 +62,17 @@ via_copy_name(char *dst, size_t size, const char *src)
  * most one iteration, however busy the data path is. The same lock, alone,
  * guards a port's transmit side and a CQ's producer side, which several
  * shards share.
+ *
+ * The state is DPDK's rte_ticketlock_t and the release is
+ * rte_ticketlock_unlock; only the wait differs from rte_ticketlock_lock,
+ * which spins without bound: with more threads than CPUs (poll lcores
+ * sharing cores with clients and the control thread), the holder, or the
+ * waiter whose turn comes next, may be off-CPU, and spinning a whole time
+ * slice would only delay it. So a waiter yields its CPU after
+ * VIA_DP_LOCK_SPINS pauses; it keeps its ticket, so the order stays fair.
  */
 struct via_dp_lock {
-	uint32_t next;
-	uint32_t owner;
+	rte_ticketlock_t ticket;
 };
 
 #define VIA_DP_LOCK_SPINS 1024   /**< then yield: the holder may want our CPU */
@@ -70,15 +80,12 @@ struct via_dp_lock {
 static inline void
 via_dp_lock(struct via_dp_lock *l)
 {
-	uint32_t me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+	uint16_t me = __atomic_fetch_add(&l->ticket.s.next, 1, __ATOMIC_RELAXED);
 	unsigned spins = 0;
 
-	while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != me) {
-		/* with more threads than CPUs (poll lcores sharing cores with
-		 * clients), the holder may be off-CPU: spinning a whole time
-		 * slice would only delay it */
+	while (__atomic_load_n(&l->ticket.s.current, __ATOMIC_ACQUIRE) != me) {
 		if (++spins < VIA_DP_LOCK_SPINS)
-			__builtin_ia32_pause();
+			rte_pause();
 		else
 			sched_yield();
 	}
@@ -87,7 +94,7 @@ via_dp_lock(struct via_dp_lock *l)
 static inline void
 via_dp_unlock(struct via_dp_lock *l)
 {
-	__atomic_store_n(&l->owner, l->owner + 1, __ATOMIC_RELEASE);
+	rte_ticketlock_unlock(&l->ticket);
 }
 
 /** Monotonic milliseconds, for connection-manager timers. */
@@ -131,6 +138,12 @@ int via_shm_create(struct via_shm *m, const char *name, uint64_t len, bool huge)
 /** Unmap (and unguard) @p m, close its fd if viad still has it. */
 void via_shm_destroy(struct via_shm *m);
 
+/** A free extent of a segment's arena. */
+struct via_arena_extent {
+	uint64_t off;
+	uint64_t len;
+};
+
 /** First-fit allocator of VIA_SHM_ALIGN-aligned extents in a segment. */
 struct via_arena {
 	struct via_arena_extent *free;   /**< sorted by offset, coalesced */
@@ -142,6 +155,11 @@ void via_arena_fini(struct via_arena *a);
 /** @return 0 and *off, -ENOMEM when no extent is large enough */
 int via_arena_alloc(struct via_arena *a, uint64_t len, uint64_t *off);
 void via_arena_free(struct via_arena *a, uint64_t off, uint64_t len);
+/**
+ * An arena whose free extents are @p n of @p e (sorted, not overlapping:
+ * the caller checked; an upgrade's image). @return 0, -ENOMEM
+ */
+int via_arena_restore(struct via_arena *a, const struct via_arena_extent *e, uint32_t n);
 
 /* ---- clientfd.c: what a client hands viad (docs/design.md section 10) -- */
 
@@ -282,6 +300,12 @@ void via_reap_stop(unsigned wait_ms);
 void via_reap(int fd, uint32_t session);
 /** Control thread, now and then: another reaper when every one is stuck. */
 void via_reap_watch(void);
+/**
+ * Take the fds queued and not being closed yet (an upgrade hands them to
+ * the next viad, which reaps them). @return 0 and a malloc'd array of *@p n;
+ * -ENOMEM (none taken)
+ */
+int via_reap_take(int **fds, uint32_t *n);
 
 struct via_mr;
 struct via_session;
@@ -383,6 +407,15 @@ struct via_nic {
 	struct via_dp_lock tx_lock; /**< the port's transmit queue 0 and @c backlog */
 	struct rte_ring *backlog; /**< frames the port did not take yet, in order */
 	bool link_up;            /**< as last seen by via_nics_watch() */
+	/** via_nics_watch(): since when the link is down (ms; 0: up), whether
+	 *  its connections were broken for it (after link_down_grace_ms), and
+	 *  when a port that reconnects only at start is started again next */
+	uint64_t link_down_since;
+	bool link_lost;
+	uint64_t restart_at;
+	/** its port is stopped (a start again failed): no burst touches it;
+	 *  written under every data-path lock (via_nics_watch) */
+	bool stopped;
 	/** its port's enum via_port_cap bits (via_glue.h): own-address frames
 	 *  through the port, a transmit kick, frames that may point into
 	 *  provider memory (zc.c), a loopback */
@@ -504,6 +537,9 @@ struct viad {
 	 *  they are without stopping the data path (telemetry reads them) */
 	struct via_dp_lock objects_lock;
 	bool stopping;  /**< written by the control thread (atomic), read by poll lcores */
+	/** the poll lcores leave their loops for an upgrade (upgrade.c): set
+	 *  by the control thread (atomic), read by poll lcores */
+	bool parked;
 };
 
 /** The shard serving doorbell bit @p bell of any session (vi.c places VIs). */
@@ -610,6 +646,8 @@ struct via_session {
 
 /** @return 0, -ENOSPC (max_sessions), -ENOMEM */
 int via_session_new(struct viad *d, int sock, struct via_session **out);
+/** A session's fds none yet (-1), its lists empty, it in d's list. */
+void via_session_init(struct viad *d, struct via_session *s);
 /**
  * OPEN: bind the session to the NIC called @p nic_name and create its
  * segment. @return 0, -ENODEV (no such NIC), -EALREADY, -ENOSPC (the
@@ -666,6 +704,11 @@ struct via_pmem {
 	struct via_shm shm;
 	uint64_t asked;       /**< the length asked for: what its user is charged */
 	uint64_t client_va;   /**< reported by ALLOC_MAPPED (0 until then); a view's first address */
+	/* an object view's object, for an upgrade to map it again (image_save.c):
+	 * shm.fd is the memfd the client passed, or -1 and shmid its SysV segment */
+	int shmid;
+	uint64_t object_offset;
+	uint32_t image_ref;   /**< its number in the image being written */
 };
 
 /**
@@ -768,6 +811,14 @@ struct via_tpt {
  */
 int via_mr_table_window(struct viad *d, struct via_session *s, uint64_t addr,
 			struct via_ctl_mem_table_rep *rep);
+/**
+ * Window @p w of a client's table is view @p v of the share file (a
+ * reference of @p v the caller holds): the region via_mr_check() returns
+ * for the entries naming it, the whole view. MEM_TABLE, and an upgrade's
+ * adopter (image_adopt.c).
+ */
+void via_mr_table_window_set(struct via_session *s, struct via_tpt_window *w,
+			     struct via_pmem *v);
 /** The client's table and its windows given back (session end). */
 void via_mr_table_close(struct viad *d, struct via_session *s);
 
@@ -1142,6 +1193,12 @@ void via_vi_free(struct viad *d, struct via_vi *vi);
 int via_vi_set_attr(struct viad *d, struct via_session *s, uint32_t id,
 		    const struct via_ctl_vi_attr *attr);
 struct via_vi *via_vi_get(struct viad *d, struct via_session *s, uint32_t id);
+/**
+ * @p vi takes its doorbell bit (vi->bell) in its owner's session and the
+ * shard that bit names (via_bell_shard: the shard count may differ from
+ * the viad that chose the bit, after an upgrade).
+ */
+void via_vi_place(struct viad *d, struct via_vi *vi);
 /** Whether the client's ring of @p wq holds no descriptor viad has not taken. */
 bool via_vi_wq_empty(struct via_vi *vi, enum via_wq_kind wq);
 
@@ -1203,7 +1260,17 @@ void via_ctl_reply(struct viad *d, struct via_session *s, unsigned op, uint32_t 
  * -EADDRINUSE if a live viad answers there).
  */
 int via_ctl_listen(struct viad *d, int *lfd);
-/** Serve until SIGINT/SIGTERM; returns 0 after closing every session. */
+/**
+ * What the control thread needs besides its sockets: the access lists,
+ * the host's resources, the guard, the reapers, telemetry's /viad/security.
+ * @return 0, -errno (logged)
+ */
+int via_ctl_init(struct viad *d);
+/**
+ * Serve until SIGINT/SIGTERM (SIGUSR2 and the admin socket: an upgrade,
+ * upgrade.c), the sessions already in d->session_list (adopted) included;
+ * returns 0 after closing every session.
+ */
 int via_ctl_run(struct viad *d, int lfd);
 
 /* ---- poll.c: data-path lcores ----------------------------------------- */
@@ -1246,8 +1313,13 @@ struct via_poll_stats {
 
 /** lcore entry point; @p arg is the struct viad. Returns when stopping. */
 int via_poll_main(void *arg);
-/** Sum of every poll lcore's counters into @p c. */
+/** Sum of every lcore's counters into @p c (the control thread's included). */
 void via_poll_stats_sum(struct via_ctl_counters *c);
+/**
+ * Add the counters an upgrade carried over (the old viad's, summed) to the
+ * calling lcore's, the control thread's: every sum counts them from now on.
+ */
+void via_poll_stats_carry(const struct via_poll_stats *carried);
 /**
  * The counters of lcore @p lcore, written by that lcore only: read each
  * field with a relaxed atomic load.

@@ -173,6 +173,13 @@ enum via_port_cap {
 	 * loopback device of M-VIA; viad names it /dev/via_lo).
 	 */
 	VIA_PORT_CAP_LOOPBACK = 1u << 3,
+	/**
+	 * The link comes back only when the port is started again: a memif
+	 * client connects at start only, so a server that went away (its viad
+	 * upgrading, docs/design.md section 18) is not found again by itself.
+	 * viad stops and starts it while its link is down.
+	 */
+	VIA_PORT_CAP_RESTART = 1u << 4,
 };
 
 /**

@@ -162,7 +162,7 @@ vi_create(VIP_NIC_HANDLE NicHandle, const VIP_VI_ATTRIBUTES *ViAttribs, uint32_t
 	rc = vipl_ctl_call(nic, VIA_CTL_VI_CREATE, &req, &rep, NULL);
 	if (rc != 0) {
 		vipl_obj_put(&vi->dp.obj);
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	}
 	vi->id = rep.id;
 	undo.id = rep.id;
@@ -170,7 +170,7 @@ vi_create(VIP_NIC_HANDLE NicHandle, const VIP_VI_ATTRIBUTES *ViAttribs, uint32_t
 	if (rc != 0) {
 		vipl_ctl_call(nic, VIA_CTL_VI_DESTROY, &undo, NULL, NULL);
 		vipl_obj_put(&vi->dp.obj);
-		return vipl_return(rc == -EPROTO ? -ENOMEM : rc);
+		return via_vip_return(rc == -EPROTO ? -ENOMEM : rc);
 	}
 	pthread_mutex_lock(&nic->lock);
 	LIST_INSERT_HEAD(&nic->vis, vi, link);
@@ -222,7 +222,7 @@ VipDestroyVi(VIP_VI_HANDLE ViHandle)
 	req.id = vi->id;
 	rc = vipl_ctl_call(vi->nic, VIA_CTL_VI_DESTROY, &req, NULL, NULL);
 	if (rc != 0)
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	vi_retire(vi);
 	pthread_mutex_lock(&vi->nic->lock);
 	LIST_REMOVE(vi, link);
@@ -260,7 +260,7 @@ VipQueryVi(VIP_VI_HANDLE ViHandle, VIP_VI_STATE *State, VIP_VI_ATTRIBUTES *Attri
 	req.id = vi->id;
 	rc = vipl_ctl_call(vi->nic, VIA_CTL_VI_QUERY, &req, &rep, NULL);
 	if (rc != 0)
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	*State = (VIP_VI_STATE)rep.state;
 	attr_from_wire(&rep.attr, Attributes);
 	/* empty: nothing posted that the consumer has not dequeued yet */
@@ -280,7 +280,7 @@ VipSetViAttributes(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *Attributes)
 	attr_to_wire(Attributes, &req.attr);
 	req.id = vi->id;
 	req.reserved = 0;
-	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_VI_SET_ATTR, &req, NULL, NULL));
+	return via_vip_return(vipl_ctl_call(vi->nic, VIA_CTL_VI_SET_ATTR, &req, NULL, NULL));
 }
 
 /* The body of VipSendNotify and VipRecvNotify (VIA §9.6.9-9.6.10; the
@@ -295,7 +295,7 @@ queue_notify(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_CALLB
 	/* a queue tied to a CQ is notified through it (VipCQNotify) */
 	if (vi->cq[kind] != NULL)
 		return VIP_ERROR_RESOURCE;
-	return vipl_return(vipl_notify_vi(vi, kind, ctx, fn));
+	return via_vip_return(vipl_notify_vi(vi, kind, ctx, fn));
 }
 
 VIPL_EXPORT VIP_RETURN

@@ -25,7 +25,7 @@ build=$1
 secs=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(ctl wire conf hosts dispatch ring)
+[ ${#targets[@]} -gt 0 ] || targets=(ctl wire conf hosts dispatch ring image)
 
 ninja -C "$build" $(printf 'tests/fuzz/fuzz_%s ' "${targets[@]}") >/dev/null || {
 	echo "fuzz: building the targets in $build failed (configured with clang and -Dfuzz=true?)" >&2

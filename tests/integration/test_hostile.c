@@ -538,9 +538,10 @@ attack_flood(void)
 	after_attack("flood", &before, -1);
 }
 
-/* What viad holds of an open session: its connection and its process's
- * pidfd (the segment's memfd goes to the client with OPEN's reply). */
-#define SESSION_FDS 2
+/* What viad holds of an open session: its connection, its process's pidfd
+ * and its own copy of the segment's memfd (kept for an upgrade,
+ * docs/design.md section 18.3; the client gets one with OPEN's reply). */
+#define SESSION_FDS 3
 
 /*
  * viad's open fds once they are at most @p at_most, or after 2 s: an fd a

@@ -17,9 +17,11 @@
 #     4, which must make viad send no frame again;
 #  2. two viads joined by memif (as tests/topo/memif.sh): fi_pingpong,
 #     fi_addr, mpi_bibw (no frame sent again) and mpi_p2p with one rank on
-#     each viad, then fi_break: viad B is killed
-#     under a client on A with operations pending, which must all fail
-#     (FI_EIO) within 10 s (FABRIC_MEMIF=0 skips this part).
+#     each viad, then mpi_pingpong across FABRIC_UPGRADES (6) `viactl
+#     upgrade`s of the two viads in turn (issue 32; 0 skips it), then
+#     fi_break: viad B is killed under a client on A with operations
+#     pending, which must all fail (FI_EIO) within 10 s (FABRIC_MEMIF=0
+#     skips this part).
 #
 # Needs root (viad), fi_pingpong (libfabric-bin) and mpirun (openmpi-bin);
 # without them it exits 77 (skipped). Every viad gets its own socket and
@@ -36,6 +38,8 @@ BUILD=$(cd "${1:-$HERE/../../build}" 2>/dev/null && pwd) ||
 	{ echo "run.sh: no build dir '${1:-}'" >&2; exit 2; }
 STEP_TIMEOUT=${FABRIC_TIMEOUT:-180}
 MEMIF=${FABRIC_MEMIF:-1}
+UPGRADES=${FABRIC_UPGRADES:-6}
+UPGRADE_ITERS=${FABRIC_UPGRADE_ITERS:-40000}
 VIAD=$BUILD/daemon/viad
 VIACTL=$BUILD/tools/viactl/viactl
 PROV=$BUILD/fabric/libvia-fi.so
@@ -289,6 +293,40 @@ bibw_step mpi_bibw-np2 one "${MPIRUN[@]}" -x VIAD_SOCKET -np 2 "$MPI_DIR/mpi_bib
 bibw_step mpi_bibw-np4 one "${MPIRUN[@]}" -x VIAD_SOCKET -np 4 "$MPI_DIR/mpi_bibw" -n 1 \
 	-m 131072 -M 1048576
 
+# ---- 3. (within 2) an MPI job across upgrades of both viads ----------------
+#
+# mpi_pingpong with one rank on each viad, its messages numbered and
+# checked, while `viactl upgrade` hands A and B over to their own binary in
+# turn (docs/design.md section 18): the job must end well, every upgrade
+# must say "upgraded", and the blackouts are printed.
+upgrades_under_mpi() {
+	local pid n=0 rc side out
+	"${MPIRUN[@]}" -np 1 -x VIAD_SOCKET="$SA" "$MPI_DIR/mpi_pingpong" -n "$UPGRADE_ITERS" \
+		-s 8 -s 65536 : -np 1 -x VIAD_SOCKET="$SB" "$MPI_DIR/mpi_pingpong" \
+		-n "$UPGRADE_ITERS" -s 8 -s 65536 >"$RUN/mpi-upgrades.log" 2>&1 &
+	pid=$!
+	BG_PIDS+=("$pid")
+	sleep 2
+	while [ $n -lt "$UPGRADES" ] && alive "$pid"; do
+		side=$([ $((n % 2)) = 0 ] && echo A || echo B)
+		out=$("$VIACTL" -i "$TAG-$side" --json upgrade 2>&1)
+		echo "upgrade $((n + 1)) of viad $side: $out" >>"$RUN/mpi-upgrades.log"
+		case $out in
+		*'"result": "upgraded"'*) ;;
+		*) result "mpi-upgrade-$((n + 1))" 1 "viactl: $out" ;;
+		esac
+		log "# RESULT mpi upgrade $((n + 1)) viad $side blackout_us=$(sed -n \
+			's/.*"blackout_us": \([0-9]*\).*/\1/p' <<<"$out")"
+		n=$((n + 1))
+		sleep 1
+	done
+	timeout -k 10 "$STEP_TIMEOUT" tail --pid="$pid" -f /dev/null
+	wait "$pid"
+	rc=$?
+	[ $rc -eq 0 ] && [ $n -lt 2 ] && rc=4     # too few upgrades crossed the job
+	result memif-mpi-upgrades $rc "$n upgrades during the job"
+}
+
 # ---- 2. two viads joined by memif -----------------------------------------
 if [ "$MEMIF" = 1 ]; then
 	memif_confs "$RUN"
@@ -304,6 +342,7 @@ if [ "$MEMIF" = 1 ]; then
 		step memif-mpi_p2p-np2 "${MPIRUN[@]}" \
 			-np 1 -x VIAD_SOCKET="$SA" "$MPI_DIR/mpi_p2p" : \
 			-np 1 -x VIAD_SOCKET="$SB" "$MPI_DIR/mpi_p2p"
+		[ "$UPGRADES" -gt 0 ] && upgrades_under_mpi
 		# last: it kills viad B
 		break_step
 	else

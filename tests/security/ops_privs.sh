@@ -7,7 +7,8 @@
 # call filter (seccomp_exec, the groups expanded by systemd-analyze), its
 # runtime directory, umask and NOTIFY_SOCKET; then viad must start, say
 # READY=1, serve a client and a group member's viactl, keep in every thread
-# only the capabilities it lists, and stop cleanly with STOPPING=1.
+# only the capabilities it lists (and, permitted, those it started with, for
+# an upgrade), be upgraded in place, and stop cleanly with STOPPING=1.
 #
 #   ops_privs.sh BUILD_DIR
 . "$(dirname "$0")/ops_lib.sh"
@@ -114,28 +115,52 @@ ok $? "a group member's pingpong runs over it ($(echo "$out" | tail -1))"
 out=$(as_member "$VIACTL" -i "$TAG-u" status 2>&1)
 ok $? "a group member's viactl status answers"
 
-# what every thread of viad keeps
-pid=$(pgrep -P "${VIAD_PID[u]}" -x viad || echo "${VIAD_PID[u]}")
-python3 - "$pid" $KEPT <<'PY'
-import ctypes, os, sys
-caps = {"cap_ipc_lock": 14, "cap_ipc_owner": 15}
-want = sum(1 << caps[c] for c in sys.argv[2:])
+# What every thread of viad keeps: in its effective set the capabilities it
+# lists; in its permitted and bounding sets also those it was started with
+# (viad.upgrades = yes, the default: an upgrade's exec needs them to start
+# the new viad, docs/design.md section 18.6), nothing beyond.
+threads_keep() {
+	local pid
+	pid=$(pgrep -P "${VIAD_PID[u]}" -x viad || echo "${VIAD_PID[u]}")
+	python3 - "$pid" "$1" "$bset" $KEPT <<'PY'
+import os, sys
+caps = {"chown": 0, "fowner": 3, "setpcap": 8, "net_admin": 12, "net_raw": 13,
+        "ipc_lock": 14, "ipc_owner": 15, "sys_ptrace": 19, "sys_admin": 21,
+        "bpf": 39, "checkpoint_restore": 40}
+def mask(names):
+    return sum(1 << caps[n.replace("cap_", "", 1)] for n in names)
+pid, when, unit = sys.argv[1], sys.argv[2], sys.argv[3]
+kept = mask(sys.argv[4:])
+started = mask(c.lstrip("+") for c in unit.split(","))
 bad = []
-tasks = os.listdir("/proc/%s/task" % sys.argv[1])
+tasks = os.listdir("/proc/%s/task" % pid)
 for t in tasks:
-    st = dict(l.split(":", 1) for l in open("/proc/%s/task/%s/status" % (sys.argv[1], t)))
-    got = [int(st[k].strip(), 16) for k in ("CapBnd", "CapPrm", "CapEff")]
-    if any(g & ~want for g in got) or st["CapInh"].strip() != "0" * 16 or \
+    st = dict(l.split(":", 1) for l in open("/proc/%s/task/%s/status" % (pid, t)))
+    bnd, prm, eff = (int(st[k].strip(), 16) for k in ("CapBnd", "CapPrm", "CapEff"))
+    if eff & ~kept or (bnd | prm) & ~(kept | started) or st["CapInh"].strip() != "0" * 16 or \
        st["CapAmb"].strip() != "0" * 16 or st["NoNewPrivs"].strip() != "1":
-        bad.append("%s(%s): %s" % (t, st["Name"].strip(), [hex(g) for g in got]))
+        bad.append("%s(%s): bnd %#x prm %#x eff %#x" % (t, st["Name"].strip(), bnd, prm, eff))
 print(("ok" if not bad and len(tasks) >= 4 else "not ok") +
-      " - every thread of viad (%d) keeps at most %s, no new privileges %s" %
-      (len(tasks), " ".join(sys.argv[2:]), bad))
+      " - %s: every thread of viad (%d) has at most %s effective, at most what it started "
+      "with permitted, no new privileges %s" % (when, len(tasks), " ".join(sys.argv[4:]), bad))
 sys.exit(1 if bad or len(tasks) < 4 else 0)
 PY
-[ $? = 0 ] || FAILED=$((FAILED + 1))
+	[ $? = 0 ] || FAILED=$((FAILED + 1))
+}
+threads_keep "started"
 ok $(grep -q "capabilities: cap_ipc_lock stays:" "$T/unit.log"; echo $?) \
 	"viad's log lists each capability it keeps, with the reason"
+
+# An upgrade under the unit's restrictions (docs/design.md section 18.6):
+# the exec, under the same system call filter and no-new-privileges, must
+# start viad again with what it had to start, and the new viad drops again.
+out=$("$VIACTL" -i "$TAG-u" upgrade 2>&1)
+ok $(echo "$out" | grep -q "^upgraded"; echo $?) "viactl upgrade under the unit's restrictions ($out)"
+threads_keep "upgraded"
+out=$(VIAD_SOCKET=$RUNTIME_DIRECTORY/viad.sock timeout 60 "$PINGPONG" --loopback -n 1000 2>&1)
+ok $? "a client's pingpong runs over the upgraded viad ($(echo "$out" | tail -1))"
+ok $(! grep -v "^seccomp_exec:" "$T/unit.log" | grep -qiE "operation not permitted|EPERM"; echo $?) \
+	"... and nothing either viad did was refused (no EPERM in the log)"
 
 kill -TERM "${VIAD_PID[u]}"
 wait "${VIAD_PID[u]}"

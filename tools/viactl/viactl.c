@@ -3,7 +3,7 @@
  * viactl: look at a running viad, as rdma(8) and ibv_devinfo look at RDMA
  * devices. It asks viad's DPDK telemetry commands (daemon/telemetry.c) on
  * EAL's telemetry socket, RUNTIME/dpdk/INSTANCE/dpdk_telemetry.v2, and, to
- * capture frames, viad's capture socket beside it (daemon/capture_proto.h).
+ * capture frames, viad's capture socket beside it (abi/via_capture_proto.h).
  * Whoever may open those sockets may use viactl: root, viad's own user, or,
  * under viad.service, the members of its socket directory's group (capture
  * excepted: viad's user only).
@@ -29,9 +29,10 @@
 #include <unistd.h>
 
 
-#include "capture_proto.h"
+#include "via_capture_proto.h"
 #include "json.h"
-#include "telemetry_proto.h"
+#include "via_telemetry_proto.h"
+#include "via_upgrade_proto.h"
 #include "via_version.h"
 
 #define EXIT_USAGE 2
@@ -83,6 +84,8 @@ usage(FILE *f)
 		"                          frames of 'vi N', 'opcode NAME', 'conn ID', joined\n"
 		"                          by 'and'. A live count on a terminal (--progress: a\n"
 		"                          line at a time; -q: none). One capture per NIC\n"
+		"  upgrade [BINARY]        hand viad over to BINARY (default: the file at viad's\n"
+		"                          own path) under its running clients; root only\n"
 		"\n"
 		"Options:\n"
 		"  -i, --instance NAME     viad's instance (viad.instance; default viad)\n"
@@ -407,6 +410,26 @@ show(struct vj *v, const struct col *cols, unsigned ncols)
 	return 0;
 }
 
+/* An object's members, one "KEY VALUE" line each, keys @p key_width wide
+ * (or the object as is, with --json); @return 0, or 1 without @p v. */
+static int
+show_members(struct vj *v, int key_width)
+{
+	const struct vj *m;
+
+	if (v == NULL)
+		return 1;
+	if (json_out) {
+		vj_print(stdout, v, true);
+		putchar('\n');
+	} else {
+		for (m = v->child; m != NULL; m = m->next)
+			printf("%-*s %s\n", key_width, m->key, vj_text(m));
+	}
+	vj_free(v);
+	return 0;
+}
+
 static void
 fmt_level(const struct vj *row, char *buf, size_t len)
 {
@@ -547,25 +570,11 @@ no_options(struct cmd_ctx *c)
 static int
 cmd_status(struct cmd_ctx *c)
 {
-	struct vj *v;
-	const struct vj *m;
-
 	if (no_options(c) != 0)
 		return EXIT_USAGE;
 	if (connect_viad(c) == NULL)
 		return 1;
-	v = tel_query(&c->t, "/viad/info");
-	if (v == NULL)
-		return 1;
-	if (json_out) {
-		vj_print(stdout, v, true);
-		putchar('\n');
-	} else {
-		for (m = v->child; m != NULL; m = m->next)
-			printf("%-18s %s\n", m->key, vj_text(m));
-	}
-	vj_free(v);
-	return 0;
+	return show_members(tel_query(&c->t, "/viad/info"), 18);
 }
 
 static int
@@ -970,8 +979,6 @@ cmd_counters(struct cmd_ctx *c)
 {
 	unsigned long count = 0;
 	double every = 0;
-	struct vj *v;
-	const struct vj *m;
 	int i;
 
 	for (i = 1; i < c->argc; i++) {
@@ -994,18 +1001,7 @@ cmd_counters(struct cmd_ctx *c)
 		return 1;
 	if (every > 0)
 		return counters_watch(&c->t, every, count);
-	v = tel_query(&c->t, "/viad/counters");
-	if (v == NULL)
-		return 1;
-	if (json_out) {
-		vj_print(stdout, v, true);
-		putchar('\n');
-	} else {
-		for (m = v->child; m != NULL; m = m->next)
-			printf("%-36s %s\n", m->key, vj_text(m));
-	}
-	vj_free(v);
-	return 0;
+	return show_members(tel_query(&c->t, "/viad/counters"), 36);
 }
 
 /* ---- capture ---------------------------------------------------------------- */
@@ -1304,6 +1300,118 @@ cmd_capture(struct cmd_ctx *c)
 	return r.status != 0;
 }
 
+/* ---- upgrade ---------------------------------------------------------------- */
+
+/* a handover: EAL and the ports released, then started by the new binary */
+#define UPGRADE_REPLY_MS 60000
+
+/* The request, with the new binary's fd if there is one (@p fd >= 0). */
+static int
+admin_send(int s, const struct via_admin_req *q, int fd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct iovec iov = { .iov_base = (void *)q, .iov_len = sizeof(*q) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*q) ? 0 : -errno;
+}
+
+static void
+upgrade_print(const struct via_admin_rep *r)
+{
+	static const char *const results[] = {
+		[VIA_ADMIN_UPGRADED] = "upgraded", [VIA_ADMIN_ROLLED_BACK] = "rolled_back",
+		[VIA_ADMIN_REFUSED] = "refused",
+	};
+
+	if (json_out) {
+		printf("{\"result\": \"%s\", \"status\": %d, \"detail\": \"%s\", "
+		       "\"blackout_us\": %llu, \"image_version\": %u, \"image_bytes\": %llu, "
+		       "\"sessions\": %u, \"vis\": %u, \"connections\": %u, \"frames\": %u}\n",
+		       results[r->result], r->status, r->detail, (unsigned long long)r->blackout_us,
+		       r->image_version, (unsigned long long)r->image_bytes, r->sessions, r->vis,
+		       r->connections, r->frames);
+		return;
+	}
+	if (r->result == VIA_ADMIN_REFUSED) {
+		printf("upgrade refused: %s (%s); viad goes on as it was\n", r->detail,
+		       strerror(-r->status));
+		return;
+	}
+	if (r->result == VIA_ADMIN_UPGRADED)
+		printf("upgraded to %s: blackout %.1f ms\n", r->detail, r->blackout_us / 1000.0);
+	else
+		printf("rolled back: the new binary refused the image (%s); the old viad resumed "
+		       "after %.1f ms\n", r->detail, r->blackout_us / 1000.0);
+	printf("adopted %u sessions, %u VIs, %u connections, %u frames in flight "
+	       "(image version %u, %llu bytes)\n", r->sessions, r->vis, r->connections, r->frames,
+	       r->image_version, (unsigned long long)r->image_bytes);
+}
+
+/* Hand viad over to BINARY; the viad running afterwards answers. */
+static int
+cmd_upgrade(struct cmd_ctx *c)
+{
+	const struct via_admin_req q = {
+		.magic = VIA_ADMIN_MAGIC, .version = VIA_ADMIN_VERSION, .op = VIA_ADMIN_UPGRADE,
+	};
+	const char *binary = c->argc == 2 ? c->argv[1] : NULL;
+	struct pollfd pf = { .events = POLLIN };
+	struct via_admin_rep r;
+	int fd = -1, s, rc;
+	ssize_t n;
+
+	if (c->argc > 2) {
+		err("upgrade: one BINARY at most");
+		return EXIT_USAGE;
+	}
+	/* what we may open, viad executes (as root, so root only: viad checks) */
+	if (binary != NULL && (fd = open(binary, O_PATH | O_CLOEXEC)) < 0) {
+		err("upgrade: %s: %s", binary, strerror(errno));
+		return 1;
+	}
+	if (connect_viad(c) == NULL)
+		return 1;
+	rc = unix_connect(c->t.dir, VIA_ADMIN_SOCKET, &s);
+	if (rc == 0) {
+		rc = admin_send(s, &q, fd);
+		pf.fd = s;
+		if (rc == 0 && poll(&pf, 1, UPGRADE_REPLY_MS) <= 0)
+			rc = -ETIMEDOUT;
+		if (rc == 0 && (n = recv(s, &r, sizeof(r), 0)) != (ssize_t)sizeof(r))
+			rc = n < 0 ? -errno : -EPROTO;
+		close(s);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0 && (r.magic != VIA_ADMIN_MAGIC || r.result < VIA_ADMIN_UPGRADED ||
+			r.result > VIA_ADMIN_REFUSED))
+		rc = -EPROTO;
+	if (rc != 0) {
+		err("upgrade: %s/%s: %s%s", c->t.dir, VIA_ADMIN_SOCKET, strerror(-rc),
+		    rc == -EACCES ? " (only root may upgrade viad)" : "");
+		return 1;
+	}
+	r.detail[sizeof(r.detail) - 1] = '\0';
+	upgrade_print(&r);
+	return r.result == VIA_ADMIN_UPGRADED ? 0 : 1;
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 static const struct {
@@ -1314,7 +1422,7 @@ static const struct {
 	{ "vis", cmd_vis }, { "conns", cmd_conns }, { "cqs", cmd_cqs },
 	{ "counters", cmd_counters }, { "lcores", cmd_lcores }, { "hosts", cmd_hosts },
 	{ "cpus", cmd_cpus },
-	{ "capture", cmd_capture },
+	{ "capture", cmd_capture }, { "upgrade", cmd_upgrade },
 };
 
 int
