@@ -664,8 +664,9 @@ check_vi(struct parse *p, const struct via_img_vi *v, uint32_t len, uint32_t i)
 	    v->shm_len < via_shm_vi_size(v->wq_capacity, v->entry_size) ||
 	    !inside(v->shm_off, v->shm_len, s->seg_len))
 		return FAIL(p, "a VI's layout");
-	/* completions go in ring order, behind what was taken (dp_comp.c) */
-	for (q = 0; q < 2; q++) {
+	/* line entries' completions go in ring order, behind what was taken
+	 * (dp_desc.c); 16-byte entries' are the descriptors' (completed unused) */
+	for (q = 0; q < 2 && v->entry_size != sizeof(struct via_wqe); q++) {
 		if (v->wq[q].local - v->completed[q] > v->wq_capacity)
 			return FAIL(p, "a VI's completions written");
 	}
