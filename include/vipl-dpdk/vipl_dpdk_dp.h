@@ -157,8 +157,9 @@ struct vipl_dpdk_wq {
  * buffer itself (inline data): a lookup by memory handle without the
  * NIC's lock. Written under the NIC's lock by VipRegisterMem (after viad
  * said yes) and VipDeregisterMem (after viad let go); read as a seqlock:
- * @c seq (acquire), the fields (relaxed), a fence, @c seq again, the same
- * even value or the entry was being written. A region whose entry a later
+ * @c seq, the fields, @c seq again (every load but the last an acquire,
+ * every store of the writer's but the first a release), the same even
+ * value or the entry was being written. A region whose entry a later
  * one took (the same handle modulo the size) is not found, and its data
  * is read by viad as without the cache.
  */
@@ -184,12 +185,13 @@ vipl_dpdk_mr_readable(const struct vipl_dpdk_mr_cache *c, uint32_t handle, uint6
 		      uint64_t len)
 {
 	const struct vipl_dpdk_mr *e = &c->e[handle % VIPL_DPDK_MR_CACHE];
+	/* the fields' loads are acquires, so that the second load of seq
+	 * is not done before them (no fence: TSan has none) */
 	uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-	uint64_t base = __atomic_load_n(&e->va, __ATOMIC_RELAXED);
-	uint64_t size = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
-	bool same = __atomic_load_n(&e->handle, __ATOMIC_RELAXED) == handle;
+	uint64_t base = __atomic_load_n(&e->va, __ATOMIC_ACQUIRE);
+	uint64_t size = __atomic_load_n(&e->len, __ATOMIC_ACQUIRE);
+	bool same = __atomic_load_n(&e->handle, __ATOMIC_ACQUIRE) == handle;
 
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return (seq & 1) == 0 && seq == __atomic_load_n(&e->seq, __ATOMIC_RELAXED) && same &&
 	       handle != 0 && va >= base && va - base <= size && len <= size - (va - base);
 }
