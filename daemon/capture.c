@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Packet capture to pcapng (capture.h, capture_proto.h).
+ * Packet capture to pcapng (capture.h, via_capture_proto.h).
  *
  * Each NIC has its own capture: its own client, file, rings, snaplen and
  * filter. The data path copies a frame that passes the filter into a slot
@@ -45,7 +45,7 @@
 #include <rte_ring.h>
 
 #include "capture.h"
-#include "capture_proto.h"
+#include "via_capture_proto.h"
 #include "runtime.h"
 #include "via_ethertype.h"
 #include "via_glue.h"
@@ -99,7 +99,7 @@ struct capture_out {
 	uint8_t *buf;
 };
 
-/* Which VIA frames a capture keeps (capture_proto.h). */
+/* Which VIA frames a capture keeps (via_capture_proto.h). */
 struct capture_filter {
 	uint32_t vi;         /* 0: any */
 	uint32_t conn_id;    /* 0: any */

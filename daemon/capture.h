@@ -4,7 +4,7 @@
  * Packet capture (capture.c): the frames a NIC sends and receives, and
  * those that only move in memory between VIs of this viad, written to a
  * pcapng file for Wireshark (tools/wireshark/via.lua). viactl asks for a
- * capture over the capture socket (capture_proto.h).
+ * capture over the capture socket (via_capture_proto.h).
  *
  * Each NIC is captured by one client at a time, NICs at once. The data
  * path calls via_capture() where frames leave for a port or an inbox and

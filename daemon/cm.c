@@ -317,7 +317,7 @@ attr_from_wire(const struct via_wire_conn *w, struct via_ctl_vi_attr *a)
  * reliability level, the maximum transfer size and the quality of
  * service). Sizes agree on the smaller (conn_transfer): only a remote size
  * of 0 cannot work. @return 0, -EPROTONOSUPPORT, -EMSGSIZE, -EDOM: the
- * VIP_INVALID_RELIABILITY_LEVEL, _MTU and _QOS of vipl_return()
+ * VIP_INVALID_RELIABILITY_LEVEL, _MTU and _QOS of via_vip_return()
  */
 static int
 attr_conflict(const struct via_vi *vi, const struct via_ctl_vi_attr *remote)

@@ -9,7 +9,7 @@
  * counters) is read as it is at that instant, word by word, each with a
  * relaxed load; a difference of two such counters reads the smaller first.
  *
- * Who asks decides what is shown (telemetry_proto.h): EAL's socket is
+ * Who asks decides what is shown (via_telemetry_proto.h): EAL's socket is
  * root's; viad's own socket, open to the socket group, relays each query
  * to EAL's and tells the callbacks who asked, so a member of the group
  * sees the pids, uids and process names of their own sessions only.
@@ -54,8 +54,8 @@
 #include "hosts.h"
 #include "runtime.h"
 #include "telemetry.h"
-#include "telemetry_proto.h"
 #include "upgrade.h"
+#include "via_telemetry_proto.h"
 #include "via_glue.h"
 #include "via_version.h"
 
@@ -471,20 +471,31 @@ list_params(const char *params, bool filtered, uint32_t *filter, uint32_t *start
 	return 0;
 }
 
+/*
+ * A list command: the page of table @p t that @p params asks for
+ * (list_params), of the objects @p pick takes (NULL: all).
+ */
 static int
-tel_sessions(const char *cmd, const char *params, struct rte_tel_data *r)
+list_command(const char *params, struct rte_tel_data *r, const struct via_idtab *t,
+	     bool filtered, list_pick pick)
 {
 	uint32_t filter, start;
 	int rc;
 
-	(void)cmd;
-	if (list_params(params, false, &filter, &start) != 0)
+	if (list_params(params, filtered, &filter, &start) != 0)
 		return -EINVAL;
 	if (!tel_enter())
 		return -EAGAIN;
-	rc = list_page(r, &tel_viad->sessions, start, NULL, 0);
+	rc = list_page(r, t, start, pick, filter);
 	tel_leave();
 	return rc;
+}
+
+static int
+tel_sessions(const char *cmd, const char *params, struct rte_tel_data *r)
+{
+	(void)cmd;
+	return list_command(params, r, &tel_viad->sessions, false, NULL);
 }
 
 /* The command name of process @p pid, quotes and controls replaced. */
@@ -582,17 +593,8 @@ vi_of_session(const void *obj, uint32_t session)
 static int
 tel_vis(const char *cmd, const char *params, struct rte_tel_data *r)
 {
-	uint32_t session, start;
-	int rc;
-
 	(void)cmd;
-	if (list_params(params, true, &session, &start) != 0)
-		return -EINVAL;
-	if (!tel_enter())
-		return -EAGAIN;
-	rc = list_page(r, &tel_viad->vis, start, vi_of_session, session);
-	tel_leave();
-	return rc;
+	return list_command(params, r, &tel_viad->vis, true, vi_of_session);
 }
 
 /* Descriptors posted on a work queue that viad has not taken yet; read
@@ -692,17 +694,8 @@ cq_of_session(const void *obj, uint32_t session)
 static int
 tel_cqs(const char *cmd, const char *params, struct rte_tel_data *r)
 {
-	uint32_t session, start;
-	int rc;
-
 	(void)cmd;
-	if (list_params(params, true, &session, &start) != 0)
-		return -EINVAL;
-	if (!tel_enter())
-		return -EAGAIN;
-	rc = list_page(r, &tel_viad->cqs, start, cq_of_session, session);
-	tel_leave();
-	return rc;
+	return list_command(params, r, &tel_viad->cqs, true, cq_of_session);
 }
 
 static int
@@ -747,17 +740,8 @@ vi_connected(const void *obj, uint32_t unused)
 static int
 tel_conns(const char *cmd, const char *params, struct rte_tel_data *r)
 {
-	uint32_t filter, start;
-	int rc;
-
 	(void)cmd;
-	if (list_params(params, false, &filter, &start) != 0)
-		return -EINVAL;
-	if (!tel_enter())
-		return -EAGAIN;
-	rc = list_page(r, &tel_viad->vis, start, vi_connected, 0);
-	tel_leave();
-	return rc;
+	return list_command(params, r, &tel_viad->vis, false, vi_connected);
 }
 
 /* ---- counters, lcores, hosts, capture ------------------------------------ */

@@ -6,7 +6,7 @@
  * /viad/cqs, /viad/cq, /viad/conns, /viad/counters, /viad/lcores,
  * /viad/hosts and /viad/capture, served on EAL's telemetry socket
  * (RUNTIME/dpdk/INSTANCE/dpdk_telemetry.v2, root's) to dpdk-telemetry.py,
- * and on viad's own beside it (telemetry_proto.h) to viactl.
+ * and on viad's own beside it (via_telemetry_proto.h) to viactl.
  */
 #ifndef VIA_TELEMETRY_H
 #define VIA_TELEMETRY_H
@@ -15,7 +15,7 @@
 
 /**
  * Register the commands and open viad's telemetry socket
- * (telemetry_proto.h); call once the NICs, shards and tables exist. When
+ * (via_telemetry_proto.h); call once the NICs, shards and tables exist. When
  * systemd (or the caller) named the runtime directory (RUNTIME_DIRECTORY),
  * it, EAL's directories in it and viad's telemetry socket are opened to
  * viad.socket_group, so that its members query viad as themselves; EAL's

@@ -57,7 +57,7 @@
 #include "runtime.h"
 #include "telemetry.h"
 #include "upgrade.h"
-#include "upgrade_proto.h"
+#include "via_upgrade_proto.h"
 #include "wire.h"
 
 #define ADOPT_OPT "--adopt"

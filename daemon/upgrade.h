@@ -4,7 +4,7 @@
  * Upgrading viad under running clients (docs/design.md section 18): the
  * handover across exec (upgrade.c), the image it writes and reads
  * (image.h, image_save.c, image_adopt.c, the connection manager's part in
- * cm.c), and the admin socket that asks for it (upgrade_proto.h).
+ * cm.c), and the admin socket that asks for it (via_upgrade_proto.h).
  */
 #ifndef VIA_UPGRADE_H
 #define VIA_UPGRADE_H
@@ -68,7 +68,7 @@ int via_cm_adopt(struct viad *d, const struct via_image *img, uint64_t blackout_
  */
 int via_upgrade_init(int argc, char **argv, int *adopt_fd, const char **refused);
 /**
- * Open the admin socket (upgrade_proto.h) in the EAL runtime directory and
+ * Open the admin socket (via_upgrade_proto.h) in the EAL runtime directory and
  * add it to epoll set @p ep with key @p key; with !@p allowed
  * (viad.upgrades = no) every request is refused. @return 0, -errno
  */

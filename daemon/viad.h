@@ -20,6 +20,9 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include <rte_pause.h>
+#include <rte_ticketlock.h>
+
 #include <vipl.h>
 
 #include "conf.h"
@@ -59,10 +62,17 @@ via_copy_name(char *dst, size_t size, const char *src)
  * most one iteration, however busy the data path is. The same lock, alone,
  * guards a port's transmit side and a CQ's producer side, which several
  * shards share.
+ *
+ * The state is DPDK's rte_ticketlock_t and the release is
+ * rte_ticketlock_unlock; only the wait differs from rte_ticketlock_lock,
+ * which spins without bound: with more threads than CPUs (poll lcores
+ * sharing cores with clients and the control thread), the holder, or the
+ * waiter whose turn comes next, may be off-CPU, and spinning a whole time
+ * slice would only delay it. So a waiter yields its CPU after
+ * VIA_DP_LOCK_SPINS pauses; it keeps its ticket, so the order stays fair.
  */
 struct via_dp_lock {
-	uint32_t next;
-	uint32_t owner;
+	rte_ticketlock_t ticket;
 };
 
 #define VIA_DP_LOCK_SPINS 1024   /**< then yield: the holder may want our CPU */
@@ -70,15 +80,12 @@ struct via_dp_lock {
 static inline void
 via_dp_lock(struct via_dp_lock *l)
 {
-	uint32_t me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+	uint16_t me = __atomic_fetch_add(&l->ticket.s.next, 1, __ATOMIC_RELAXED);
 	unsigned spins = 0;
 
-	while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != me) {
-		/* with more threads than CPUs (poll lcores sharing cores with
-		 * clients), the holder may be off-CPU: spinning a whole time
-		 * slice would only delay it */
+	while (__atomic_load_n(&l->ticket.s.current, __ATOMIC_ACQUIRE) != me) {
 		if (++spins < VIA_DP_LOCK_SPINS)
-			__builtin_ia32_pause();
+			rte_pause();
 		else
 			sched_yield();
 	}
@@ -87,7 +94,7 @@ via_dp_lock(struct via_dp_lock *l)
 static inline void
 via_dp_unlock(struct via_dp_lock *l)
 {
-	__atomic_store_n(&l->owner, l->owner + 1, __ATOMIC_RELEASE);
+	rte_ticketlock_unlock(&l->ticket);
 }
 
 /** Monotonic milliseconds, for connection-manager timers. */

@@ -722,6 +722,35 @@ static struct fi_ops_tagged vf_tagged_ops = {
 
 /* fi_rma */
 
+/* fi_readv and fi_writev, of one iov entry (the endpoints' iov_limit and
+ * rma_iov_limit, via_fi.c). */
+static ssize_t
+vf_rma_iov(struct fid_ep *fep, enum vf_req_type type, const struct iovec *iov, void **desc,
+	   size_t count, fi_addr_t peer, uint64_t addr, uint64_t key, void *context)
+{
+	struct vf_ep *ep = VF_EP(fep);
+
+	if (count != 1)
+		return -FI_EINVAL;
+	return vf_post_rma(ep, type, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, peer,
+			   addr, key, 0, context, ep->tx_op_flags);
+}
+
+/* fi_readmsg and fi_writemsg: one local and one remote segment, of one
+ * length; remote CQ data goes with a write only. */
+static ssize_t
+vf_rma_msg(struct fid_ep *fep, enum vf_req_type type, const struct fi_msg_rma *msg,
+	   uint64_t flags)
+{
+	if (msg->iov_count != 1 || msg->rma_iov_count != 1 ||
+	    msg->rma_iov[0].len != msg->msg_iov[0].iov_len)
+		return -FI_EINVAL;
+	return vf_post_rma(VF_EP(fep), type, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len,
+			   msg->desc ? msg->desc[0] : NULL, msg->addr, msg->rma_iov[0].addr,
+			   msg->rma_iov[0].key, type == VF_REQ_WRITE ? msg->data : 0, msg->context,
+			   flags);
+}
+
 static ssize_t
 vf_read(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t addr,
 	uint64_t key, void *context)
@@ -736,21 +765,13 @@ static ssize_t
 vf_readv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
 	 uint64_t addr, uint64_t key, void *context)
 {
-	if (count != 1)
-		return -FI_EINVAL;
-	return vf_read(fep, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, src, addr,
-		       key, context);
+	return vf_rma_iov(fep, VF_REQ_READ, iov, desc, count, src, addr, key, context);
 }
 
 static ssize_t
 vf_readmsg(struct fid_ep *fep, const struct fi_msg_rma *msg, uint64_t flags)
 {
-	if (msg->iov_count != 1 || msg->rma_iov_count != 1 ||
-	    msg->rma_iov[0].len != msg->msg_iov[0].iov_len)
-		return -FI_EINVAL;
-	return vf_post_rma(VF_EP(fep), VF_REQ_READ, msg->msg_iov[0].iov_base,
-			   msg->msg_iov[0].iov_len, msg->desc ? msg->desc[0] : NULL, msg->addr,
-			   msg->rma_iov[0].addr, msg->rma_iov[0].key, 0, msg->context, flags);
+	return vf_rma_msg(fep, VF_REQ_READ, msg, flags);
 }
 
 static ssize_t
@@ -767,22 +788,13 @@ static ssize_t
 vf_writev(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest,
 	  uint64_t addr, uint64_t key, void *context)
 {
-	if (count != 1)
-		return -FI_EINVAL;
-	return vf_write(fep, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, dest, addr,
-			key, context);
+	return vf_rma_iov(fep, VF_REQ_WRITE, iov, desc, count, dest, addr, key, context);
 }
 
 static ssize_t
 vf_writemsg(struct fid_ep *fep, const struct fi_msg_rma *msg, uint64_t flags)
 {
-	if (msg->iov_count != 1 || msg->rma_iov_count != 1 ||
-	    msg->rma_iov[0].len != msg->msg_iov[0].iov_len)
-		return -FI_EINVAL;
-	return vf_post_rma(VF_EP(fep), VF_REQ_WRITE, msg->msg_iov[0].iov_base,
-			   msg->msg_iov[0].iov_len, msg->desc ? msg->desc[0] : NULL, msg->addr,
-			   msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->data, msg->context,
-			   flags);
+	return vf_rma_msg(fep, VF_REQ_WRITE, msg, flags);
 }
 
 static ssize_t

@@ -147,7 +147,7 @@ conn_wait(struct vipl_nic *nic, struct via_ctl_conn_wait_req *req, VIP_ULONG Tim
 	rc = vipl_ctl_call(nic, VIA_CTL_CONN_WAIT, req, &rep, NULL);
 	if (rc != 0) {
 		vipl_obj_put(&c->obj);
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	}
 	c->nic = nic;
 	c->id = rep.conn;
@@ -217,7 +217,7 @@ VipConnectAccept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDLE ViHandle)
 	if (rc != -EPROTONOSUPPORT && rc != -EMSGSIZE && rc != -EDOM && rc != -EPERM)
 		conn_free(c);
 	idle_unless_connected(vi, rc);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -232,7 +232,7 @@ VipConnectReject(VIP_CONN_HANDLE ConnHandle)
 	req.id = c->id;
 	rc = vipl_ctl_call(c->nic, VIA_CTL_CONN_REJECT, &req, NULL, NULL);
 	conn_free(c);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 static int
@@ -269,7 +269,7 @@ VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr, VIP_NET_AD
 	if (rc == 0)
 		attr_out(&rep, RemoteViAttribs);
 	idle_unless_connected(vi, rc);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -285,7 +285,7 @@ VipDisconnect(VIP_VI_HANDLE ViHandle)
 	rc = vipl_ctl_call(vi->nic, VIA_CTL_DISCONNECT, &req, NULL, NULL);
 	if (rc == 0)
 		vipl_vi_idle_again(vi);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -301,7 +301,7 @@ VipConnectPeerRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr,
 	vipl_vi_connect_called(vi);
 	rc = vipl_ctl_call(vi->nic, VIA_CTL_PEER_REQUEST, &req, NULL, NULL);
 	idle_unless_connected(vi, rc);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 /* The body of VipConnectPeerDone and VipConnectPeerWait (@p op): their VIP_RETURN. */
@@ -322,7 +322,7 @@ peer_result(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteAttributes, unsigne
 	/* still out (VIP_NOT_DONE), or no peer request to report */
 	else if (rc != -EAGAIN)
 		idle_unless_connected(vi, rc);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 VIPL_EXPORT VIP_RETURN

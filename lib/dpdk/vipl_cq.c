@@ -54,7 +54,7 @@ VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount, VIP_CQ_HANDLE *CQHan
 	rc = vipl_ctl_call(nic, VIA_CTL_CQ_CREATE, &req, &rep, NULL);
 	if (rc != 0) {
 		vipl_obj_put(&cq->dp.obj);
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	}
 	undo.id = rep.id;
 	undo.reserved = 0;
@@ -83,7 +83,7 @@ VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount, VIP_CQ_HANDLE *CQHan
 fail:
 	vipl_ctl_call(nic, VIA_CTL_CQ_DESTROY, &undo, NULL, NULL);
 	vipl_obj_put(&cq->dp.obj);
-	return vipl_return(rc == -EPROTO ? -ENOMEM : rc);
+	return via_vip_return(rc == -EPROTO ? -ENOMEM : rc);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -104,7 +104,7 @@ VipDestroyCQ(VIP_CQ_HANDLE CQHandle)
 	rc = vipl_ctl_call(cq->nic, VIA_CTL_CQ_DESTROY, &req, NULL, NULL);
 	if (rc != 0) {
 		vipl_notify_resume(&cq->nq);
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	}
 	vipl_notify_cancel(&cq->nq);
 	pthread_mutex_lock(&cq->nic->lock);
@@ -178,7 +178,7 @@ VipResizeCQ(VIP_CQ_HANDLE CQHandle, VIP_ULONG EntryCount)
 		}
 	}
 	pthread_mutex_unlock(&cq->dp.lock);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 /* VIA §9.6.11; the protocol is in vipl_error.c */
@@ -191,5 +191,5 @@ VipCQNotify(VIP_CQ_HANDLE CQHandle, VIP_PVOID Context,
 
 	if (cq == NULL || Handler == NULL)
 		return VIP_INVALID_PARAMETER;
-	return vipl_return(vipl_notify_cq(cq, Context, Handler));
+	return via_vip_return(vipl_notify_cq(cq, Context, Handler));
 }

@@ -426,7 +426,7 @@ notifier_main(void *arg)
 /*
  * Start the notify thread if it is not running (notify_lock held).
  * @return 0, -ENOMEM (no thread: pthread_create's EAGAIN is a lack of
- *         resources, not vipl_return()'s "not done")
+ *         resources, not via_vip_return()'s "not done")
  */
 static int
 notifier_start(struct vipl_nic *nic)
@@ -608,7 +608,7 @@ vipl_provider_start(struct vipl_nic *nic)
 	if (rc != 0) {
 		pthread_cond_destroy(&nic->notify_cond);
 		pthread_mutex_destroy(&nic->notify_lock);
-		/* EAGAIN is a lack of resources, not vipl_return()'s "not done" */
+		/* EAGAIN is a lack of resources, not via_vip_return()'s "not done" */
 		return -ENOMEM;
 	}
 	nic->provider_started = true;

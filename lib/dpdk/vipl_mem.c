@@ -88,7 +88,7 @@ VipCreatePtag(VIP_NIC_HANDLE NicHandle, VIP_PROTECTION_HANDLE *ProtectionTag)
 		via_hmap_get(&nic->ptags, rep.id);
 	pthread_mutex_unlock(&nic->lock);
 	if (rc != 0)
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	/* a ptag handle is viad's id: it means nothing in another process */
 	*ProtectionTag = (VIP_PROTECTION_HANDLE)(uintptr_t)rep.id;
 	return VIP_SUCCESS;
@@ -112,7 +112,7 @@ VipDestroyPtag(VIP_NIC_HANDLE NicHandle, VIP_PROTECTION_HANDLE ProtectionTag)
 	if (rc == 0)
 		via_hmap_del(&nic->ptags, req.id);
 	pthread_mutex_unlock(&nic->lock);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 static bool
@@ -398,7 +398,7 @@ out:
 	if (obj_fd >= 0)
 		close(obj_fd);
 	free(r);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -417,7 +417,7 @@ VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_MEM_HAN
 	if (MemoryHandle & VIA_TPT_HANDLE) {
 		rc = table_deregister(nic, req.addr, MemoryHandle);
 		pthread_mutex_unlock(&nic->lock);
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	}
 	rc = vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &req, NULL, NULL);
 	slot = rc == 0 ? via_hmap_find(&nic->regions, MemoryHandle) : NULL;
@@ -429,7 +429,7 @@ VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_MEM_HAN
 		free(r);
 	}
 	pthread_mutex_unlock(&nic->lock);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -458,7 +458,7 @@ VipQueryMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID Address, VIP_MEM_HANDLE MemHandl
 		rc = vipl_ctl_call(nic, VIA_CTL_MEM_QUERY, &req, &rep, NULL);
 	}
 	if (rc != 0)
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	MemAttribs->Ptag = (VIP_PROTECTION_HANDLE)(uintptr_t)rep.ptag;
 	MemAttribs->EnableRdmaWrite = rep.rdma_write ? VIP_TRUE : VIP_FALSE;
 	MemAttribs->EnableRdmaRead = rep.rdma_read ? VIP_TRUE : VIP_FALSE;
@@ -509,8 +509,8 @@ VipSetMemAttributes(VIP_NIC_HANDLE NicHandle, VIP_PVOID Address, VIP_MEM_HANDLE 
 	req.attr.rdma_write = MemAttribs->EnableRdmaWrite != VIP_FALSE;
 	req.attr.rdma_read = MemAttribs->EnableRdmaRead != VIP_FALSE;
 	if (MemHandle & VIA_TPT_HANDLE)
-		return vipl_return(table_set_attr(nic, &req));
-	return vipl_return(vipl_ctl_call(nic, VIA_CTL_MEM_SET_ATTR, &req, NULL, NULL));
+		return via_vip_return(table_set_attr(nic, &req));
+	return via_vip_return(vipl_ctl_call(nic, VIA_CTL_MEM_SET_ATTR, &req, NULL, NULL));
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -557,7 +557,7 @@ VipDpdkAllocMem(VIP_NIC_HANDLE NicHandle, VIP_ULONG Length, VIP_PVOID *Address)
 fail:
 	pthread_mutex_unlock(&nic->lock);
 	free(a);
-	return vipl_return(rc == -EINVAL ? -ENOMEM : rc);
+	return via_vip_return(rc == -EINVAL ? -ENOMEM : rc);
 }
 
 VIPL_EXPORT VIP_RETURN
@@ -585,7 +585,7 @@ VipDpdkFreeMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID Address)
 		}
 	}
 	pthread_mutex_unlock(&nic->lock);
-	return vipl_return(rc);
+	return via_vip_return(rc);
 }
 
 void

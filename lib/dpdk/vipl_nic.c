@@ -35,43 +35,6 @@ vipl_log(const char *fmt, ...)
 	fprintf(stderr, "libvipl-dpdk: %s\n", line);
 }
 
-VIP_RETURN
-vipl_return(int err)
-{
-	switch (err) {
-	case 0:
-		return VIP_SUCCESS;
-	case -EAGAIN:
-		return VIP_NOT_DONE;
-	case -ENOENT:
-	case -EINVAL:
-	case -ENODEV:
-	case -EFAULT:
-		return VIP_INVALID_PARAMETER;
-	case -EPROTONOSUPPORT:
-		return VIP_INVALID_RELIABILITY_LEVEL;
-	case -EMSGSIZE:
-		return VIP_INVALID_MTU;
-	case -EDOM:
-		return VIP_INVALID_QOS;
-	case -ESRCH:
-		return VIP_INVALID_PTAG;
-	case -EOPNOTSUPP:
-		return VIP_INVALID_RDMAREAD;
-	case -EPERM:
-		return VIP_INVALID_STATE;
-	case -ETIMEDOUT:
-		return VIP_TIMEOUT;
-	case -ECONNREFUSED:
-		return VIP_REJECT;
-	case -ENXIO:
-		return VIP_NO_MATCH;
-	default:
-		/* -ENOSPC, -ENOMEM, -EBUSY, and viad gone (-ECONNRESET ...) */
-		return VIP_ERROR_RESOURCE;
-	}
-}
-
 struct vipl_nic *
 vipl_nic_get(VIP_NIC_HANDLE handle)
 {
@@ -403,7 +366,7 @@ VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
 	if (rc == -ENODEV)
 		vipl_log("VipOpenNic: viad has no NIC called \"%s\"", DeviceName);
 	if (rc != 0)
-		return vipl_return(rc == -ECONNREFUSED || rc == -ENOENT ? -ECONNRESET : rc);
+		return via_vip_return(rc == -ECONNREFUSED || rc == -ENOENT ? -ECONNRESET : rc);
 	*NicHandle = vipl_handle_of(&nic->obj);
 	return VIP_SUCCESS;
 }
@@ -507,7 +470,7 @@ VipQuerySystemManagementInfo(VIP_NIC_HANDLE NicHandle, VIP_ULONG InfoType, VIP_P
 	default:
 		return VIP_INVALID_PARAMETER;
 	}
-	return vipl_return(vipl_ctl_call(nic, op, NULL, SysManInfo, NULL));
+	return via_vip_return(vipl_ctl_call(nic, op, NULL, SysManInfo, NULL));
 }
 
 _Static_assert(sizeof(VIP_DPDK_COUNTERS) == sizeof(struct via_ctl_counters),
@@ -578,7 +541,7 @@ VipNSGetHostByName(VIP_NIC_HANDLE NicHandle, VIP_CHAR *Name, VIP_NET_ADDRESS *Vi
 	if (rc == -ENOENT)
 		return VIP_ERROR_NAMESERVICE;
 	if (rc != 0)
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	/* the host part only; the discriminator is the caller's (§9.10.8) */
 	VipAddress->HostAddressLen = sizeof(rep.mac);
 	memcpy(VipAddress->HostAddress, rep.mac, sizeof(rep.mac));
@@ -608,7 +571,7 @@ VipNSGetHostByAddr(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *VipAddress, VIP_CH
 	if (rc == -ENOENT)
 		return VIP_ERROR_NAMESERVICE;
 	if (rc != 0)
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	rep.name[sizeof(rep.name) - 1] = '\0';
 	need = strlen(rep.name) + 1;
 	if (*NameLen < need) {

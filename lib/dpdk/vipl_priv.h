@@ -7,7 +7,7 @@
  *
  * Errors are -errno inside the library (0 or -errno; a function that
  * returns something else says what in its comment); the Vip* entry points
- * convert, once, with vipl_return(). VIP_RETURN comes only from the API
+ * convert, once, with via_vip_return() (via_return.h). VIP_RETURN comes only from the API
  * boundary: the entry points, the inline data path they are
  * (vipl_dpdk_dp.h), and the static helpers that are the shared body of
  * two or more entry points (queue_wait, conn_wait, peer_result, ...),
@@ -27,6 +27,7 @@
 #include "via_abi.h"
 #include "via_ctl.h"
 #include "via_hmap.h"
+#include "via_return.h"
 #include "via_ring.h"
 #include "vipl_dpdk_dp.h"
 
@@ -202,9 +203,6 @@ int vipl_pages_share_file(void);
 
 /** The NIC of @p handle, or NULL. */
 struct vipl_nic *vipl_nic_get(VIP_NIC_HANDLE handle);
-
-/** Map an internal -errno to the VIPL return code of VIA §9.10.1. */
-VIP_RETURN vipl_return(int err);
 
 /** Log a line on stderr: "libvipl-dpdk: ...". */
 void vipl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

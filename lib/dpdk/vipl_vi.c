@@ -158,7 +158,7 @@ VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, VIP_CQ_HANDL
 	rc = vipl_ctl_call(nic, VIA_CTL_VI_CREATE, &req, &rep, NULL);
 	if (rc != 0) {
 		vipl_obj_put(&vi->dp.obj);
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	}
 	vi->id = rep.id;
 	undo.id = rep.id;
@@ -166,7 +166,7 @@ VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, VIP_CQ_HANDL
 	if (rc != 0) {
 		vipl_ctl_call(nic, VIA_CTL_VI_DESTROY, &undo, NULL, NULL);
 		vipl_obj_put(&vi->dp.obj);
-		return vipl_return(rc == -EPROTO ? -ENOMEM : rc);
+		return via_vip_return(rc == -EPROTO ? -ENOMEM : rc);
 	}
 	pthread_mutex_lock(&nic->lock);
 	LIST_INSERT_HEAD(&nic->vis, vi, link);
@@ -191,7 +191,7 @@ VipDestroyVi(VIP_VI_HANDLE ViHandle)
 	req.id = vi->id;
 	rc = vipl_ctl_call(vi->nic, VIA_CTL_VI_DESTROY, &req, NULL, NULL);
 	if (rc != 0)
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	vi_retire(vi);
 	pthread_mutex_lock(&vi->nic->lock);
 	LIST_REMOVE(vi, link);
@@ -229,7 +229,7 @@ VipQueryVi(VIP_VI_HANDLE ViHandle, VIP_VI_STATE *State, VIP_VI_ATTRIBUTES *Attri
 	req.id = vi->id;
 	rc = vipl_ctl_call(vi->nic, VIA_CTL_VI_QUERY, &req, &rep, NULL);
 	if (rc != 0)
-		return vipl_return(rc);
+		return via_vip_return(rc);
 	*State = (VIP_VI_STATE)rep.state;
 	attr_from_wire(&rep.attr, Attributes);
 	/* empty: nothing posted that the consumer has not dequeued yet */
@@ -249,7 +249,7 @@ VipSetViAttributes(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *Attributes)
 	attr_to_wire(Attributes, &req.attr);
 	req.id = vi->id;
 	req.reserved = 0;
-	return vipl_return(vipl_ctl_call(vi->nic, VIA_CTL_VI_SET_ATTR, &req, NULL, NULL));
+	return via_vip_return(vipl_ctl_call(vi->nic, VIA_CTL_VI_SET_ATTR, &req, NULL, NULL));
 }
 
 /* The body of VipSendNotify and VipRecvNotify (VIA §9.6.9-9.6.10; the
@@ -264,7 +264,7 @@ queue_notify(VIP_VI_HANDLE h, enum via_wq_kind kind, VIP_PVOID ctx, VIP_VI_CALLB
 	/* a queue tied to a CQ is notified through it (VipCQNotify) */
 	if (vi->cq[kind] != NULL)
 		return VIP_ERROR_RESOURCE;
-	return vipl_return(vipl_notify_vi(vi, kind, ctx, fn));
+	return via_vip_return(vipl_notify_vi(vi, kind, ctx, fn));
 }
 
 VIPL_EXPORT VIP_RETURN

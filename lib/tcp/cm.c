@@ -269,7 +269,7 @@ tcp_connect_accept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDLE ViHandle)
 	     : remote.QoS != vi->qos ? -EDOM : 0;
 	if (rc != 0) {
 		tcp_nic_leave(nic);
-		return tcp_return(rc);
+		return via_vip_return(rc);
 	}
 	/* VIA §5.2: Connect Pending until the accept is done, which it is
 	 * within this call (the answer is written now) */
@@ -287,7 +287,7 @@ tcp_connect_accept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDLE ViHandle)
 	if (rc != 0)
 		close(fd);
 	tcp_nic_leave(nic);
-	return tcp_return(rc);
+	return via_vip_return(rc);
 }
 
 VIP_RETURN
@@ -524,7 +524,7 @@ tcp_connect_request(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr, VIP_NET_
 		vi->state = VIP_STATE_IDLE;
 		close(fd);
 		tcp_nic_leave(nic);
-		return tcp_return(rc);
+		return via_vip_return(rc);
 	}
 	*RemoteViAttribs = remote;
 	tcp_nic_leave(nic);

@@ -39,7 +39,7 @@ tcp_create_cq(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount, VIP_CQ_HANDLE *CQH
 			free(cq->ring);
 		free(cq);
 		tcp_nic_leave(nic);
-		return tcp_return(rc);
+		return via_vip_return(rc);
 	}
 	cq->cap = (uint32_t)EntryCount;
 	nic->nb_cq++;

@@ -125,42 +125,6 @@ tcp_obj_del(struct tcp_nic *nic, struct tcp_obj *obj)
 	via_idtab_free(&nic->objs, obj->id);
 }
 
-VIP_RETURN
-tcp_return(int err)
-{
-	switch (err) {
-	case 0:
-		return VIP_SUCCESS;
-	case -EAGAIN:
-		return VIP_NOT_DONE;
-	case -EINVAL:
-	case -ENOENT:
-	case -EFAULT:
-		return VIP_INVALID_PARAMETER;
-	case -EPROTONOSUPPORT:
-		return VIP_INVALID_RELIABILITY_LEVEL;
-	case -EMSGSIZE:
-		return VIP_INVALID_MTU;
-	case -EDOM:
-		return VIP_INVALID_QOS;
-	case -ESRCH:
-		return VIP_INVALID_PTAG;
-	case -EOPNOTSUPP:
-		return VIP_INVALID_RDMAREAD;
-	case -EPERM:
-		return VIP_INVALID_STATE;
-	case -ETIMEDOUT:
-		return VIP_TIMEOUT;
-	case -ECONNREFUSED:
-		return VIP_REJECT;
-	case -EHOSTUNREACH:
-		return VIP_NO_MATCH;
-	default:
-		/* -ENOMEM, -ENOSPC, -EBUSY, a failed socket call */
-		return VIP_ERROR_RESOURCE;
-	}
-}
-
 uint64_t
 tcp_now_ms(void)
 {

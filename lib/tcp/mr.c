@@ -47,7 +47,7 @@ tcp_create_ptag(VIP_NIC_HANDLE NicHandle, VIP_PROTECTION_HANDLE *ProtectionTag)
 	if (rc != 0) {
 		free(pt);
 		tcp_nic_leave(nic);
-		return tcp_return(rc);
+		return via_vip_return(rc);
 	}
 	nic->nb_ptag++;
 	*ProtectionTag = tcp_handle_of(nic, &pt->obj);
@@ -168,7 +168,7 @@ tcp_register_mem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG L
 	}
 	if (rc != 0) {
 		tcp_nic_leave(nic);
-		return tcp_return(rc);
+		return via_vip_return(rc);
 	}
 	mr->va = va;
 	mr->len = Length;
@@ -263,7 +263,7 @@ tcp_set_mem_attributes(VIP_NIC_HANDLE NicHandle, VIP_PVOID Address, VIP_MEM_HAND
 		nic->mr_gen++;
 	}
 	tcp_nic_leave(nic);
-	return tcp_return(rc);
+	return via_vip_return(rc);
 }
 
 int

@@ -234,7 +234,7 @@ tcp_open_nic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
 		pthread_mutex_lock(&nics_lock);
 		slot_used[slot] = false;
 		pthread_mutex_unlock(&nics_lock);
-		return rc == -EINVAL ? VIP_ERROR_RESOURCE : tcp_return(rc);
+		return rc == -EINVAL ? VIP_ERROR_RESOURCE : via_vip_return(rc);
 	}
 	return VIP_SUCCESS;
 }

@@ -15,8 +15,9 @@
  * socket of its own) and calls of the consumer's error handler.
  *
  * Errors are -errno inside the provider (0 or -errno; a function that
- * returns something else says what in its comment); tcp_return() turns
- * them into a VIP_RETURN at the VIPL boundary. VIP_RETURN comes only from
+ * returns something else says what in its comment); via_vip_return()
+ * (via_return.h, shared with libvipl-dpdk) turns them into a VIP_RETURN at
+ * the VIPL boundary. VIP_RETURN comes only from
  * that boundary: the tcp_* calls of the provider's ops table, and the
  * static helpers that are the shared body of two or more of them (post,
  * dequeue, wait_dequeue, cq_take, ns_enter, ...), whose comments name the
@@ -34,6 +35,7 @@
 #include <vipl.h>
 
 #include "via_idtab.h"
+#include "via_return.h"
 #include "wire.h"
 
 /* ---- limits, as VipQueryNic states them (VIA §9.10.4) ------------------- */
@@ -313,7 +315,6 @@ void tcp_nic_leave(struct tcp_nic *nic);
 /** Give @p obj an id of type @p type in nic->objs. @return 0, -ENOSPC, -ENOMEM */
 int tcp_obj_add(struct tcp_nic *nic, struct tcp_obj *obj, uint32_t type);
 void tcp_obj_del(struct tcp_nic *nic, struct tcp_obj *obj);
-VIP_RETURN tcp_return(int err);
 uint64_t tcp_now_ms(void);
 /** The CLOCK_MONOTONIC ms at which @p timeout ends; UINT64_MAX for VIP_INFINITE. */
 uint64_t tcp_deadline(VIP_ULONG timeout);

@@ -160,7 +160,7 @@ tcp_create_vi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, VIP_CQ_HAN
 			free(vi);
 		}
 		tcp_nic_leave(nic);
-		return tcp_return(rc);
+		return via_vip_return(rc);
 	}
 	vi->nic = nic;
 	vi->state = VIP_STATE_IDLE;
@@ -237,7 +237,7 @@ tcp_set_vi_attributes(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *Attributes)
 	if (rc == 0)
 		vi_attr_set(vi, Attributes, ptag);
 	tcp_nic_leave(nic);
-	return tcp_return(rc);
+	return via_vip_return(rc);
 }
 
 /* ---- connection states --------------------------------------------------- */

@@ -3,7 +3,7 @@
  * viactl: look at a running viad, as rdma(8) and ibv_devinfo look at RDMA
  * devices. It asks viad's DPDK telemetry commands (daemon/telemetry.c) on
  * EAL's telemetry socket, RUNTIME/dpdk/INSTANCE/dpdk_telemetry.v2, and, to
- * capture frames, viad's capture socket beside it (daemon/capture_proto.h).
+ * capture frames, viad's capture socket beside it (abi/via_capture_proto.h).
  * Whoever may open those sockets may use viactl: root, viad's own user, or,
  * under viad.service, the members of its socket directory's group (capture
  * excepted: viad's user only).
@@ -29,10 +29,10 @@
 #include <unistd.h>
 
 
-#include "capture_proto.h"
+#include "via_capture_proto.h"
 #include "json.h"
-#include "telemetry_proto.h"
-#include "upgrade_proto.h"
+#include "via_telemetry_proto.h"
+#include "via_upgrade_proto.h"
 #include "via_version.h"
 
 #define EXIT_USAGE 2
@@ -410,6 +410,26 @@ show(struct vj *v, const struct col *cols, unsigned ncols)
 	return 0;
 }
 
+/* An object's members, one "KEY VALUE" line each, keys @p key_width wide
+ * (or the object as is, with --json); @return 0, or 1 without @p v. */
+static int
+show_members(struct vj *v, int key_width)
+{
+	const struct vj *m;
+
+	if (v == NULL)
+		return 1;
+	if (json_out) {
+		vj_print(stdout, v, true);
+		putchar('\n');
+	} else {
+		for (m = v->child; m != NULL; m = m->next)
+			printf("%-*s %s\n", key_width, m->key, vj_text(m));
+	}
+	vj_free(v);
+	return 0;
+}
+
 static void
 fmt_level(const struct vj *row, char *buf, size_t len)
 {
@@ -550,25 +570,11 @@ no_options(struct cmd_ctx *c)
 static int
 cmd_status(struct cmd_ctx *c)
 {
-	struct vj *v;
-	const struct vj *m;
-
 	if (no_options(c) != 0)
 		return EXIT_USAGE;
 	if (connect_viad(c) == NULL)
 		return 1;
-	v = tel_query(&c->t, "/viad/info");
-	if (v == NULL)
-		return 1;
-	if (json_out) {
-		vj_print(stdout, v, true);
-		putchar('\n');
-	} else {
-		for (m = v->child; m != NULL; m = m->next)
-			printf("%-18s %s\n", m->key, vj_text(m));
-	}
-	vj_free(v);
-	return 0;
+	return show_members(tel_query(&c->t, "/viad/info"), 18);
 }
 
 static int
@@ -973,8 +979,6 @@ cmd_counters(struct cmd_ctx *c)
 {
 	unsigned long count = 0;
 	double every = 0;
-	struct vj *v;
-	const struct vj *m;
 	int i;
 
 	for (i = 1; i < c->argc; i++) {
@@ -997,18 +1001,7 @@ cmd_counters(struct cmd_ctx *c)
 		return 1;
 	if (every > 0)
 		return counters_watch(&c->t, every, count);
-	v = tel_query(&c->t, "/viad/counters");
-	if (v == NULL)
-		return 1;
-	if (json_out) {
-		vj_print(stdout, v, true);
-		putchar('\n');
-	} else {
-		for (m = v->child; m != NULL; m = m->next)
-			printf("%-36s %s\n", m->key, vj_text(m));
-	}
-	vj_free(v);
-	return 0;
+	return show_members(tel_query(&c->t, "/viad/counters"), 36);
 }
 
 /* ---- capture ---------------------------------------------------------------- */
