@@ -52,7 +52,10 @@ local f = {
 	flags = ProtoField.uint16("via.flags", "Flags", base.HEX),
 	flag_imm = ProtoField.bool("via.flags.imm", "Immediate data", 16, nil, 0x0001),
 	flag_peer = ProtoField.bool("via.flags.peer", "Peer connection request", 16, nil, 0x0002),
-	flag_probe = ProtoField.bool("via.flags.probe", "Keepalive probe", 16, nil, 0x0004),
+	flag_probe = ProtoField.bool("via.flags.probe", "Probe (asks for an ACK back)", 16, nil, 0x0004),
+	flag_placed = ProtoField.bool("via.flags.placed", "Placed (imm: first frame not placed)", 16,
+				      nil, 0x0008),
+	flag_reply = ProtoField.bool("via.flags.reply", "Reply to a probe", 16, nil, 0x0010),
 	dst_vi = ProtoField.uint32("via.dst_vi", "Destination VI"),
 	src_vi = ProtoField.uint32("via.src_vi", "Source VI"),
 	conn_id = ProtoField.uint32("via.conn_id", "Connection id", base.HEX),
@@ -222,6 +225,8 @@ function via.dissector(tvb, pinfo, tree)
 	ft:add(f.flag_imm, tvb(2, 2))
 	ft:add(f.flag_peer, tvb(2, 2))
 	ft:add(f.flag_probe, tvb(2, 2))
+	ft:add(f.flag_placed, tvb(2, 2))
+	ft:add(f.flag_reply, tvb(2, 2))
 	t:add(f.dst_vi, tvb(4, 4))
 	t:add(f.src_vi, tvb(8, 4))
 	t:add(f.conn_id, tvb(12, 4))
