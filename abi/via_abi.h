@@ -108,15 +108,17 @@
  *    viad's socket is alive (a killed viad wakes nobody).
  * 6. A queue that needs no doorbell, library -> viad. viad says so in the
  *    ring's word polled (via_ring_shared): a post publishes prod (seq_cst
- *    store), loads polled (seq_cst), and rings the doorbell of pair 1 only
- *    if it reads 0. A send queue is polled for a while after the VI's turn
+ *    store; on a ring of line entries, the entry's seq instead, struct
+ *    via_wqe_line), loads polled (seq_cst), and rings the doorbell of pair
+ *    1 only if it reads 0. A send queue is polled for a while after the VI's turn
  *    sent something: viad loads its producer index at every iteration
  *    (dp.c, "polled send queues"). A receive queue is polled while its VI
  *    is Connected: viad takes its descriptors when a message comes, and
  *    has nothing to do at a post (vi.c, via_vi_set_state()). Here viad is
  *    the sleeper and polled its flag, inverted: it stops with a seq_cst
  *    store of 0 and a fence, then its last look loads prod
- *    (via_ring_set_polled()), before a send queue goes back to doorbells,
+ *    (via_ring_set_polled(); the next entry's seq on a ring of line
+ *    entries), before a send queue goes back to doorbells,
  *    before its poller sleeps, and (a doorbell of its own, looked at in
  *    the next iteration) before a VI leaves Connected. Either that look
  *    sees the post, or the post sees 0 and rings. A client that writes
@@ -130,7 +132,7 @@
 #include "via_ring.h"
 
 /** Bumped on any change of this file or of via_ctl.h. */
-#define VIA_ABI_VERSION 12u
+#define VIA_ABI_VERSION 13u
 
 /** "VIADSHM1": first 8 bytes of every session segment. */
 #define VIA_SHM_COOKIE 0x314d485344414956ull
@@ -228,6 +230,90 @@ struct via_wqe {
 	uint32_t reserved;       /**< zero */
 };
 _Static_assert(sizeof(struct via_wqe) == 16, "via_wqe is ABI");
+
+/**
+ * One segment of a line entry (struct via_wqe_line): a copy of a
+ * descriptor's address segment (VIP_ADDRESS_SEGMENT: len is its Reserved)
+ * or data segment (VIP_DATA_SEGMENT), same layout (VIA §10.3, §10.4).
+ */
+struct via_wqe_seg {
+	uint64_t va;
+	uint32_t handle;
+	uint32_t len;
+};
+_Static_assert(sizeof(struct via_wqe_seg) == 16, "via_wqe_seg is ABI");
+
+/** Segments a line entry carries: an RDMA descriptor's address segment and
+ *  one data segment, or two data segments. */
+#define VIA_WQE_LINE_SEGS 2u
+/** Bytes of a line entry's first line: the descriptor, and its completion. */
+#define VIA_WQE_LINE_SIZE 64u
+/** Most bytes of data a line entry carries after its first line. */
+#define VIA_WQE_INLINE_MAX 256u
+
+/**
+ * Bits of a line entry's @c status word while it is posted (the library's),
+ * all in VIP_STATUS_RESERVED: a completion's Status never has them, and a
+ * posted entry never has VIP_STATUS_DONE.
+ */
+#define VIA_WQE_DESC   0x01000000u  /**< control, length, immediate data and segments are the
+				     *   descriptor's: viad does not read it (SegCount <= 2) */
+#define VIA_WQE_INLINE 0x02000000u  /**< with DESC: the Send or RDMA Write's Length bytes
+				     *   follow the first line (they are the segments' data) */
+#define VIA_WQE_FLAGS  (VIA_WQE_DESC | VIA_WQE_INLINE)
+
+/**
+ * A line entry: the ring slot of a VI created with line entries
+ * (VI_CREATE's entry_size 64 to 64 + VIA_WQE_INLINE_MAX, a multiple of 64;
+ * VipDpdkCreateVi). The descriptor travels in the entry, so that viad reads
+ * one cache line (two with inline data, side by side) where a via_wqe makes
+ * it read the slot, then the descriptor, then the data, each after the
+ * other; and the completion comes back in the same line, which the library
+ * polls instead of the descriptor's Status. Larger descriptors (SegCount >
+ * 2) are still read from registered memory (@c status without
+ * VIA_WQE_DESC); their completion comes here too.
+ *
+ * The entry publishes itself: @c seq, stored last at the post (seq_cst, the
+ * work word of "Wake-up contract" pair 6), is the post's index in the ring
+ * plus one, so viad looks at the slot of its own consumer index and finds
+ * the entry and its readiness in one load, with no producer index to read
+ * first; an entry of an earlier lap has a seq one capacity behind. The
+ * library still stores the ring's prod (release) for telemetry; viad does
+ * not read it for these rings.
+ *
+ * Completion: viad writes @c length and @c imm (the descriptor's Length and
+ * ImmediateData), then @c status (release), with VIP_STATUS_DONE, over
+ * the posted values; in ring order, which is the queue's completion order.
+ * The library copies the three into the descriptor when it dequeues it
+ * (VipSendDone, VipRecvDone and the waits), so a program sees a
+ * descriptor's Status change at the dequeue, not before. A slot is posted
+ * again only once its descriptor was dequeued.
+ */
+struct via_wqe_line {
+	uint64_t desc_va;        /**< client virtual address of the VIP_DESCRIPTOR */
+	uint32_t desc_handle;    /**< memory handle of the region holding it */
+	uint32_t seq;            /**< post index + 1: the entry is published */
+	uint16_t control;        /**< VIP_CONTROL_SEGMENT::Control */
+	uint16_t seg_count;      /**< VIP_CONTROL_SEGMENT::SegCount */
+	uint32_t status;         /**< posted: VIA_WQE_* flags; completed: Status, last */
+	uint32_t length;         /**< Length: the consumer's, then the completion's */
+	uint32_t imm;            /**< ImmediateData: the consumer's, then the completion's */
+	struct via_wqe_seg seg[VIA_WQE_LINE_SEGS];  /**< with VIA_WQE_DESC */
+	/* VIA_WQE_INLINE: the data, at the next line */
+};
+_Static_assert(sizeof(struct via_wqe_line) == VIA_WQE_LINE_SIZE, "via_wqe_line is ABI");
+
+/**
+ * Whether @p entry_size (VI_CREATE) names line entries (struct via_wqe_line
+ * and up to VIA_WQE_INLINE_MAX bytes of data after it); 0 and
+ * sizeof(struct via_wqe) name the 16-byte entries.
+ */
+static inline int
+via_wqe_line_size_ok(uint32_t entry_size)
+{
+	return entry_size >= VIA_WQE_LINE_SIZE && entry_size % VIA_WQE_LINE_SIZE == 0 &&
+	       entry_size <= VIA_WQE_LINE_SIZE + VIA_WQE_INLINE_MAX;
+}
 
 /**
  * One completion queue entry (viad produces, client consumes): which work
@@ -329,20 +415,21 @@ via_pow2_ceil(uint32_t x)
 	return p;
 }
 
-/** Bytes a VI takes in the segment for work queues of @p cap entries. */
+/** Bytes a VI takes in the segment for work queues of @p cap entries of
+ *  @p entry_size bytes (struct via_wqe, or a line entry). */
 static inline uint64_t
-via_shm_vi_size(uint32_t cap)
+via_shm_vi_size(uint32_t cap, uint32_t entry_size)
 {
 	return sizeof(struct via_shm_vi) +
-	       2 * VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_wqe), VIA_SHM_ALIGN);
+	       2 * VIA_ALIGN_UP((uint64_t)cap * entry_size, VIA_SHM_ALIGN);
 }
 
 /** Offset of work queue @p kind's slots from the start of its via_shm_vi. */
 static inline uint64_t
-via_shm_vi_slots_off(uint32_t cap, enum via_wq_kind kind)
+via_shm_vi_slots_off(uint32_t cap, uint32_t entry_size, enum via_wq_kind kind)
 {
 	return sizeof(struct via_shm_vi) +
-	       (uint64_t)kind * VIA_ALIGN_UP((uint64_t)cap * sizeof(struct via_wqe), VIA_SHM_ALIGN);
+	       (uint64_t)kind * VIA_ALIGN_UP((uint64_t)cap * entry_size, VIA_SHM_ALIGN);
 }
 
 /** Bytes the error queue takes for @p cap entries. */

@@ -335,7 +335,9 @@ struct via_ctl_vi_create_req {
 	uint32_t send_cq;        /**< CQ id or 0 */
 	uint32_t recv_cq;        /**< CQ id or 0 */
 	uint32_t cookie;         /**< echoed in CQ entries and async errors */
-	uint32_t reserved;
+	/** bytes of a work queue ring entry: 0 (struct via_wqe), or line
+	 *  entries (via_wqe_line_size_ok(): struct via_wqe_line and inline data) */
+	uint32_t entry_size;
 };
 _Static_assert(sizeof(struct via_ctl_vi_create_req) == 32, "ABI");
 
@@ -344,7 +346,7 @@ struct via_ctl_vi_create_rep {
 	uint32_t id;
 	uint32_t wq_capacity;    /**< slots per work queue ring */
 	uint32_t bell;           /**< the VI's doorbell bit (via_shm_header) */
-	uint32_t reserved;
+	uint32_t entry_size;     /**< bytes of each ring entry: sizeof(struct via_wqe) or the line size asked */
 };
 _Static_assert(sizeof(struct via_ctl_vi_create_rep) == 24, "ABI");
 

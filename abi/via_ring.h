@@ -56,6 +56,20 @@
  * via_abi.h, pair 6). Rings whose consumer never sets it (CQs, error
  * queues) always read "ring".
  *
+ * Slots that publish themselves
+ * -----------------------------
+ * A ring may instead have a sequence word in each slot, at an offset both
+ * sides know (via_ring_attach_seq()): the producer stores it last, as the
+ * slot's index + 1 (via_ring_produce_seq()), and the consumer looks at the
+ * slot of its own index and takes it when the word says that index
+ * (via_ring_avail()). Readiness and contents are then one cache line, with
+ * no producer index to load first; a slot of an earlier lap is one
+ * capacity behind. Such a ring never reads prod (the producer still stores
+ * it, for whoever displays the ring) and never turns corrupt: a producer
+ * that writes garbage only makes the consumer wait. The producer bounds
+ * its own posts (it reuses a slot only once the consumer is done with it,
+ * as it learns by its own means: the work queues' completions).
+ *
  * Neither side is thread-safe: one thread at a time per struct via_ring.
  */
 #ifndef VIA_RING_H
@@ -127,6 +141,9 @@ struct via_ring {
 	uint32_t cached_peer;
 	/** Sticky: the peer published an impossible index. */
 	bool corrupt;
+	/** Slots publish themselves: their sequence word is at this offset
+	 *  (via_ring_attach_seq()); 0: the ring's prod says how many. */
+	uint32_t seq_off;
 };
 
 /**
@@ -221,6 +238,7 @@ via_ring_attach(struct via_ring *r, struct via_ring_shared *sh, void *slots,
 	r->mask = capacity - 1;
 	r->slot_size = slot_size;
 	r->corrupt = false;
+	r->seq_off = 0;
 	if (producer) {
 		/* Relaxed: it is our own previous store (or init); a value
 		 * forged by the consumer is caught against cons on first use
@@ -233,6 +251,31 @@ via_ring_attach(struct via_ring *r, struct via_ring_shared *sh, void *slots,
 		/* Pretend "empty" to force a validated read of prod. */
 		r->cached_peer = r->local;
 	}
+	return 0;
+}
+
+/**
+ * Attach one side of a ring whose slots publish themselves (top comment):
+ * as via_ring_attach(), with each slot's sequence word, a uint32_t, at
+ * @p seq_off bytes into it.
+ *
+ * @return
+ *   0 on success.
+ *   -EINVAL: as via_ring_attach(), or @p seq_off 0, not a multiple of 4 or
+ *   past the slot.
+ */
+static inline int
+via_ring_attach_seq(struct via_ring *r, struct via_ring_shared *sh, void *slots,
+		    uint32_t capacity, uint32_t slot_size, bool producer, uint32_t seq_off)
+{
+	int rc;
+
+	if (seq_off == 0 || seq_off % 4 != 0 || seq_off > slot_size - sizeof(uint32_t))
+		return -EINVAL;
+	rc = via_ring_attach(r, sh, slots, capacity, slot_size, producer);
+	if (rc != 0)
+		return rc;
+	r->seq_off = seq_off;
 	return 0;
 }
 
@@ -339,6 +382,31 @@ via_ring_produce_needs_bell(struct via_ring *r, uint32_t n)
 }
 
 /**
+ * Producer of a ring whose slots publish themselves: publish the next slot
+ * (filled through via_ring_slot(r, 0)) by storing its sequence word, and
+ * say whether the consumer must be rung to notice it. The word is stored
+ * seq_cst and polled loaded seq_cst, as in via_ring_produce_needs_bell(),
+ * whose contract this is with the word in place of prod; prod is stored
+ * too (release), for display only.
+ *
+ * @param r
+ *   Producer side, attached with via_ring_attach_seq(). The caller keeps
+ *   the slot free of anything the consumer still reads (top comment).
+ * @return
+ *   true: the consumer does not poll this ring now; ring its doorbell.
+ */
+static inline bool
+via_ring_produce_seq(struct via_ring *r)
+{
+	uint32_t *seq = (uint32_t *)((uint8_t *)via_ring_slot(r, 0) + r->seq_off);
+
+	r->local++;
+	__atomic_store_n(seq, r->local, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&r->sh->prod, r->local, __ATOMIC_RELEASE);
+	return __atomic_load_n(&r->sh->polled, __ATOMIC_SEQ_CST) == 0;
+}
+
+/**
  * Producer: copy one element into the ring and publish it.
  *
  * @param r
@@ -372,6 +440,11 @@ via_ring_enqueue(struct via_ring *r, const void *elem)
  * capacity ahead), the ring is marked corrupt (r->corrupt, sticky) and 0 is
  * returned from then on.
  *
+ * On a ring whose slots publish themselves it looks at the next slot's
+ * sequence word instead (load-acquire, pairing with the producer's store
+ * in via_ring_produce_seq()) and answers 1 or 0: a slot is taken one at a
+ * time, each in its own look.
+ *
  * @param r
  *   Consumer side of the ring.
  * @return
@@ -387,6 +460,15 @@ via_ring_avail(struct via_ring *r)
 		return 0;
 	if (ready != 0)
 		return ready;
+	if (r->seq_off != 0) {
+		const uint32_t *seq = (const uint32_t *)(r->slots + (size_t)(r->local & r->mask) *
+								  r->slot_size + r->seq_off);
+
+		if (__atomic_load_n(seq, __ATOMIC_ACQUIRE) != r->local + 1)
+			return 0;
+		r->cached_peer = r->local + 1;
+		return 1;
+	}
 
 	prod = __atomic_load_n(&r->sh->prod, __ATOMIC_ACQUIRE);
 	ready = prod - r->local;

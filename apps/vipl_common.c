@@ -138,6 +138,9 @@ usage(const struct vc_app *app)
 	       "  --no-check       do not fill and verify the payload pattern\n"
 	       "  --idle-vis N     also create N idle VIs on the NIC, kept to the end: the\n"
 	       "                   cost of idle VIs to the active ones (issue 6)\n"
+	       "  --inline N       VIs whose ring entries carry the descriptors and up to N\n"
+	       "                   bytes of a Send's or RDMA Write's data (VipDpdkCreateVi,\n"
+	       "                   0 to 256); default: 16-byte entries (VipCreateVi)\n"
 	       "  --json           one JSON object per size instead of the table\n"
 	       "  -h, --help       this text\n\n"
 	       "The server takes sizes, iterations, warm-up, --op and --no-check from the\n"
@@ -233,7 +236,7 @@ vc_rel_name(VIP_RELIABILITY_LEVEL rel)
 }
 
 enum { OPT_SIZE = 256, OPT_SWEEP, OPT_WAIT, OPT_JSON, OPT_CQ, OPT_MEM, OPT_NOCHECK, OPT_WINDOW,
-       OPT_CREDITS, OPT_OP, OPT_IDLE_VIS, OPT_ONE_THREAD, OPT_REG_EACH };
+       OPT_CREDITS, OPT_OP, OPT_IDLE_VIS, OPT_ONE_THREAD, OPT_INLINE, OPT_REG_EACH };
 
 void
 vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
@@ -252,6 +255,7 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		{ "op", required_argument, NULL, OPT_OP },
 		{ "idle-vis", required_argument, NULL, OPT_IDLE_VIS },
 		{ "one-thread", no_argument, NULL, OPT_ONE_THREAD },
+		{ "inline", required_argument, NULL, OPT_INLINE },
 		{ "reg-each", no_argument, NULL, OPT_REG_EACH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -267,6 +271,7 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 	o->rel = VIP_SERVICE_UNRELIABLE;
 	o->timeout_ms = 10000;
 	o->window = 64;
+	o->inline_size = -1;
 	o->sched.check = 1;
 	while ((c = getopt_long(argc, argv, "d:sc:lD:r:n:w:t:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -323,6 +328,10 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		case OPT_NOCHECK: o->sched.check = 0; break;
 		case OPT_IDLE_VIS:
 			o->idle_vis = (uint32_t)parse_num(optarg, "idle VIs", 1u << 20, false);
+			break;
+		case OPT_INLINE:
+			o->inline_size = (int32_t)parse_num(optarg, "inline bytes", VIP_DPDK_MAX_INLINE,
+							    false);
 			break;
 		case OPT_ONE_THREAD:
 			if (!app->window)
@@ -624,7 +633,14 @@ vc_ep_open(struct vc_ep *e, struct vc_nic *n, const char *role, uint32_t nsend, 
 	/* not on an Unreliable VI (VIA §2.5.1, Table 1: VIP_INVALID_RDMAREAD) */
 	va.EnableRdmaRead = n->attr.RDMAReadSupport && e->o->rel != VIP_SERVICE_UNRELIABLE
 				    ? VIP_TRUE : VIP_FALSE;
-	VC_OK(VipCreateVi, n->h, &va, NULL, e->cq, &e->vi);
+	if (e->o->inline_size >= 0) {
+		VIP_DPDK_VI_ATTRIBUTES da = { .EntryDescriptors = VIP_TRUE,
+					      .InlineSize = (VIP_ULONG)e->o->inline_size };
+
+		VC_OK(VipDpdkCreateVi, n->h, &va, &da, NULL, e->cq, &e->vi);
+	} else {
+		VC_OK(VipCreateVi, n->h, &va, NULL, e->cq, &e->vi);
+	}
 	for (i = 0; i < nrecv; i++)
 		vc_post_recv(e, &e->rd[i]);
 }
@@ -1580,6 +1596,8 @@ vc_banner(const struct vc_ep *e, const char *columns)
 	       o->role == VC_LOOPBACK ? "" : o->peer, vc_op_name(o->op), vc_rel_name(o->rel),
 	       o->block ? "block" : "poll", o->cq ? "CQ" : "work queue",
 	       o->heap ? "heap" : "provider", o->sched.check ? "on" : "off");
+	if (o->inline_size >= 0)
+		printf(", line entries, inline %d", o->inline_size);
 	if (o->app->window)
 		printf(", window %u", o->window);
 	if (e->cr.limit)
@@ -1646,10 +1664,10 @@ vc_json_common(const struct vc_opts *o)
 		printf((unsigned char)*s < 0x20 || *s == '"' || *s == '\\' ? "\\u%04x" : "%c",
 		       (unsigned char)*s);
 	printf("\",\"op\":\"%s\",\"mode\":\"%s\",\"wait\":\"%s\",\"reliability\":\"%s\","
-	       "\"cq\":%s,\"mem\":\"%s\",\"check\":%s,\"reg_each\":%s}\n",
+	       "\"cq\":%s,\"mem\":\"%s\",\"check\":%s,\"inline\":%d,\"reg_each\":%s}\n",
 	       vc_op_name(o->op), o->role == VC_LOOPBACK ? "loopback" : "client",
 	       o->block ? "block" : "poll",
 	       vc_rel_name(o->rel), o->cq ? "true" : "false", o->heap ? "heap" : "provider",
-	       o->sched.check ? "true" : "false", o->reg_each ? "true" : "false");
+	       o->sched.check ? "true" : "false", o->inline_size, o->reg_each ? "true" : "false");
 	fflush(stdout);
 }

@@ -8,8 +8,8 @@
  * credit-based flow control and latency statistics.
  *
  * Everything uses the standard VIPL API (vipl.h); the only provider
- * extensions used are VipDpdkAllocMem/VipDpdkFreeMem (--mem provider) and
- * VipDpdkReturnString for messages.  Any VIPL call that fails prints the
+ * extensions used are VipDpdkAllocMem/VipDpdkFreeMem (--mem provider),
+ * VipDpdkCreateVi (--inline) and VipDpdkReturnString for messages.  Any VIPL call that fails prints the
  * call and its return code and exits with status 1 (usage errors: 2).
  */
 #ifndef VIPL_COMMON_H
@@ -77,6 +77,8 @@ struct vc_opts {
 	uint32_t window;
 	uint32_t idle_vis;         /* --idle-vis: idle VIs created beside the measured ones */
 	bool one_thread;           /* vipl_bw --loopback --one-thread: one thread drives both VIs */
+	int32_t inline_size;       /* --inline: VIs with line entries and this much data in
+				    * them (VipDpdkCreateVi); -1: 16-byte entries */
 	bool reg_each;             /* vipl_pingpong --reg-each: each ping's buffer registered for it */
 	uint32_t iters, warmup;
 	bool iters_set, warmup_set, sizes_set;

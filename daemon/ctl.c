@@ -70,8 +70,12 @@ h_open(struct viad *d, struct via_session *s, const void *req, void *rep, int *f
 	char name[VIA_CTL_NAME_MAX];
 	int rc;
 
-	if (q->abi_version != VIA_ABI_VERSION)
+	if (q->abi_version != VIA_ABI_VERSION) {
+		VLOG_WARN("session %u: pid %d: a library of segment ABI %u, this viad has ABI %u: "
+			  "refused (rebuild or update the program's libvipl-dpdk)", s->id,
+			  (int)s->pid, q->abi_version, VIA_ABI_VERSION);
 		return -EPROTO;
+	}
 	memcpy(name, q->nic_name, sizeof(name));
 	name[sizeof(name) - 1] = '\0';
 	rc = via_session_open(d, s, name);
@@ -263,6 +267,7 @@ h_vi_create(struct viad *d, struct via_session *s, const void *req, void *rep, i
 	r->wq_capacity = vi->wq_capacity;
 	r->shm_off = vi->shm_off;
 	r->bell = vi->bell;
+	r->entry_size = vi->entry_size;
 	return 0;
 }
 

@@ -49,19 +49,22 @@ vi_send(struct viad *d, struct via_vi *vi)
 	for (i = 0; i < DP_SEND_BUDGET && vi->tx_deficit > 0; i++) {
 		if (!vi->tx.active) {
 			struct via_wqe w;
+			const uint8_t *slot;
 
 			/* the ring may have been flushed meanwhile (a broken connection) */
 			if (via_ring_avail(r) == 0)
 				break;
-			/* copied out before use: the client may rewrite the slot */
-			w = *(const struct via_wqe *)via_ring_peek(r, 0);
 			if (vi->state == VIP_STATE_CONNECTED &&
 			    (!via_frame_room(vi) || vi->sq.reads == VIA_MAX_READS ||
 			     !via_rel_room_behind_reads(vi) ||
-			     (vi->sq.reads > 0 && via_desc_fenced(d, vi, &w))))
+			     (vi->sq.reads > 0 && via_desc_fenced(d, vi))))
 				break;
-			via_ring_consume(r, 1);
+			slot = via_desc_take(vi, VIA_WQ_SEND, &w);
 			vi->tx_deficit -= (int64_t)via_req_start(d, vi, &w) + VIA_DP_DESC_COST;
+			/* a line entry's data are framed from the slot itself */
+			vi->tx.inline_data = via_vi_lines(vi) &&
+					     (vi->taken[VIA_WQ_SEND].status & VIA_WQE_INLINE)
+						     ? slot + VIA_WQE_LINE_SIZE : NULL;
 		} else if (vi->state == VIP_STATE_CONNECTED && !via_frame_room(vi)) {
 			break;
 		}
@@ -131,6 +134,25 @@ via_dp_polled_stop_all(struct via_shard *me)
 	return posted;
 }
 
+/*
+ * The receive entry a message of @p vi will take, when its peer is a VI of
+ * this viad with line entries: fetched now, while the turn frames the
+ * message, instead of when the frame is delivered (the client wrote it
+ * when it posted the receive, long before). Its address needs nothing of
+ * the client's: the peer's own consumer index.
+ */
+static void
+peer_recv_prefetch(struct viad *d, const struct via_vi *vi)
+{
+	struct via_vi *peer;
+
+	if (vi->state != VIP_STATE_CONNECTED || !via_net_to_self(vi->owner->nic, vi->conn.remote_mac))
+		return;
+	peer = via_idtab_lookup(&d->vis, vi->conn.remote_vi);
+	if (peer != NULL && via_vi_lines(peer))
+		rte_prefetch0(via_ring_peek(&peer->wq[VIA_WQ_RECV], 0));
+}
+
 /* A VI whose doorbell rang, or whose polled send ring has posts: its send
  * queue, and what else waits for it. */
 static unsigned
@@ -141,8 +163,15 @@ vi_visit(struct viad *d, struct via_vi *vi, uint64_t now)
 	vi->turn_iteration = vi->shard->iteration;
 
 	/* the next send slot's line, fetched while vi_send() waits for the
-	 * producer index's (its address needs no index of the client's) */
+	 * producer index's (its address needs no index of the client's); a
+	 * line entry is its own index, and its inline data the next line,
+	 * fetched side by side instead of one after the other */
 	rte_prefetch0(via_ring_peek(&vi->wq[VIA_WQ_SEND], 0));
+	if (vi->entry_size > VIA_WQE_LINE_SIZE)
+		rte_prefetch0((const uint8_t *)via_ring_peek(&vi->wq[VIA_WQ_SEND], 0) +
+			      VIA_WQE_LINE_SIZE);
+	if (via_vi_lines(vi))
+		peer_recv_prefetch(d, vi);
 	/* VIA §5.4: whatever is posted to a VI in Error completes in error,
 	 * receives included */
 	if (vi->state == VIP_STATE_ERROR && via_ring_avail(&vi->wq[VIA_WQ_RECV]) > 0)
@@ -260,10 +289,11 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 		struct via_ring *r = &vi->wq[q];
 
 		while (via_ring_avail(r) > 0) {
-			struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
-			const struct via_mr *mr = via_desc_region(d, vi, q, &w, VIP_ERROR_POST_DESC);
+			const struct via_mr *mr;
+			struct via_wqe w;
 
-			via_ring_consume(r, 1);
+			via_desc_take(vi, q, &w);
+			mr = via_desc_region(d, vi, q, &w, VIP_ERROR_POST_DESC);
 			via_dp_complete(d, vi, q, &w, mr, 0, 0,
 					VIP_STATUS_DESC_FLUSHED_ERROR |
 					via_desc_flushed_op(vi, q, &w, mr));
@@ -357,6 +387,8 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 
 	me->iteration++;
 	via_net_enter(me, st);
+	/* completions in a burst: their wait words once per queue, at the end */
+	me->batch = true;
 	/* sends whose frames were freed since (zero copy) complete first */
 	work += via_zc_reap(d, me);
 	for (i = 0; i < d->nb_nics; i++) {
@@ -390,6 +422,9 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 	 * VIs talking) are delivered now, not an iteration later */
 	if (!rte_ring_empty(me->inbox))
 		work += rx_inbox(d, me, st);
+	if (me->nb_owed != 0)
+		via_dp_complete_flush(me);
+	me->batch = false;
 	return work;
 }
 

@@ -121,6 +121,9 @@ struct via_frame_spec {
 	uint32_t msg_id;
 	uint32_t msg_len;                  /**< READ_REQ: the bytes asked for */
 	const struct via_wire_rdma *ext;   /**< the opcode's extension, or NULL */
+	/** the message's bytes in viad's reach (a line entry's inline data),
+	 *  or NULL: they are the segments' */
+	const uint8_t *data;
 };
 
 /**
@@ -144,12 +147,18 @@ bool via_frame_room(struct via_vi *vi);
 
 /**
  * Write a completion into the client's descriptor in region @p desc_mr
- * (NULL: unusable, only counted), then the queue's wait word, then the CQ
+ * (NULL: unusable, only counted), or into its line entry, then the queue's
+ * wait word (at the end of the iteration on a poll lcore), then the CQ
  * entry (VIA §6.4.2). @p status includes the VIP_STATUS_OP_* bits.
  */
 void via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
 		     const struct via_wqe *w, const struct via_mr *desc_mr, uint32_t len,
 		     uint32_t imm, uint32_t status);
+/**
+ * Bump the wait words of the completions shard @p me owes (via_shard.batch):
+ * once per queue, for all of them; at the end of its iteration.
+ */
+void via_dp_complete_flush(struct via_shard *me);
 /** Complete a send descriptor (its region looked up again by handle; with
  *  @p has_desc false it is only counted: it was unusable, POST_DESC said so);
  *  @p status includes the VIP_STATUS_OP_* bits. */
@@ -206,8 +215,25 @@ const struct via_mr *via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_
 				    const struct via_wqe *w, VIP_CONTROL_SEGMENT *cs,
 				    VIP_ADDRESS_SEGMENT *raddr, struct via_dp_seg *segs,
 				    uint16_t *nb_segs, uint64_t *total, uint32_t *status);
-/** The QFENCE bit of the next descriptor (VIA §6.3.1.2), without taking it. */
-bool via_desc_fenced(struct viad *d, struct via_vi *vi, const struct via_wqe *w);
+/**
+ * Take the next entry of @p vi's queue @p q (the caller saw via_ring_avail()
+ * say there is one): copied out of the ring, its descriptor's address and
+ * handle in @p w; a line entry's first line kept in vi->taken[q], which
+ * via_desc_fetch() and via_desc_flushed_op() read. @return the entry's slot
+ * in the ring (a line entry's inline data follow its first line there)
+ */
+const void *via_desc_take(struct via_vi *vi, enum via_wq_kind q, struct via_wqe *w);
+/**
+ * The completion of the oldest line entry of @p vi's queue @p q not yet
+ * completed (completions go in ring order): its Length, ImmediateData and
+ * Status (with Done, stored last) written into the entry (via_abi.h,
+ * struct via_wqe_line).
+ */
+void via_desc_line_done(struct via_vi *vi, enum via_wq_kind q, uint32_t len, uint32_t imm,
+			uint32_t status);
+/** The QFENCE bit of the next send descriptor (VIA §6.3.1.2), without
+ *  taking it; the ring has one. */
+bool via_desc_fenced(struct viad *d, struct via_vi *vi);
 /**
  * The completed-operation bits (§10.2 bits 18:16) of a descriptor flushed
  * from queue @p q before viad took it (@p mr NULL: a send).

@@ -7,7 +7,9 @@
  * Completion (VIA §6.4.1, §10.2): Length and ImmediateData first, then
  * Status with Done in one store after them, then the queue's wait word,
  * then the CQ entry (VIA §6.4.2); the wait words' orderings are those of
- * via_abi.h.
+ * via_abi.h. On a poll lcore the queues' wait words are bumped once per
+ * queue at the end of the iteration, for all its completions (a burst):
+ * still after their Status, and before the poller may sleep.
  *
  * Held completions: completions leave a queue in order (the library
  * dequeues the head), so once one waits - for the ACK of its last frame
@@ -27,6 +29,56 @@
 
 _Static_assert(offsetof(VIP_CONTROL_SEGMENT, Length) == IMM_OFF + 4, "Imm then Length");
 
+/*
+ * @p n completions of @p vi's queue @p q: its wait word, then, if a
+ * VipSendNotify/VipRecvNotify is pending on the queue, the session's notify
+ * doorbell (via_abi.h, "Wake-up contract", pairs 3 and 4; the flag is the
+ * client's word, only a hint).
+ */
+static void
+done_bump(struct via_vi *vi, enum via_wq_kind q, uint32_t n)
+{
+	via_shm_wait_add(&vi->sh->wq[q].done, n);
+	if (__atomic_load_n(&vi->sh->wq[q].notify, __ATOMIC_SEQ_CST) != 0)
+		via_shm_wait_bump(&((struct via_shm_header *)vi->owner->seg.va)->notify);
+}
+
+void
+via_dp_complete_flush(struct via_shard *me)
+{
+	unsigned i, q;
+
+	for (i = 0; i < me->nb_owed; i++) {
+		struct via_vi *vi = me->owed[i];
+
+		for (q = 0; q < VIA_WQ_COUNT; q++) {
+			if (vi->owed[q] != 0)
+				done_bump(vi, (enum via_wq_kind)q, vi->owed[q]);
+			vi->owed[q] = 0;
+		}
+	}
+	me->nb_owed = 0;
+}
+
+/* The wait word of a completion of @p vi's queue @p q: now, or at the end
+ * of the iteration of its shard (counted in the VI). */
+static void
+done_owe(struct via_vi *vi, enum via_wq_kind q)
+{
+	struct via_shard *me = vi->shard;
+
+	if (!me->batch) {
+		done_bump(vi, q, 1);
+		return;
+	}
+	if (vi->owed[VIA_WQ_SEND] == 0 && vi->owed[VIA_WQ_RECV] == 0) {
+		if (me->nb_owed == VIA_SHARD_OWED_MAX)
+			via_dp_complete_flush(me);
+		me->owed[me->nb_owed++] = vi;
+	}
+	vi->owed[q]++;
+}
+
 void
 via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
 		const struct via_mr *desc_mr, uint32_t len, uint32_t imm, uint32_t status)
@@ -34,7 +86,12 @@ via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const str
 	struct via_cq *cq = vi->cq[q];
 
 	(void)d;
-	if (desc_mr != NULL) {
+	if (via_vi_lines(vi)) {
+		/* into the ring entry, which the library polls; an unusable
+		 * descriptor reads as the library would mark it (§9.9.1) */
+		via_desc_line_done(vi, q, desc_mr != NULL ? len : 0, desc_mr != NULL ? imm : 0,
+				   desc_mr != NULL ? status : VIP_STATUS_PROTECTION_ERROR);
+	} else if (desc_mr != NULL) {
 		uint32_t fields[2] = { imm, len };
 		uint8_t *p = via_mem_direct(desc_mr, w->desc_va);
 
@@ -51,11 +108,9 @@ via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const str
 	}
 	/* counted even when the descriptor could not be written, so the
 	 * library can tell a completed head from a pending one */
-	via_shm_wait_bump(&vi->sh->wq[q].done);
-	/* a VipSendNotify/VipRecvNotify pending on the queue (or VipCQNotify on
-	 * its CQ): ring the session's notify doorbell (via_abi.h, "Wake-up
-	 * contract", pair 4; the flag is the client's word, only a hint) */
-	bool bell = __atomic_load_n(&vi->sh->wq[q].notify, __ATOMIC_SEQ_CST) != 0;
+	done_owe(vi, q);
+	/* a VipCQNotify pending on its CQ: the session's notify doorbell */
+	bool bell = false;
 
 	if (cq != NULL) {
 		struct via_cqe e = { .vi_cookie = vi->cookie, .flags = q == VIA_WQ_RECV ? VIA_CQE_RECV : 0 };

@@ -38,6 +38,12 @@ via_desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const str
 	const struct via_mr *mr;
 	int err;
 
+	/* a VI of line entries too: its completion goes into the ring entry,
+	 * but the library copies it into this descriptor at the dequeue, so a
+	 * region deregistered meanwhile is still COMP_PROT (§9.9.1, §2.5) and
+	 * the descriptor's address is the one the callback names. One lookup,
+	 * at the completion only: the fetch of an entry carrying its
+	 * descriptor looks up no more than this head (via_desc_fetch) */
 	mr = via_mr_check(d, vi->owner, w->desc_handle, w->desc_va, DESC_CS_SIZE, vi->attr.ptag,
 			  VIA_MR_LOCAL_READ | VIA_MR_LOCAL_WRITE, &err);
 	if (mr == NULL || w->reserved != 0) {
@@ -47,17 +53,81 @@ via_desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const str
 	return mr;
 }
 
+/* The entry taken last from queue @p q of @p vi, if it carries its
+ * descriptor (a line entry with VIA_WQE_DESC; via_desc_take copied it). */
+static const struct via_wqe_line *
+taken_desc(const struct via_vi *vi, enum via_wq_kind q)
+{
+	return via_vi_lines(vi) && (vi->taken[q].status & VIA_WQE_DESC) ? &vi->taken[q] : NULL;
+}
+
+/* The control segment a line entry carries (Next and Status are the
+ * library's and viad's, not read). */
+static void
+entry_cs(const struct via_wqe_line *e, VIP_CONTROL_SEGMENT *cs)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->SegCount = e->seg_count;
+	cs->Control = e->control;
+	cs->ImmediateData = e->imm;
+	cs->Length = e->length;
+}
+
+const void *
+via_desc_take(struct via_vi *vi, enum via_wq_kind q, struct via_wqe *w)
+{
+	struct via_ring *r = &vi->wq[q];
+	const void *slot = via_ring_peek(r, 0);
+
+	/* copied out before anything reads it: the client may rewrite the slot */
+	if (via_vi_lines(vi)) {
+		memcpy(&vi->taken[q], slot, sizeof(vi->taken[q]));
+		w->desc_va = vi->taken[q].desc_va;
+		w->desc_handle = vi->taken[q].desc_handle;
+		w->reserved = 0;
+	} else {
+		memcpy(w, slot, sizeof(*w));
+	}
+	via_ring_consume(r, 1);
+	return slot;
+}
+
+void
+via_desc_line_done(struct via_vi *vi, enum via_wq_kind q, uint32_t len, uint32_t imm,
+		   uint32_t status)
+{
+	struct via_ring *r = &vi->wq[q];
+	struct via_wqe_line *e;
+	uint32_t i = vi->completed[q];
+
+	/* completions go in ring order, one per entry taken: one more than
+	 * taken is viad's bug, and must not touch an entry still posted */
+	if (i == r->local) {
+		VLOG_ERR("VI %u: a %s completion with no entry taken: not written", vi->id,
+			 q == VIA_WQ_SEND ? "send" : "receive");
+		return;
+	}
+	vi->completed[q] = i + 1;
+	e = (struct via_wqe_line *)(r->slots + (size_t)(i & r->mask) * r->slot_size);
+	__atomic_store_n(&e->length, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->imm, imm, __ATOMIC_RELAXED);
+	/* last: the library's poll acquires it (via_abi.h, struct via_wqe_line) */
+	__atomic_store_n(&e->status, status | VIP_STATUS_DONE, __ATOMIC_RELEASE);
+}
+
 /*
  * Fetch the descriptor of @p w (VIA §10.2-10.4) and its data segments into
- * @p segs. Returns the region holding the descriptor (NULL: the descriptor
- * itself is unusable; POST_DESC reported) and the error status bits in
- * *status (0: valid). *cs receives the control segment.
+ * @p segs: from the line entry taken last when it carries them, else from
+ * registered memory. Returns the region holding the descriptor (NULL: the
+ * descriptor itself is unusable; POST_DESC reported) and the error status
+ * bits in *status (0: valid). *cs receives the control segment.
  */
 const struct via_mr *
 via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
 	   VIP_CONTROL_SEGMENT *cs, VIP_ADDRESS_SEGMENT *raddr, struct via_dp_seg *segs,
 	   uint16_t *nb_segs, uint64_t *total, uint32_t *status)
 {
+	const struct via_wqe_line *e = taken_desc(vi, q);
 	struct via_session *s = vi->owner;
 	VIP_DATA_SEGMENT ds[16];
 	const struct via_mr *mr;
@@ -71,7 +141,9 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 	mr = via_desc_region(d, vi, q, w, VIP_ERROR_POST_DESC);
 	if (mr == NULL)
 		return NULL;
-	if (via_mem_read(s, mr, w->desc_va, cs, sizeof(*cs)) != 0) {
+	if (e != NULL) {
+		entry_cs(e, cs);
+	} else if (via_mem_read(s, mr, w->desc_va, cs, sizeof(*cs)) != 0) {
 		desc_invalid(vi, q, w, VIP_ERROR_POST_DESC);
 		return NULL;
 	}
@@ -85,6 +157,16 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 		*status = VIP_STATUS_FORMAT_ERROR;
 		return mr;
 	}
+	/* a line entry holds two segments; its data, a Send's or an RDMA
+	 * Write's, no more than the entry has room for */
+	if (e != NULL &&
+	    (n > VIA_WQE_LINE_SEGS || (e->status & ~VIA_WQE_FLAGS) != 0 ||
+	     ((e->status & VIA_WQE_INLINE) &&
+	      (q != VIA_WQ_SEND || op == VIP_CONTROL_OP_RDMAREAD ||
+	       e->length > vi->entry_size - VIA_WQE_LINE_SIZE)))) {
+		*status = VIP_STATUS_FORMAT_ERROR;
+		return mr;
+	}
 	/* VIA §10.2: RDMA only on the send queue; §2.5.1: no RDMA Read on an
 	 * Unreliable VI; §10.3: an RDMA descriptor starts with its address
 	 * segment, counted in SegCount */
@@ -95,7 +177,9 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 		*status = VIP_STATUS_FORMAT_ERROR;
 		return mr;
 	}
-	if (via_mr_check(d, s, w->desc_handle, w->desc_va,
+	/* the whole descriptor in its region, when viad reads it */
+	if (e == NULL &&
+	    via_mr_check(d, s, w->desc_handle, w->desc_va,
 			 DESC_CS_SIZE + (uint64_t)n * DESC_SEG_SIZE, vi->attr.ptag,
 			 VIA_MR_LOCAL_READ, &err) == NULL) {
 		*status = VIP_STATUS_PROTECTION_ERROR;
@@ -108,9 +192,12 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 		const VIP_DATA_SEGMENT *sg;
 		struct via_dp_seg *seg;
 
-		if (i % 16 == 0 &&
-		    via_mem_read(s, mr, w->desc_va + DESC_CS_SIZE + (uint64_t)i * DESC_SEG_SIZE, ds,
-				 (size_t)RTE_MIN(16u, (unsigned)(n - i)) * DESC_SEG_SIZE) != 0) {
+		if (i % 16 == 0 && e != NULL) {
+			_Static_assert(sizeof(e->seg) <= sizeof(ds), "a line entry's segments fit");
+			memcpy(ds, e->seg, sizeof(e->seg));
+		} else if (i % 16 == 0 &&
+			   via_mem_read(s, mr, w->desc_va + DESC_CS_SIZE + (uint64_t)i * DESC_SEG_SIZE,
+					ds, (size_t)RTE_MIN(16u, (unsigned)(n - i)) * DESC_SEG_SIZE) != 0) {
 			*status = VIP_STATUS_PROTECTION_ERROR;
 			return mr;
 		}
@@ -183,17 +270,31 @@ via_segs_copy(struct viad *d, struct via_vi *vi, struct via_dp_seg *segs, uint16
 	return 0;
 }
 
-/* The QFENCE bit of the next descriptor (VIA §6.3.1.2), without taking it. */
+/* The QFENCE bit of the next send descriptor (VIA §6.3.1.2), without
+ * taking it: the ring has one (via_ring_avail() said so). */
 bool
-via_desc_fenced(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
+via_desc_fenced(struct viad *d, struct via_vi *vi)
 {
+	const void *slot = via_ring_peek(&vi->wq[VIA_WQ_SEND], 0);
 	const struct via_mr *mr;
 	VIP_CONTROL_SEGMENT cs;
+	struct via_wqe w;
 	int err;
 
-	mr = via_mr_check(d, vi->owner, w->desc_handle, w->desc_va, DESC_CS_SIZE, vi->attr.ptag,
+	if (via_vi_lines(vi)) {
+		struct via_wqe_line e;
+
+		memcpy(&e, slot, sizeof(e));
+		if (e.status & VIA_WQE_DESC)
+			return e.control & VIP_CONTROL_QFENCE;
+		w.desc_va = e.desc_va;
+		w.desc_handle = e.desc_handle;
+	} else {
+		memcpy(&w, slot, sizeof(w));
+	}
+	mr = via_mr_check(d, vi->owner, w.desc_handle, w.desc_va, DESC_CS_SIZE, vi->attr.ptag,
 			  VIA_MR_LOCAL_READ, &err);
-	return mr != NULL && via_mem_read(vi->owner, mr, w->desc_va, &cs, sizeof(cs)) == 0 &&
+	return mr != NULL && via_mem_read(vi->owner, mr, w.desc_va, &cs, sizeof(cs)) == 0 &&
 	       (cs.Control & VIP_CONTROL_QFENCE);
 }
 
@@ -221,12 +322,15 @@ uint32_t
 via_desc_flushed_op(const struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
 	   const struct via_mr *mr)
 {
+	const struct via_wqe_line *e = taken_desc(vi, q);
 	VIP_UINT16 control;
 
 	if (q == VIA_WQ_RECV)
 		return VIP_STATUS_OP_RECEIVE;
-	if (mr == NULL || via_mem_read(vi->owner, mr, w->desc_va + CONTROL_OFF, &control,
-				       sizeof(control)) != 0)
+	if (e != NULL)
+		control = e->control;
+	else if (mr == NULL || via_mem_read(vi->owner, mr, w->desc_va + CONTROL_OFF, &control,
+					    sizeof(control)) != 0)
 		return VIP_STATUS_OP_SEND;
 	return op_status[control & VIP_CONTROL_OP_MASK];
 }

@@ -48,13 +48,21 @@ zc_source(const struct via_dp_seg *segs, uint16_t n, uint32_t off, uint32_t len,
  */
 static const void *
 frame_data_put(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_zc **zc,
-	       struct via_dp_seg *segs, uint16_t nb_segs, uint32_t off, uint16_t len)
+	       const uint8_t *data, struct via_dp_seg *segs, uint16_t nb_segs, uint32_t off,
+	       uint16_t len)
 {
 	struct via_pmem *pmem;
 	struct rte_mbuf *ext;
 	uint8_t *dst;
 	void *src;
 
+	if (data != NULL) {
+		/* bytes in viad's reach already (inline): no region, no copy path */
+		dst = (uint8_t *)rte_pktmbuf_append(m, len);
+		if (dst != NULL)
+			memcpy(dst, data + off, len);
+		return dst;
+	}
 	if (zc != NULL && len >= ZC_MIN_BYTES &&
 	    (src = zc_source(segs, nb_segs, off, len, &pmem)) != NULL &&
 	    (*zc != NULL || (*zc = via_zc_new(d, vi, pmem)) != NULL) && via_zc_fits(*zc, pmem) &&
@@ -110,7 +118,7 @@ via_frame_send(struct viad *d, struct via_vi *vi, const struct via_frame_spec *f
 		via_wire_set_imm(h, fs->imm);
 		if (ext > 0)
 			memcpy(h + 1, fs->ext, ext);
-		data = frame_data_put(d, vi, m, zc, segs, nb_segs, *off, len);
+		data = frame_data_put(d, vi, m, zc, fs->data, segs, nb_segs, *off, len);
 		if (data == NULL) {
 			rte_pktmbuf_free(m);
 			rte_pktmbuf_free_bulk(pkts, n);

@@ -199,6 +199,7 @@ via_req_more(struct viad *d, struct via_vi *vi, uint32_t budget)
 	struct via_frame_spec fs = {
 		.opcode = tx->opcode, .flags = tx->flags, .imm = tx->imm, .msg_id = tx->msg_id,
 		.msg_len = tx->total, .ext = tx->opcode == VIA_OP_SEND ? NULL : &ext,
+		.data = tx->inline_data,
 	};
 	uint32_t status = tx->status, from = tx->off;
 	struct via_zc *zc;

@@ -106,13 +106,13 @@ recv_take(struct viad *d, struct via_vi *vi)
 			return 0;
 	}
 	while (via_ring_avail(r) > 0) {
-		struct via_wqe w = *(const struct via_wqe *)via_ring_peek(r, 0);
 		VIP_CONTROL_SEGMENT cs;
 		const struct via_mr *mr;
+		struct via_wqe w;
 		uint64_t total;
 		uint32_t status;
 
-		via_ring_consume(r, 1);
+		via_desc_take(vi, VIA_WQ_RECV, &w);
 		mr = via_desc_fetch(d, vi, VIA_WQ_RECV, &w, &cs, NULL, rx->segs, &rx->nb_segs,
 				    &total, &status);
 		if (mr == NULL || status != 0 || total > UINT32_MAX) {
@@ -352,7 +352,9 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
  * Frame @p h of the message being placed, at the offset expected (or the
  * first frame of a message): placed straight into the receive
  * descriptor's scatter list, or into an RDMA Write's target region (VIA
- * §2.3.2, §6.3.2); the last one completes the descriptor (§6.4.1).
+ * §2.3.2, §6.3.2); the last one completes the descriptor (§6.4.1). A
+ * later frame looks the segments' regions up again (the lock was dropped
+ * since the descriptor was taken); the first was taken here, just checked.
  */
 static void
 rx_place(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
@@ -381,7 +383,7 @@ rx_place(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const 
 			return;
 		}
 	} else if (len > 0 && via_segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)data,
-					    len, true, true) != 0) {
+					    len, true, off != 0) != 0) {
 		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
 		rx_delivered(rx, msg);
 		if (via_rel_level(vi))

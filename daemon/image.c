@@ -657,10 +657,19 @@ check_vi(struct parse *p, const struct via_img_vi *v, uint32_t len, uint32_t i)
 		if (!ring_ok(&v->wq[q], v->wq_capacity, false))
 			return FAIL(p, "a VI's work queue indices");
 	}
+	if (v->entry_size != sizeof(struct via_wqe) && !via_wqe_line_size_ok(v->entry_size))
+		return FAIL(p, "a VI's ring entries");
 	if (!pow2(v->wq_capacity) || v->wq_capacity > via_pow2_ceil(dm->max_desc_per_queue) ||
-	    !aligned(v->shm_off, VIA_SHM_ALIGN) || v->shm_len < via_shm_vi_size(v->wq_capacity) ||
+	    !aligned(v->shm_off, VIA_SHM_ALIGN) ||
+	    v->shm_len < via_shm_vi_size(v->wq_capacity, v->entry_size) ||
 	    !inside(v->shm_off, v->shm_len, s->seg_len))
 		return FAIL(p, "a VI's layout");
+	/* line entries' completions go in ring order, behind what was taken
+	 * (dp_desc.c); 16-byte entries' are the descriptors' (completed unused) */
+	for (q = 0; q < 2 && v->entry_size != sizeof(struct via_wqe); q++) {
+		if (v->wq[q].local - v->completed[q] > v->wq_capacity)
+			return FAIL(p, "a VI's completions written");
+	}
 	/* a frame may not carry more than the port takes: mbufs are sized so */
 	if (v->frame_payload > payload || !addr_ok(&v->local) || !addr_ok(&v->remote) ||
 	    (v->reply_op != 0 && v->reply_op != VIA_CTL_CONN_REQUEST &&

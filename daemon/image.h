@@ -33,7 +33,7 @@
 /** "VIADIMG\0" */
 #define VIA_IMAGE_MAGIC UINT64_C(0x00474d4944414956)
 /** The records' version this source writes and reads. */
-#define VIA_IMAGE_VERSION 2u
+#define VIA_IMAGE_VERSION 3u
 /**
  * The version this build writes and adopts: VIA_IMAGE_VERSION, or one more
  * in the test build viad_image_next (meson: the rollback test), which must
@@ -333,6 +333,12 @@ struct via_img_vi {
 	uint32_t tx_msg_counter;     /**< vi->tx_msg_id */
 	uint32_t tx_seq;
 	int64_t tx_deficit;
+	/* the rings' entries (version 3): sizeof(struct via_wqe), or line
+	 * entries (struct via_vi: entry_size, completed, taken) */
+	uint32_t entry_size;
+	uint32_t completed[2];       /**< completions written, per queue */
+	uint32_t reserved4;
+	struct via_wqe_line taken[2]; /**< the first line of the entry each queue took last */
 };
 
 /** VIA_IMG_SQ_PEND: a held send completion; @c nb_segs struct via_img_seg follow. */
@@ -397,7 +403,7 @@ _Static_assert(sizeof(struct via_img_tpt) % 8 == 0, "an image format");
 _Static_assert(sizeof(struct via_img_mr) == 56, "an image format");
 _Static_assert(sizeof(struct via_img_cq) == 56, "an image format");
 _Static_assert(sizeof(struct via_img_seg) == 16, "an image format");
-_Static_assert(sizeof(struct via_img_vi) == 1224, "an image format");
+_Static_assert(sizeof(struct via_img_vi) == 1368, "an image format");
 _Static_assert(sizeof(struct via_img_sq_pend) == 56, "an image format");
 _Static_assert(sizeof(struct via_img_frame) == 16, "an image format");
 _Static_assert(sizeof(struct via_img_cm_req) == 192, "an image format");

@@ -620,6 +620,11 @@ vi_rx_tx_adopt(struct adopt *a, struct via_vi *vi, const struct via_img_vi *o)
 	vi->tx_msg_id = o->tx_msg_counter;
 	vi->tx_seq = o->tx_seq;
 	vi->tx_deficit = o->tx_deficit;
+	/* a line entry's inline data are framed from its slot (dp.c:vi_send),
+	 * the one taken last, at this process's address of the segment */
+	if (tx->active && via_vi_lines(vi) && (vi->taken[VIA_WQ_SEND].status & VIA_WQE_INLINE))
+		tx->inline_data = (const uint8_t *)via_ring_slot(&vi->wq[VIA_WQ_SEND], UINT32_MAX) +
+				  VIA_WQE_LINE_SIZE;
 	return 0;
 }
 
@@ -703,7 +708,8 @@ vi_adopt(struct adopt *a, const struct via_img_vi *o, uint32_t k, void **objs)
 	*vi = (struct via_vi){
 		.owner = s, .id = o->id, .cookie = o->cookie, .state = o->state, .attr = o->attr,
 		.requested_transfer = o->requested_transfer, .bell = o->bell,
-		.wq_capacity = o->wq_capacity, .shm_off = o->shm_off, .shm_len = o->shm_len,
+		.wq_capacity = o->wq_capacity, .entry_size = o->entry_size,
+		.shm_off = o->shm_off, .shm_len = o->shm_len,
 		.nb_idle_errors = (uint8_t)o->nb_idle_errors,
 	};
 	/* placed before anything can fail: the caller frees nothing, the
@@ -712,11 +718,12 @@ vi_adopt(struct adopt *a, const struct via_img_vi *o, uint32_t k, void **objs)
 	objs[slot_of(&d->vis, o->id)] = vi;
 	memcpy(vi->idle_errors, o->idle_errors, sizeof(vi->idle_errors));
 	vi->sh = (struct via_shm_vi *)(s->seg.va + o->shm_off);
+	if (via_vi_attach_rings(vi) != 0)
+		return REFUSE(a, "a VI's rings", -EINVAL);
+	memcpy(vi->taken, o->taken, sizeof(vi->taken));
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
-		via_ring_attach(&vi->wq[q], &vi->sh->wq[q].ring,
-				(uint8_t *)vi->sh + via_shm_vi_slots_off(vi->wq_capacity, q),
-				vi->wq_capacity, sizeof(struct via_wqe), false);
 		ring_adopt(&vi->wq[q], &o->wq[q]);
+		vi->completed[q] = o->completed[q];
 		vi->cq[q] = o->cq[q] != 0 ? via_cq_get(d, s, o->cq[q]) : NULL;
 		if (vi->cq[q] != NULL)
 			vi->cq[q]->refs++;

@@ -279,6 +279,9 @@ vi_save_rx_tx(struct via_img_vi *o, const struct via_vi *vi)
 	o->tx_msg_counter = vi->tx_msg_id;
 	o->tx_seq = vi->tx_seq;
 	o->tx_deficit = vi->tx_deficit;
+	o->entry_size = vi->entry_size;
+	memcpy(o->completed, vi->completed, sizeof(o->completed));
+	memcpy(o->taken, vi->taken, sizeof(o->taken));
 }
 
 /* The held completions, head first. */
@@ -350,6 +353,12 @@ vi_save(struct via_image_buf *ib, const struct via_vi *vi)
 	 * them go, and the image does not carry them; the old viad resumes
 	 * (a moment later the answer is in and they are placed) */
 	if (vi->rel.park_head != vi->rel.park_tail) {
+		ib->err = -EBUSY;
+		return;
+	}
+	/* the poll lcores park between iterations, after each wrote the wait
+	 * words it owed (dp_comp.c): none is left for the new viad to know of */
+	if (vi->owed[VIA_WQ_SEND] != 0 || vi->owed[VIA_WQ_RECV] != 0) {
 		ib->err = -EBUSY;
 		return;
 	}

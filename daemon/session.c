@@ -20,11 +20,17 @@
 #define ERRQ_SLOTS 256
 
 void
-via_shm_wait_bump(struct via_shm_wait *w)
+via_shm_wait_add(struct via_shm_wait *w, uint32_t n)
 {
-	__atomic_fetch_add(&w->seq, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&w->seq, n, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&w->sleepers, __ATOMIC_SEQ_CST) != 0)
 		syscall(SYS_futex, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void
+via_shm_wait_bump(struct via_shm_wait *w)
+{
+	via_shm_wait_add(w, 1);
 }
 
 void

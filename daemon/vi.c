@@ -76,6 +76,27 @@ bell_take(struct viad *d, struct via_session *s, uint32_t *bell)
 }
 
 int
+via_vi_attach_rings(struct via_vi *vi)
+{
+	unsigned q;
+	int rc = 0;
+
+	for (q = 0; q < VIA_WQ_COUNT && rc == 0; q++) {
+		void *slots = (uint8_t *)vi->sh + via_shm_vi_slots_off(vi->wq_capacity,
+								       vi->entry_size, q);
+
+		rc = via_vi_lines(vi)
+			     ? via_ring_attach_seq(&vi->wq[q], &vi->sh->wq[q].ring, slots,
+						   vi->wq_capacity, vi->entry_size, false,
+						   offsetof(struct via_wqe_line, seq))
+			     : via_ring_attach(&vi->wq[q], &vi->sh->wq[q].ring, slots,
+					       vi->wq_capacity, vi->entry_size, false);
+		vi->completed[q] = vi->wq[q].local;
+	}
+	return rc;
+}
+
+int
 via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_create_req *req,
 	      struct via_vi **out)
 {
@@ -92,6 +113,10 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 	rc = vi_attr_check(d, s, &req->attr);
 	if (rc != 0)
 		return rc;
+	/* 16-byte entries, or line entries of the sizes the ABI knows */
+	if (req->entry_size != 0 && req->entry_size != sizeof(struct via_wqe) &&
+	    !via_wqe_line_size_ok(req->entry_size))
+		return -EINVAL;
 	vi = calloc(1, sizeof(*vi));
 	if (vi == NULL)
 		return -ENOMEM;
@@ -104,20 +129,15 @@ via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_cre
 	vi->cookie = req->cookie;
 	vi->state = VIP_STATE_IDLE;
 	vi->wq_capacity = via_pow2_ceil(s->nic->info.max_desc_per_queue);
-	vi->shm_len = via_shm_vi_size(vi->wq_capacity);
+	vi->entry_size = req->entry_size == 0 ? sizeof(struct via_wqe) : req->entry_size;
+	vi->shm_len = via_shm_vi_size(vi->wq_capacity, vi->entry_size);
 	if (via_arena_alloc(&s->arena, vi->shm_len, &vi->shm_off) != 0) {
 		free(vi);
 		return -ENOSPC;
 	}
 	vi->sh = (struct via_shm_vi *)(s->seg.va + vi->shm_off);
 	memset(vi->sh, 0, vi->shm_len);
-	for (q = 0; q < VIA_WQ_COUNT; q++) {
-		rc = via_ring_attach(&vi->wq[q], &vi->sh->wq[q].ring,
-				     (uint8_t *)vi->sh + via_shm_vi_slots_off(vi->wq_capacity, q),
-				     vi->wq_capacity, sizeof(struct via_wqe), false);
-		if (rc != 0)
-			break;
-	}
+	rc = via_vi_attach_rings(vi);
 	if (rc == 0)
 		rc = via_user_charge(d, s, VIA_USER_VIS, 1);
 	if (rc == 0 && (rc = via_idtab_alloc(&d->vis, vi, &vi->id)) != 0)

@@ -425,6 +425,8 @@ struct via_nic {
 TAILQ_HEAD(via_vi_list, via_vi);
 
 #define VIA_MAX_SHARDS VIA_CONF_MAX_POLL_LCORES
+/** VIs whose completions' wait words a shard bumps at the end of its iteration */
+#define VIA_SHARD_OWED_MAX 32
 /** Summary words of the largest session: limits.max_vi / 64 / 64 */
 #define VIA_BELL_SUMMARY_MAX 64
 
@@ -463,6 +465,11 @@ struct via_shard {
 	 *  thread (a lock-free stack), reaped by this shard (zc.c) */
 	struct via_zc *zc_released;
 	struct via_zc *zc_free;       /**< spare trackers, under the shard's lock */
+	/** within an iteration: the wait words of completions are bumped at
+	 *  its end, once per queue (dp_comp.c), for the VIs listed in owed */
+	bool batch;
+	uint16_t nb_owed;
+	struct via_vi *owed[VIA_SHARD_OWED_MAX];
 } __attribute__((aligned(64)));
 
 struct via_vi;
@@ -660,6 +667,8 @@ void via_session_async_error(struct via_session *s, uint32_t code, uint32_t vi_c
 			     uint32_t resource, uint32_t op, uint64_t desc_va);
 /** Wake a futex waiter of @p w if one says it sleeps (via_abi.h, "Wake-up contract", pair 3). */
 void via_shm_wait_bump(struct via_shm_wait *w);
+/** via_shm_wait_bump() for @p n completions at once (one add, one look at the sleepers). */
+void via_shm_wait_add(struct via_shm_wait *w, uint32_t n);
 /** Resolve a NIC name: viaN, /dev/via_lo, /dev/via_ethN. NULL if none. */
 struct via_nic *via_nic_by_name(struct viad *d, const char *name);
 
@@ -973,6 +982,9 @@ struct via_vi_tx {
 	uint16_t nb_segs;
 	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
 	struct via_zc *zc;         /**< its zero-copy frames' tracker, or NULL */
+	/** its data, when its line entry carries it (VIA_WQE_INLINE): in the
+	 *  ring slot, which the client posts again only after the completion */
+	const uint8_t *inline_data;
 };
 
 struct rte_mbuf;
@@ -1110,11 +1122,30 @@ struct via_vi {
 	uint8_t nb_idle_errors;
 	struct via_cq *cq[VIA_WQ_COUNT];
 	uint32_t wq_capacity;
+	/** bytes of its ring entries: sizeof(struct via_wqe), or a line
+	 *  entry's (struct via_wqe_line, then inline data), the VI's choice */
+	uint32_t entry_size;
 	uint64_t shm_off;
 	uint64_t shm_len;
 	struct via_ring wq[VIA_WQ_COUNT];  /**< viad's consumer views */
 	struct via_shm_vi *sh;
+	/** line entries: the first line of the entry each queue took last,
+	 *  copied out of the ring before anything reads it (via_desc_take) */
+	struct via_wqe_line taken[VIA_WQ_COUNT];
+	/** line entries: each queue's completions written so far, which is
+	 *  the ring index of the next one (completions go in ring order) */
+	uint32_t completed[VIA_WQ_COUNT];
+	/** completions of each queue whose wait word waits for the end of
+	 *  its shard's iteration (via_shard.owed lists the VI while any does) */
+	uint32_t owed[VIA_WQ_COUNT];
 };
+
+/** Whether @p vi's rings hold line entries (struct via_wqe_line). */
+static inline bool
+via_vi_lines(const struct via_vi *vi)
+{
+	return vi->entry_size >= VIA_WQE_LINE_SIZE;
+}
 
 /**
  * Ring @p vi's doorbell from viad's side: its turn comes with the others'
@@ -1148,6 +1179,12 @@ via_cm_handshaking(const struct via_vi *vi)
  */
 int via_vi_create(struct viad *d, struct via_session *s, const struct via_ctl_vi_create_req *req,
 		  struct via_vi **out);
+/**
+ * viad's consumer views of @p vi's rings in its segment (at vi->sh, of
+ * vi->wq_capacity entries of vi->entry_size bytes), from their indices:
+ * at VI_CREATE, when the rings are zero. @return 0, -EINVAL
+ */
+int via_vi_attach_rings(struct via_vi *vi);
 /** @return 0, -ENOENT, -EBUSY (not Idle or descriptors still posted, VIA §9.3.2) */
 int via_vi_destroy(struct viad *d, struct via_session *s, uint32_t id);
 /** Free a VI whatever its state and queues: its owner is gone. */

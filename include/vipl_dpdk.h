@@ -12,6 +12,8 @@
  *   moves in place (zero copy) once registered with VipRegisterMem.
  * - System management info types for VipQuerySystemManagementInfo:
  *   VIP_DPDK_SMI_COUNTERS and VIP_DPDK_SMI_PORT.
+ * - VipDpdkCreateVi: a VI whose work queues carry the descriptors, and small
+ *   messages' data, in their ring entries (VIP_DPDK_VI_ATTRIBUTES).
  * - VipDpdkReturnString / VipDpdkErrorCodeString: names of codes for logs.
  */
 #ifndef VIPL_DPDK_H
@@ -25,7 +27,7 @@ extern "C" {
 
 /** Version of the VIA-DPDK provider (0xMMMMmmmm: major, minor), as reported
  *  in VIP_NIC_ATTRIBUTES::ProviderVersion. */
-#define VIPL_DPDK_PROVIDER_VERSION 0x00010000UL
+#define VIPL_DPDK_PROVIDER_VERSION 0x00010001UL
 
 /** Name of the loopback NIC for VipOpenNic (M-VIA name). */
 #define VIPL_DPDK_NIC_LOOPBACK "/dev/via_lo"
@@ -121,6 +123,73 @@ VIP_RETURN VipDpdkConnectWaitFrom(IN VIP_NIC_HANDLE NicHandle, IN VIP_NET_ADDRES
  *                               viad is gone.
  */
 VIP_RETURN VipDpdkFreeMem(IN VIP_NIC_HANDLE NicHandle, IN VIP_PVOID Address);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** @name VIs with descriptors in their ring entries */
+/**@{*/
+
+/** Most bytes of data VIP_DPDK_VI_ATTRIBUTES::InlineSize may ask for. */
+#define VIP_DPDK_MAX_INLINE 256
+
+/**
+ * @brief How a VI's work queues hand descriptors to viad (VipDpdkCreateVi).
+ *
+ * By default (VipCreateVi) a post puts the descriptor's address in a
+ * 16-byte ring entry, and viad reads the descriptor, then the data, from
+ * registered memory, and writes the completion into the descriptor: three
+ * cache lines that viad reads one after the other, each written last by the
+ * program's core.  With EntryDescriptors, each ring entry is a 64-byte
+ * cache line that carries the descriptor (control segment and up to two
+ * segments: a Send or receive of one or two data segments, an RDMA
+ * operation of one), and, for a Send or RDMA Write of at most InlineSize
+ * bytes, its data in the lines after it; viad reads them side by side, and
+ * writes the completion back into the same entry.  The costs:
+ *
+ * - Memory: each work queue's ring takes 64 + InlineSize (rounded up to
+ *   64) bytes per entry instead of 16 (MaxDescriptorsPerQueue entries;
+ *   128 KiB per queue at 1024 entries with InlineSize 64), in the NIC's
+ *   shared segment, which VIs of 16-byte entries use 32 KiB of each.
+ * - The data of an inlined Send or RDMA Write is read at VipPostSend, as
+ *   IBV_SEND_INLINE: the buffers may be reused as soon as it returns. viad
+ *   still checks their memory handles (a bad one completes with
+ *   VIP_STATUS_PROTECTION_ERROR), but the program reads them first, so an
+ *   address it cannot read faults in the program.
+ * - A descriptor's Status, Length and ImmediateData are written when the
+ *   descriptor is dequeued (VipSendDone, VipRecvDone, VipSendWait,
+ *   VipRecvWait), not before: a program that polls Status in the
+ *   descriptor instead of calling them waits for ever.
+ *
+ * Descriptors with more segments take the default path, with their
+ * completion in the entry too.
+ */
+typedef struct {
+    VIP_BOOLEAN EntryDescriptors; /**< Ring entries carry the descriptors (64-byte entries). */
+    VIP_ULONG   InlineSize;       /**< With EntryDescriptors: bytes of data an entry carries,
+                                   *   0 to VIP_DPDK_MAX_INLINE, rounded up to 64; 0 otherwise. */
+} VIP_DPDK_VI_ATTRIBUTES;
+
+/**
+ * @brief VipCreateVi (VIA 1.0 §9.3.1) with VIA-DPDK's attributes of the
+ *        VI's work queues.
+ *
+ * @param NicHandle    The NIC.
+ * @param ViAttribs    The VI's attributes, as VipCreateVi.
+ * @param DpdkAttribs  How its work queues hand descriptors to viad.
+ * @param SendCQHandle Completion queue of the send queue, or NULL.
+ * @param RecvCQHandle Completion queue of the receive queue, or NULL.
+ * @param ViHandle     Receives the VI.
+ * @return The codes of VipCreateVi, and:
+ * @retval VIP_INVALID_PARAMETER DpdkAttribs NULL, InlineSize above
+ *                               VIP_DPDK_MAX_INLINE, or InlineSize without
+ *                               EntryDescriptors.
+ * @retval VIP_ERROR_RESOURCE    The NIC's shared segment has no room for the
+ *                               larger rings (viad.conf limits.session_shm_bytes).
+ */
+VIP_RETURN VipDpdkCreateVi(IN VIP_NIC_HANDLE NicHandle, IN VIP_VI_ATTRIBUTES *ViAttribs,
+                           IN const VIP_DPDK_VI_ATTRIBUTES *DpdkAttribs,
+                           IN VIP_CQ_HANDLE SendCQHandle, IN VIP_CQ_HANDLE RecvCQHandle,
+                           OUT VIP_VI_HANDLE *ViHandle);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */

@@ -29,10 +29,105 @@
 #ifndef VIPL_DPDK_INLINE_H
 #define VIPL_DPDK_INLINE_H
 
+#include <string.h>
 #include <sys/eventfd.h>
 
 #include <vipl.h>
 #include <vipl_dpdk_dp.h>
+
+/* ---- work queue entries ------------------------------------------------------------ */
+
+/** The line entry of post number @p index of ring @p q (q->ring.seq_off != 0). */
+static inline struct via_wqe_line *
+vipl_dpdk_dp_line(const struct vipl_dpdk_wq *q, uint32_t index)
+{
+	return (struct via_wqe_line *)(q->ring.slots +
+				       (size_t)(index & q->ring.mask) * q->ring.slot_size);
+}
+
+/**
+ * The Status word viad completes descriptor @p d, post number @p index of
+ * @p q, in: the descriptor's own, or its line entry's (via_abi.h, struct
+ * via_wqe_line).
+ */
+static inline const uint32_t *
+vipl_dpdk_dp_status_word(const struct vipl_dpdk_wq *q, uint32_t index, const VIP_DESCRIPTOR *d)
+{
+	return q->ring.seq_off != 0 ? &vipl_dpdk_dp_line(q, index)->status : &d->CS.Status;
+}
+
+/*
+ * The data of a Send or RDMA Write @p desc into line entry @p e, if they
+ * fit in the @p room bytes after its first line, its data segments add up
+ * to its Length and each lies in a region of its memory handle that @p mrs
+ * knows (else viad reads them, and finds any error). Read at the post, as
+ * IBV_SEND_INLINE: the program may reuse the buffers at once.
+ */
+static inline bool
+vipl_dpdk_dp_inline(struct via_wqe_line *e, const VIP_DESCRIPTOR *desc, uint32_t room,
+		    const struct vipl_dpdk_mr_cache *mrs)
+{
+	const uint16_t op = desc->CS.Control & VIP_CONTROL_OP_MASK, n = desc->CS.SegCount;
+	uint8_t *dst = (uint8_t *)(e + 1);
+	uint32_t sum = 0;
+	uint16_t i;
+
+	if (desc->CS.Length > room || op == VIP_CONTROL_OP_RDMAREAD || op == VIP_CONTROL_OP_RESERVED)
+		return false;
+	for (i = op == VIP_CONTROL_OP_SENDRECV ? 0 : 1; i < n; i++) {
+		uint32_t len = desc->DS[i].Local.Length;
+
+		if (len > room - sum)
+			return false;
+		if (len > 0 &&
+		    !vipl_dpdk_mr_readable(mrs, desc->DS[i].Local.Handle,
+					   desc->DS[i].Local.Data.AddressBits, len))
+			return false;
+		if (len > 0)
+			memcpy(dst + sum, desc->DS[i].Local.Data.Address, len);
+		sum += len;
+	}
+	return sum == desc->CS.Length;
+}
+
+/*
+ * Fill the next line entry of @p vi's queue @p kind with @p desc (in memory of handle
+ * @p mh) and publish it: the descriptor itself when it has at most two
+ * segments, and a Send's or RDMA Write's data when they fit (via_abi.h,
+ * struct via_wqe_line). @return whether viad must be rung
+ */
+static inline bool
+vipl_dpdk_dp_post_line(struct vipl_dpdk_vi *vi, enum via_wq_kind kind, const VIP_DESCRIPTOR *desc,
+		       VIP_MEM_HANDLE mh)
+{
+	struct vipl_dpdk_wq *q = &vi->wq[kind];
+	struct via_wqe_line *e = via_ring_slot(&q->ring, 0);
+	const uint16_t n = desc->CS.SegCount;
+	uint32_t flags = 0;
+
+	e->desc_va = (uintptr_t)desc;
+	e->desc_handle = mh;
+	e->control = desc->CS.Control;
+	e->seg_count = n;
+	e->length = desc->CS.Length;
+	e->imm = desc->CS.ImmediateData;
+	/* a descriptor the entry cannot say all of (its Reserved field) is
+	 * read by viad, which finds the error */
+	if (n <= VIA_WQE_LINE_SEGS && desc->CS.Reserved == 0) {
+		_Static_assert(sizeof(e->seg[0]) == sizeof(desc->DS[0]), "segments alike");
+		/* one or two fixed-size copies, no call */
+		if (n > 0)
+			memcpy(&e->seg[0], &desc->DS[0], sizeof(e->seg[0]));
+		if (n > 1)
+			memcpy(&e->seg[1], &desc->DS[1], sizeof(e->seg[1]));
+		flags = VIA_WQE_DESC;
+		if (kind == VIA_WQ_SEND &&
+		    vipl_dpdk_dp_inline(e, desc, q->ring.slot_size - VIA_WQE_LINE_SIZE, vi->mrs))
+			flags |= VIA_WQE_INLINE;
+	}
+	e->status = flags;
+	return via_ring_produce_seq(&q->ring);
+}
 
 /* ---- the default routines of struct vipl_dpdk_dp_ops ------------------------------ */
 
@@ -58,7 +153,8 @@ vipl_dpdk_dp_ring_doorbell_default(struct vipl_dpdk_vi *vi, enum via_wq_kind kin
  * POST_DESC); the count is read only every count_mask + 1 polls that
  * found the head not done, because viad writes its line at every
  * completion and a poller reading it at each turn would pull it to and
- * fro between two cores.
+ * fro between two cores; and never on a ring of line entries, whose
+ * completions viad always writes (into the entry).
  */
 static inline bool
 vipl_dpdk_dp_poll_completion_default(struct vipl_dpdk_wq *q, const VIP_DESCRIPTOR *head)
@@ -66,8 +162,15 @@ vipl_dpdk_dp_poll_completion_default(struct vipl_dpdk_wq *q, const VIP_DESCRIPTO
 	const struct via_shm_wait *done;
 	uint32_t n;
 
-	if (__atomic_load_n(&head->CS.Status, __ATOMIC_ACQUIRE) & VIP_STATUS_DONE)
+	/* a line entry's: the head index may have moved on meanwhile (another
+	 * thread dequeued), which only makes a wrong true */
+	if (__atomic_load_n(vipl_dpdk_dp_status_word(q, __atomic_load_n(&q->head, __ATOMIC_ACQUIRE),
+						     head), __ATOMIC_ACQUIRE) & VIP_STATUS_DONE)
 		return true;
+	/* viad writes every completion of a line entry: the count, whose
+	 * line viad writes at each completion, is never needed to find one */
+	if (q->ring.seq_off != 0)
+		return false;
 	n = __atomic_load_n(&q->empty_polls, __ATOMIC_RELAXED) + 1;
 	__atomic_store_n(&q->empty_polls, n, __ATOMIC_RELAXED);
 	if ((n & __atomic_load_n(&q->count_mask, __ATOMIC_RELAXED)) != 0)
@@ -126,11 +229,13 @@ vipl_dpdk_dp_poll_cq(struct vipl_dpdk_cq *cq)
 
 /**
  * Post @p desc (in memory of handle @p mh) on queue @p kind of the VI of
- * @p handle: a 16-byte entry in the queue's ring, the publish of its
- * producer index, and the doorbell unless viad polls that index now (a
- * VI that is sending: via_abi.h, "Wake-up contract", pair 6), under the
- * queue's lock (posts of other queues never contend). The lock also orders the post before a destroy
- * of the VI, which retires the handle under it.
+ * @p handle: a 16-byte entry in the queue's ring and the publish of its
+ * producer index, or a line entry that carries the descriptor (and a small
+ * message's data) and publishes itself; then the doorbell unless viad polls
+ * the ring now (a VI that is sending: via_abi.h, "Wake-up contract", pair
+ * 6), under the queue's lock (posts of other queues never contend). The
+ * lock also orders the post before a destroy of the VI, which retires the
+ * handle under it.
  * @return VIP_SUCCESS; VIP_INVALID_PARAMETER (not a live VI, @p desc NULL);
  *         VIP_ERROR_RESOURCE (MaxDescriptorsPerQueue posted: VI Overrun,
  *         reported to the error handler, VIA §9.9.1; nothing is queued)
@@ -153,9 +258,12 @@ vipl_dpdk_dp_post(VIP_VI_HANDLE handle, enum via_wq_kind kind, VIP_DESCRIPTOR *d
 		pthread_mutex_unlock(&q->lock);
 		return VIP_INVALID_PARAMETER;
 	}
-	/* head, tail and the ring change only under the lock */
+	/* head, tail and the ring change only under the lock; a line entry's
+	 * slot is free once its descriptor was dequeued, which the first
+	 * test says (max_posted <= the ring's capacity) */
 	tail = q->tail;
-	if (tail - q->head >= vi->max_posted || via_ring_free_count(&q->ring) == 0) {
+	if (tail - q->head >= vi->max_posted ||
+	    (q->ring.seq_off == 0 && via_ring_free_count(&q->ring) == 0)) {
 		pthread_mutex_unlock(&q->lock);
 		vipl_dpdk_dp.overrun(vi, kind, desc);
 		return VIP_ERROR_RESOURCE;
@@ -164,11 +272,15 @@ vipl_dpdk_dp_post(VIP_VI_HANDLE handle, enum via_wq_kind kind, VIP_DESCRIPTOR *d
 	 * as a completion of this post. Ordered before viad's look by the
 	 * ring's release, before a poll's by the tail's */
 	__atomic_store_n(&desc->CS.Status, 0, __ATOMIC_RELAXED);
-	slot = via_ring_slot(&q->ring, 0);
-	slot->desc_va = (uintptr_t)desc;
-	slot->desc_handle = mh;
-	slot->reserved = 0;
-	bell = via_ring_produce_needs_bell(&q->ring, 1);
+	if (q->ring.seq_off != 0) {
+		bell = vipl_dpdk_dp_post_line(vi, kind, desc, mh);
+	} else {
+		slot = via_ring_slot(&q->ring, 0);
+		slot->desc_va = (uintptr_t)desc;
+		slot->desc_handle = mh;
+		slot->reserved = 0;
+		bell = via_ring_produce_needs_bell(&q->ring, 1);
+	}
 	__atomic_store_n(&q->posted[tail & q->mask], desc, __ATOMIC_RELEASE);
 	__atomic_store_n(&q->tail, tail + 1, __ATOMIC_RELEASE);
 	if (bell)
@@ -184,7 +296,9 @@ vipl_dpdk_dp_post(VIP_VI_HANDLE handle, enum via_wq_kind kind, VIP_DESCRIPTOR *d
  * queue's lock, if @p vi still has the life @p handle names. Status is
  * read again here; if it is not Done, viad's count ahead of what was
  * reaped says the head completed all the same, unwritten: it is handed
- * out with VIP_STATUS_PROTECTION_ERROR (viad reported POST_DESC).
+ * out with VIP_STATUS_PROTECTION_ERROR (viad reported POST_DESC). A line
+ * entry's completion is copied into the descriptor here (VIA §6.4.1: the
+ * consumer finds it there).
  * @return VIP_SUCCESS and *@p out; VIP_NOT_DONE; VIP_INVALID_PARAMETER
  *         (the VI was destroyed)
  */
@@ -194,8 +308,9 @@ vipl_dpdk_dp_wq_take(struct vipl_dpdk_vi *vi, const void *handle, enum via_wq_ki
 {
 	struct vipl_dpdk_wq *q = &vi->wq[kind];
 	VIP_RETURN rc = VIP_NOT_DONE;
+	const uint32_t *st;
 	VIP_DESCRIPTOR *d;
-	uint32_t head;
+	uint32_t head, status;
 
 	pthread_mutex_lock(&q->lock);
 	if (!vipl_dpdk_dp_live(&vi->obj, handle)) {
@@ -206,13 +321,23 @@ vipl_dpdk_dp_wq_take(struct vipl_dpdk_vi *vi, const void *handle, enum via_wq_ki
 	if (head == q->tail)
 		goto out;
 	d = q->posted[head & q->mask];
-	if (!(__atomic_load_n(&d->CS.Status, __ATOMIC_ACQUIRE) & VIP_STATUS_DONE)) {
+	st = vipl_dpdk_dp_status_word(q, head, d);
+	status = __atomic_load_n(st, __ATOMIC_ACQUIRE);
+	if (!(status & VIP_STATUS_DONE)) {
 		if ((int32_t)(__atomic_load_n(&q->done->seq, __ATOMIC_ACQUIRE) - q->reaped) <= 0)
 			goto out;
-		if (!(__atomic_load_n(&d->CS.Status, __ATOMIC_ACQUIRE) & VIP_STATUS_DONE))
-			__atomic_store_n(&d->CS.Status,
-					 VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR,
-					 __ATOMIC_RELAXED);
+		status = __atomic_load_n(st, __ATOMIC_ACQUIRE);
+	}
+	/* the descriptor is the consumer's now: viad is done with it */
+	if (!(status & VIP_STATUS_DONE)) {
+		__atomic_store_n(&d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR,
+				 __ATOMIC_RELAXED);
+	} else if (q->ring.seq_off != 0) {
+		const struct via_wqe_line *e = vipl_dpdk_dp_line(q, head);
+
+		d->CS.Length = e->length;
+		d->CS.ImmediateData = e->imm;
+		__atomic_store_n(&d->CS.Status, status, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&q->reaped, q->reaped + 1, __ATOMIC_RELEASE);

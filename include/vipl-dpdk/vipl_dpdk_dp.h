@@ -13,7 +13,7 @@
  * - through via_abi.h and via_ring.h, the layout of viad's session segment.
  *
  * All of it is reached through one exported object, vipl_dpdk_dp, whose
- * symbol name carries VIPL_DPDK_DP_ABI_VERSION (vipl_dpdk_dp_v2, ...). Any
+ * symbol name carries VIPL_DPDK_DP_ABI_VERSION (vipl_dpdk_dp_v3, ...). Any
  * change of a layout here, of the handle bits, of what the inline code does
  * with them, or of the segment structures it reads (via_shm_wq, via_wqe,
  * via_shm_cq, via_cqe, via_ring_shared, the header's doorbells and
@@ -46,13 +46,13 @@
 #endif
 
 /** Bumped on any change described at the top of this file. */
-#define VIPL_DPDK_DP_ABI_VERSION 2
+#define VIPL_DPDK_DP_ABI_VERSION 3
 
 /** The session segment ABI (VIA_ABI_VERSION) this contract was last checked
  *  against: the library refuses to build when via_abi.h moves on, until
  *  somebody has looked whether the change touches what the inline code
  *  reads (bump VIPL_DPDK_DP_ABI_VERSION then) and updated this. */
-#define VIPL_DPDK_DP_VIA_ABI 12u
+#define VIPL_DPDK_DP_VIA_ABI 13u
 
 #define VIPL_DPDK_DP_SYM__(v) vipl_dpdk_dp_v##v
 #define VIPL_DPDK_DP_SYM_(v) VIPL_DPDK_DP_SYM__(v)
@@ -141,8 +141,60 @@ struct vipl_dpdk_wq {
 	/** Posts and dequeues of this queue; never destroyed (the object
 	 *  is reused). */
 	pthread_mutex_t lock;
-	struct via_ring ring;        /**< producer view, under the lock */
+	/** Producer view, under the lock. A ring of line entries
+	 *  (struct via_wqe_line: ring.seq_off is not 0) holds the completions
+	 *  too: a poll reads its slots, mask and slot size without the lock,
+	 *  which this life set before the handle was published. Its post
+	 *  number i is in slot i & mask: a new VI's rings start at 0. */
+	struct via_ring ring;
 };
+
+/** Entries of a NIC's region cache (struct vipl_dpdk_mr_cache). */
+#define VIPL_DPDK_MR_CACHE 256
+
+/**
+ * A registered region as the library knows it, for a post that reads a
+ * buffer itself (inline data): a lookup by memory handle without the
+ * NIC's lock. Written under the NIC's lock by VipRegisterMem (after viad
+ * said yes) and VipDeregisterMem (after viad let go); read as a seqlock:
+ * @c seq, the fields, @c seq again (every load but the last an acquire,
+ * every store of the writer's but the first a release), the same even
+ * value or the entry was being written. A region whose entry a later
+ * one took (the same handle modulo the size) is not found, and its data
+ * is read by viad as without the cache.
+ */
+struct vipl_dpdk_mr {
+	uint32_t seq;                /**< odd while written */
+	uint32_t handle;             /**< 0: none */
+	uint64_t va;
+	uint64_t len;
+};
+
+/** A NIC's regions, by memory handle modulo VIPL_DPDK_MR_CACHE. */
+struct vipl_dpdk_mr_cache {
+	struct vipl_dpdk_mr e[VIPL_DPDK_MR_CACHE];
+};
+
+/**
+ * Whether [@p va, @p va + @p len) lies in a region of memory handle @p
+ * handle that @p c knows: memory the program may read (it stays mapped
+ * while registered). No lock; false also when the entry is being written.
+ */
+static inline bool
+vipl_dpdk_mr_readable(const struct vipl_dpdk_mr_cache *c, uint32_t handle, uint64_t va,
+		      uint64_t len)
+{
+	const struct vipl_dpdk_mr *e = &c->e[handle % VIPL_DPDK_MR_CACHE];
+	/* the fields' loads are acquires, so that the second load of seq
+	 * is not done before them (no fence: TSan has none) */
+	uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+	uint64_t base = __atomic_load_n(&e->va, __ATOMIC_ACQUIRE);
+	uint64_t size = __atomic_load_n(&e->len, __ATOMIC_ACQUIRE);
+	bool same = __atomic_load_n(&e->handle, __ATOMIC_ACQUIRE) == handle;
+
+	return (seq & 1) == 0 && seq == __atomic_load_n(&e->seq, __ATOMIC_RELAXED) && same &&
+	       handle != 0 && va >= base && va - base <= size && len <= size - (va - base);
+}
 
 /** A VI's data-path part. */
 struct vipl_dpdk_vi {
@@ -156,6 +208,7 @@ struct vipl_dpdk_vi {
 	const uint32_t *poller_asleep;   /**< the session header's sleeper flag of the doorbells */
 	int wake_fd;                     /**< wakes viad's sleeping pollers */
 	uint32_t max_posted;             /**< the NIC's MaxDescriptorsPerQueue */
+	const struct vipl_dpdk_mr_cache *mrs;  /**< its NIC's regions (inline data) */
 };
 
 /** A completion queue's data-path part. */
@@ -215,9 +268,12 @@ struct vipl_dpdk_dp_ops {
 	 * true costs a lock and answers VIP_NOT_DONE); false answers
 	 * VIP_NOT_DONE at once.
 	 * Default: Status has VIP_STATUS_DONE (load-acquire; viad writes it
-	 * last, with release), or, every count_mask + 1 polls that found it
+	 * last, with release: the descriptor's, or on a ring of line entries
+	 * the Status word of the head's entry, found by the queue's head
+	 * index), or, every count_mask + 1 polls that found it
 	 * not done, viad's completion count of the queue is ahead of reaped
-	 * (a completion viad could not write back: the dequeue reports it).
+	 * (a completion viad could not write back: the dequeue reports it;
+	 * not on a ring of line entries, where viad writes every one).
 	 */
 	bool (*poll_completion)(struct vipl_dpdk_wq *q, const VIP_DESCRIPTOR *head);
 	/**

@@ -21,6 +21,7 @@
  * its ops, the waits, and the set-up of a queue.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -170,11 +171,31 @@ wait_for(struct vipl_nic *nic, struct via_shm_wait *w, VIP_ULONG timeout,
 	}
 }
 
+/* ---- the regions a post may read (inline data) --------------------------- */
+
+void
+vipl_mr_cache_set(struct vipl_nic *nic, uint32_t handle, uint64_t va, uint64_t len)
+{
+	struct vipl_dpdk_mr *e = &nic->mrs.e[handle % VIPL_DPDK_MR_CACHE];
+
+	/* a deregistered region clears only its own entry */
+	if (len == 0 && e->handle != handle)
+		return;
+	/* a seqlock's writer (vipl_dpdk_mr_readable): odd, the fields, even;
+	 * each field a release, so that a reader who sees it sees the odd
+	 * seq before it (no fence: TSan has none; plain stores on x86) */
+	__atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->handle, len == 0 ? 0 : handle, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->va, va, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->len, len, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELEASE);
+}
+
 /* ---- work queues --------------------------------------------------------- */
 
 int
 vipl_wq_init(struct vipl_dpdk_wq *q, struct via_shm_wq *sh, void *slots, uint32_t ring_cap,
-	     uint32_t posted_cap, uint32_t count_every)
+	     uint32_t entry_size, uint32_t posted_cap, uint32_t count_every)
 {
 	int rc;
 
@@ -186,7 +207,15 @@ vipl_wq_init(struct vipl_dpdk_wq *q, struct via_shm_wq *sh, void *slots, uint32_
 		q->mask = posted_cap - 1;
 		pthread_mutex_init(&q->lock, NULL);
 	}
-	rc = via_ring_attach(&q->ring, &sh->ring, slots, ring_cap, sizeof(struct via_wqe), true);
+	if (entry_size == sizeof(struct via_wqe)) {
+		rc = via_ring_attach(&q->ring, &sh->ring, slots, ring_cap, entry_size, true);
+	} else {
+		rc = via_ring_attach_seq(&q->ring, &sh->ring, slots, ring_cap, entry_size, true,
+					 offsetof(struct via_wqe_line, seq));
+		/* post i is in slot i & mask (vipl_dpdk_dp_line): viad zeroed
+		 * the new VI's rings, but the count is ours, not the segment's */
+		q->ring.local = 0;
+	}
 	if (rc != 0)
 		return rc;
 	/* a poll racing the destroy of the last life may read these: atomic

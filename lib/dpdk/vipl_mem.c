@@ -390,6 +390,7 @@ VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_ULONG Len
 		*via_hmap_get(&nic->regions, rep.id) = (uintptr_t)r;
 		r = NULL;
 	}
+	vipl_mr_cache_set(nic, rep.id, va, Length);
 	*MemoryHandle = rep.id;
 out:
 	if (rc != 0 && counted)
@@ -420,6 +421,8 @@ VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress, VIP_MEM_HAN
 		return via_vip_return(rc);
 	}
 	rc = vipl_ctl_call(nic, VIA_CTL_MEM_DEREGISTER, &req, NULL, NULL);
+	if (rc == 0)
+		vipl_mr_cache_set(nic, MemoryHandle, 0, 0);
 	slot = rc == 0 ? via_hmap_find(&nic->regions, MemoryHandle) : NULL;
 	if (slot != NULL) {
 		struct vipl_region *r = (struct vipl_region *)(uintptr_t)*slot;

@@ -306,6 +306,9 @@ nic_open(const char *name, struct vipl_nic **out)
 		goto fail;
 	}
 	rc = vipl_ctl_call(nic, VIA_CTL_OPEN, &req, &rep, &fd);
+	if (rc == -EPROTO)
+		vipl_log("VipOpenNic: viad refused this library's segment ABI %u (a viad of "
+			 "another version: update libvipl-dpdk or viad)", VIA_ABI_VERSION);
 	if (rc != 0)
 		goto fail;
 	va = mmap(NULL, rep.shm_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);

@@ -122,6 +122,8 @@ struct vipl_nic {
 	pthread_mutex_t lock;        /**< the lists and the callback below */
 	struct vipl_alloc_list allocs;
 	struct via_hmap regions;     /**< memory handle -> struct vipl_region * */
+	/** every region's range by handle, for inline data (vipl_dpdk_dp.h) */
+	struct vipl_dpdk_mr_cache mrs;
 	struct via_hmap ptags;       /**< ptag id -> entries of the table using it (vipl_mem.c) */
 	struct vipl_table *table;    /**< the client's table of regions, NULL until used */
 	struct vipl_cq_list cqs;
@@ -296,16 +298,21 @@ struct vipl_vi {
 	unsigned nb_idle_errs;
 };
 
+/** Region @p handle of @p nic is [@p va, @p va + @p len) (VipRegisterMem),
+ *  or, with @p len 0, is no more (VipDeregisterMem); under the NIC's lock. */
+void vipl_mr_cache_set(struct vipl_nic *nic, uint32_t handle, uint64_t va, uint64_t len);
+
 /**
  * Set up work queue @p q of a VI for a new life: its ring @p sh and @p
- * slots of @p ring_cap entries in the segment, room for @p posted_cap
- * descriptors posted and not dequeued (a power of two, the VI object's
- * shape), viad's completion count read every @p count_every polls that
- * find the head not done (a power of two).
+ * slots of @p ring_cap entries of @p entry_size bytes (struct via_wqe, or
+ * line entries) in the segment, room for @p posted_cap descriptors posted
+ * and not dequeued (a power of two, the VI object's shape), viad's
+ * completion count read every @p count_every polls that find the head not
+ * done (a power of two).
  * @return 0, -EINVAL (ring), -ENOMEM
  */
 int vipl_wq_init(struct vipl_dpdk_wq *q, struct via_shm_wq *sh, void *slots, uint32_t ring_cap,
-		 uint32_t posted_cap, uint32_t count_every);
+		 uint32_t entry_size, uint32_t posted_cap, uint32_t count_every);
 /** No descriptor posted and not yet dequeued (VIA §9.3.2, §9.8.3). */
 bool vipl_wq_empty(struct vipl_dpdk_wq *q);
 

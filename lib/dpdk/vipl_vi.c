@@ -72,8 +72,9 @@ vi_map(struct vipl_vi *vi, const struct via_ctl_vi_create_rep *rep, uint32_t pos
 	unsigned q;
 	int rc;
 
-	if (rep->shm_off + via_shm_vi_size(rep->wq_capacity) > nic->shm_size ||
-	    rep->shm_off % VIA_SHM_ALIGN != 0 || rep->bell / 64 >= nic->shm->bell_words)
+	if (rep->shm_off + via_shm_vi_size(rep->wq_capacity, rep->entry_size) > nic->shm_size ||
+	    rep->shm_off % VIA_SHM_ALIGN != 0 || rep->bell / 64 >= nic->shm->bell_words ||
+	    (rep->entry_size != sizeof(struct via_wqe) && !via_wqe_line_size_ok(rep->entry_size)))
 		return -EPROTO;
 	vi->dp.bell_word = &nic->bells[rep->bell / 64];
 	vi->dp.bell_bit = 1ull << (rep->bell % 64);
@@ -82,11 +83,13 @@ vi_map(struct vipl_vi *vi, const struct via_ctl_vi_create_rep *rep, uint32_t pos
 	vi->dp.poller_asleep = &nic->shm->poller_asleep;
 	vi->dp.wake_fd = nic->wake_fd;
 	vi->dp.max_posted = nic->info.max_desc_per_queue;
+	vi->dp.mrs = &nic->mrs;
 	vi->sh = (struct via_shm_vi *)((uint8_t *)nic->shm + rep->shm_off);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
 		rc = vipl_wq_init(&vi->dp.wq[q], &vi->sh->wq[q],
-				  (uint8_t *)vi->sh + via_shm_vi_slots_off(rep->wq_capacity, q),
-				  rep->wq_capacity, posted_cap,
+				  (uint8_t *)vi->sh +
+					  via_shm_vi_slots_off(rep->wq_capacity, rep->entry_size, q),
+				  rep->wq_capacity, rep->entry_size, posted_cap,
 				  vi->cq[q] != NULL ? 1 : DONE_COUNT_EVERY);
 		if (rc != 0)
 			return rc;
@@ -118,9 +121,10 @@ vi_put(struct vipl_vi *vi)
 	vipl_obj_put(&vi->dp.obj);
 }
 
-VIPL_EXPORT VIP_RETURN
-VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, VIP_CQ_HANDLE SendCQHandle,
-	    VIP_CQ_HANDLE RecvCQHandle, VIP_VI_HANDLE *ViHandle)
+/* VipCreateVi with ring entries of @p entry_size bytes (VI_CREATE's). */
+static VIP_RETURN
+vi_create(VIP_NIC_HANDLE NicHandle, const VIP_VI_ATTRIBUTES *ViAttribs, uint32_t entry_size,
+	  VIP_CQ_HANDLE SendCQHandle, VIP_CQ_HANDLE RecvCQHandle, VIP_VI_HANDLE *ViHandle)
 {
 	struct vipl_nic *nic = vipl_nic_get(NicHandle);
 	struct via_ctl_vi_create_req req;
@@ -151,7 +155,7 @@ VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, VIP_CQ_HANDL
 	attr_to_wire(ViAttribs, &req.attr);
 	req.send_cq = cq[VIA_WQ_SEND] ? cq[VIA_WQ_SEND]->id : 0;
 	req.recv_cq = cq[VIA_WQ_RECV] ? cq[VIA_WQ_RECV]->id : 0;
-	req.reserved = 0;
+	req.entry_size = entry_size;
 	/* the object's id is the cookie viad puts in CQ entries and error
 	 * reports */
 	req.cookie = vi->dp.obj.id;
@@ -173,6 +177,33 @@ VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, VIP_CQ_HANDL
 	pthread_mutex_unlock(&nic->lock);
 	*ViHandle = vipl_handle_publish(&vi->dp.obj);
 	return VIP_SUCCESS;
+}
+
+VIPL_EXPORT VIP_RETURN
+VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, VIP_CQ_HANDLE SendCQHandle,
+	    VIP_CQ_HANDLE RecvCQHandle, VIP_VI_HANDLE *ViHandle)
+{
+	return vi_create(NicHandle, ViAttribs, 0, SendCQHandle, RecvCQHandle, ViHandle);
+}
+
+VIPL_EXPORT VIP_RETURN
+VipDpdkCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs,
+		const VIP_DPDK_VI_ATTRIBUTES *DpdkAttribs, VIP_CQ_HANDLE SendCQHandle,
+		VIP_CQ_HANDLE RecvCQHandle, VIP_VI_HANDLE *ViHandle)
+{
+	uint32_t entry_size = 0;
+
+	if (DpdkAttribs == NULL)
+		return VIP_INVALID_PARAMETER;
+	if (DpdkAttribs->EntryDescriptors) {
+		if (DpdkAttribs->InlineSize > VIA_WQE_INLINE_MAX)
+			return VIP_INVALID_PARAMETER;
+		entry_size = VIA_WQE_LINE_SIZE +
+			     VIA_ALIGN_UP((uint32_t)DpdkAttribs->InlineSize, VIA_WQE_LINE_SIZE);
+	} else if (DpdkAttribs->InlineSize != 0) {
+		return VIP_INVALID_PARAMETER;
+	}
+	return vi_create(NicHandle, ViAttribs, entry_size, SendCQHandle, RecvCQHandle, ViHandle);
 }
 
 VIPL_EXPORT VIP_RETURN

@@ -18,10 +18,11 @@
  * client address PMEM_VA) and ordinary memory (CLIENT_VA, copied through
  * /proc/self/mem) registered as four regions of two tags, a share file
  * (SHARE_VA in place) with the client's table of regions (issue 29) over
- * two windows, three entries in it, three VIs (Unreliable with a CQ,
- * Reliable Delivery with RDMA Read and a 4-entry CQ, one of the other
- * tag), a snapshot of the segment, the table included. Every input starts
- * from that state again.
+ * two windows, three entries in it, four VIs (Unreliable with a CQ,
+ * Reliable Delivery with RDMA Read and a 4-entry CQ, one of the other tag,
+ * and one whose rings hold line entries with 64 bytes of inline data:
+ * struct via_wqe_line, issue 30), a snapshot of the segment, the table
+ * included. Every input starts from that state again.
  *
  * Input: records of one op byte and its operands (read_op() below).
  *
@@ -31,9 +32,11 @@
  * max_segments_per_desc segments, each non-empty one in a region of the
  * VI's tag with the access its direction needs, and their lengths add up
  * to the total it reports; the region it returns holds the whole
- * descriptor. Whatever the client wrote in its table, a region
- * via_mr_check() returns for a range is one viad reaches directly only
- * within its own mapping: the range's bytes lie in the window's view.
+ * descriptor when viad read it (not one a line entry carries); a VI of
+ * line entries never has more completions written than entries taken.
+ * Whatever the client wrote in its table, a region via_mr_check() returns
+ * for a range is one viad reaches directly only within its own mapping:
+ * the range's bytes lie in the window's view.
  */
 #include "fuzz_common.h"
 
@@ -49,7 +52,8 @@
 #define CLIENT_LEN (64u << 10)          /* + one read-only page after it */
 #define SHARE_VA   UINT64_C(0x520000000000)   /* a window's start (1 GiB aligned) */
 #define SHARE_LEN  (64u << 10)
-#define NB_VIS     3
+#define NB_VIS     4
+#define LINE_ENTRY (VIA_WQE_LINE_SIZE + 64)  /* vis[3]: line entries, 64 B inline */
 #define NB_MRS     8                     /* viad's five, the table's three */
 
 enum { OP_MEM, OP_SEG, OP_POST, OP_DESC, OP_POLL, OP_RECV, OP_STATE, OP_FLUSH, OP_FETCH,
@@ -99,7 +103,7 @@ table_add(uint32_t idx, uint64_t addr, uint64_t len, uint32_t ptag, uint32_t win
 
 static struct via_vi *
 vi_add(uint16_t reliability, bool rdma_read, uint32_t ptag, struct via_cq *send_cq,
-       struct via_cq *recv_cq, uint32_t cookie)
+       struct via_cq *recv_cq, uint32_t cookie, uint32_t entry_size)
 {
 	struct via_ctl_vi_create_req q = {
 		.attr = { .reliability = reliability, .rdma_write = 1, .rdma_read = rdma_read,
@@ -107,6 +111,7 @@ vi_add(uint16_t reliability, bool rdma_read, uint32_t ptag, struct via_cq *send_
 		.send_cq = send_cq != NULL ? send_cq->id : 0,
 		.recv_cq = recv_cq != NULL ? recv_cq->id : 0,
 		.cookie = cookie,
+		.entry_size = entry_size,
 	};
 	struct via_vi *vi;
 
@@ -201,9 +206,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	handles[7] = table_add(63, SHARE_VA + (UINT64_C(1) << 30) - 4096, 4096, pt1, 0);
 	for (i = 0; i < 2; i++)
 		must(via_cq_create(&vd, s, i == 0 ? 64 : 4, &cqs[i]));
-	vis[0] = vi_add(VIP_SERVICE_UNRELIABLE, false, pt1, cqs[0], cqs[0], 100);
-	vis[1] = vi_add(VIP_SERVICE_RELIABLE_DELIVERY, true, pt1, NULL, cqs[1], 101);
-	vis[2] = vi_add(VIP_SERVICE_UNRELIABLE, false, pt2, NULL, NULL, 102);
+	vis[0] = vi_add(VIP_SERVICE_UNRELIABLE, false, pt1, cqs[0], cqs[0], 100, 0);
+	vis[1] = vi_add(VIP_SERVICE_RELIABLE_DELIVERY, true, pt1, NULL, cqs[1], 101, 0);
+	vis[2] = vi_add(VIP_SERVICE_UNRELIABLE, false, pt2, NULL, NULL, 102, 0);
+	vis[3] = vi_add(VIP_SERVICE_RELIABLE_DELIVERY, true, pt1, cqs[0], NULL, 103, LINE_ENTRY);
 
 	/* what the client may scribble on: every object of its segment */
 	seg_extent(0, sizeof(struct via_shm_header));
@@ -225,7 +231,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 static void
 reset(void)
 {
-	unsigned i, q;
+	unsigned i;
 
 	memcpy(s->seg.va, seg_snapshot, seg_used);
 	memset(pmem, 0, PMEM_LEN);
@@ -243,10 +249,7 @@ reset(void)
 		via_dp_vi_reset(vi);
 		vi->state = VIP_STATE_IDLE;
 		vi->tx_deficit = 0;
-		for (q = 0; q < VIA_WQ_COUNT; q++)
-			via_ring_attach(&vi->wq[q], &vi->sh->wq[q].ring,
-					(uint8_t *)vi->sh + via_shm_vi_slots_off(vi->wq_capacity, q),
-					vi->wq_capacity, sizeof(struct via_wqe), false);
+		FUZZ_ASSERT(via_vi_attach_rings(vi) == 0);
 	}
 }
 
@@ -286,6 +289,33 @@ read_wqe(struct fuzz_in *in, struct via_wqe *w)
 	w->desc_va = client_addr(in, mode);
 	w->desc_handle = client_handle(in, mode);
 	w->reserved = (mode & 8) ? fuzz_u32(in) : 0;
+}
+
+/* A line entry as the client writes it (the library's vipl_dpdk_dp_post_line,
+ * or anything): its descriptor's fields, flags and two segments. */
+static void
+read_line(struct fuzz_in *in, struct via_wqe_line *e)
+{
+	uint8_t mode, i;
+	struct via_wqe w;
+
+	read_wqe(in, &w);
+	e->desc_va = w.desc_va;
+	e->desc_handle = w.desc_handle;
+	mode = fuzz_u8(in);
+	e->control = fuzz_u16(in);
+	e->seg_count = (mode & 1) ? fuzz_u16(in) : fuzz_u8(in) % (VIA_WQE_LINE_SEGS + 1);
+	e->status = (mode & 2) ? fuzz_u32(in)
+			       : ((mode & 4) ? VIA_WQE_DESC : 0) | ((mode & 8) ? VIA_WQE_INLINE : 0);
+	e->length = (mode & 0x10) ? fuzz_u32(in) : fuzz_u8(in);
+	e->imm = fuzz_u32(in);
+	for (i = 0; i < VIA_WQE_LINE_SEGS; i++) {
+		uint8_t m = fuzz_u8(in);
+
+		e->seg[i].va = client_addr(in, m);
+		e->seg[i].handle = client_handle(in, m);
+		e->seg[i].len = (m & 8) ? fuzz_u32(in) : fuzz_u8(in);
+	}
 }
 
 /* Write @p len bytes where the client's address @p va is (if it is its). */
@@ -338,16 +368,32 @@ check_direct(const struct via_mr *mr, uint64_t va, uint64_t len)
 		    len <= mr->pmem->shm.len - (uint64_t)(p - mr->pmem->shm.va));
 }
 
-/* The library's post (vipl_dp.c): slot, producer index, doorbell. */
+/* The library's post (vipl_dpdk_inline.h): slot, producer index, doorbell;
+ * on a VI of line entries a line entry (from the input) with its inline
+ * bytes and a sequence word, the post's own or any. */
 static void
-post(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
+post(struct fuzz_in *in, struct via_vi *vi, enum via_wq_kind q)
 {
 	struct via_shm_wq *wq = &vi->sh->wq[q];
 	uint32_t prod = __atomic_load_n(&wq->ring.prod, __ATOMIC_RELAXED);
-	uint8_t *slots = (uint8_t *)vi->sh + via_shm_vi_slots_off(vi->wq_capacity, q);
+	uint8_t *slot = (uint8_t *)vi->sh + via_shm_vi_slots_off(vi->wq_capacity, vi->entry_size, q) +
+			(size_t)(prod & (vi->wq_capacity - 1)) * vi->entry_size;
 	uint32_t word = vi->bell / 64;
 
-	memcpy(slots + (size_t)(prod & (vi->wq_capacity - 1)) * sizeof(*w), w, sizeof(*w));
+	if (via_vi_lines(vi)) {
+		struct via_wqe_line e;
+		uint8_t mode = fuzz_u8(in);
+
+		read_line(in, &e);
+		e.seq = (mode & 1) ? fuzz_u32(in) : prod + 1;
+		memcpy(slot, &e, sizeof(e));
+		fuzz_take(in, slot + sizeof(e), vi->entry_size - sizeof(e));
+	} else {
+		struct via_wqe w;
+
+		read_wqe(in, &w);
+		memcpy(slot, &w, sizeof(w));
+	}
 	__atomic_store_n(&wq->ring.prod, prod + 1, __ATOMIC_RELEASE);
 	via_bell_ring(&s->bells[word], UINT64_C(1) << (vi->bell % 64), &s->bell_summary[word / 64],
 		      UINT64_C(1) << (word % 64));
@@ -416,7 +462,9 @@ fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 		const unsigned access = scatter ? VIA_MR_LOCAL_WRITE : VIA_MR_LOCAL_READ;
 
 		FUZZ_ASSERT(nb <= max && nb <= cs.SegCount);
-		FUZZ_ASSERT(via_mr_check(&vd, s, w->desc_handle, w->desc_va,
+		/* one viad read: a line entry carrying it is not */
+		FUZZ_ASSERT((via_vi_lines(vi) && (vi->taken[q].status & VIA_WQE_DESC)) ||
+			    via_mr_check(&vd, s, w->desc_handle, w->desc_va,
 					 sizeof(VIP_CONTROL_SEGMENT) +
 					 (uint64_t)cs.SegCount * sizeof(VIP_DATA_SEGMENT),
 					 vi->attr.ptag, VIA_MR_LOCAL_READ, &err) == mr);
@@ -447,6 +495,9 @@ check_rings(const bool corrupt_before[NB_VIS][VIA_WQ_COUNT])
 
 			FUZZ_ASSERT(ready <= vis[i]->wq_capacity);
 			FUZZ_ASSERT(!corrupt_before[i][q] || (r->corrupt && ready == 0));
+			/* completions in ring order, none for an entry not taken */
+			FUZZ_ASSERT(!via_vi_lines(vis[i]) ||
+				    r->local - vis[i]->completed[q] <= vis[i]->wq_capacity);
 		}
 	}
 	for (i = 0; i < 2; i++)
@@ -476,8 +527,7 @@ run_op(struct fuzz_in *in, uint8_t op)
 		memcpy(s->seg.va + i, buf, RTE_MIN((size_t)len, seg_used - i));
 		break;
 	case OP_POST:
-		read_wqe(in, &w);
-		post(vi, q, &w);
+		post(in, vi, q);
 		break;
 	case OP_DESC:
 		write_desc(in);
@@ -507,8 +557,10 @@ run_op(struct fuzz_in *in, uint8_t op)
 		via_dp_flush(&vd, vi);
 		FUZZ_ASSERT(vi->rx.state == VIA_RX_IDLE && !vi->tx.active);
 		break;
-	case OP_FETCH:
+	case OP_FETCH:                  /* a descriptor, as the entry taken last says */
 		read_wqe(in, &w);
+		if (via_vi_lines(vi))
+			read_line(in, &vi->taken[q]);
 		fetch(vi, q, &w);
 		break;
 	case OP_EMPTY:                  /* VI_QUERY, VI_DESTROY */

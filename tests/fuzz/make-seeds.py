@@ -16,7 +16,7 @@ import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ABI = 12
+ABI = 13
 COOKIE = 0x56494100 | ABI
 
 # op: (request body size, reply body size), abi/via_ctl.c
@@ -247,6 +247,17 @@ def r_wqe(off, region=0):
     return struct.pack("<BHB", 0, off, region)
 
 
+def r_line(off, mode, segs, length, data=b"\x00" * 64):
+    # post's mode 0 (its own sequence word), the entry's descriptor address
+    # (r_wqe), then read_line(): mode (VIA_WQE_DESC 4, VIA_WQE_INLINE 8), u16
+    # control, u8 segment count, u8 length, u32 immediate data, two segments
+    # (mode 0, u16 offset, u8 region, u8 length), then the entry's inline line
+    body = bytes([0]) + r_wqe(off) + struct.pack("<BHBBI", mode, 0, len(segs), length, 0)
+    for buf_off, region, n in (segs + [(0, 0, 0)] * 2)[:2]:
+        body += struct.pack("<BHBB", 0, buf_off, region, n)
+    return body + data
+
+
 def seeds_ring():
     recv_send = b"".join([
         r_desc(0x100, 0, [(0x1000, 0, 100)], 100),
@@ -280,6 +291,18 @@ def seeds_ring():
         r_op(R_MEM, 0, 0, b"\x08" + b"\xaa" * 8 + b"\x00\x00\x01"),
     ])
     write("ring", "hostile", hostile)
+    # vis[3]: line entries with 64 bytes inline (issue 30): a receive and an
+    # inlined Send, each descriptor in its entry, then the poll, a fetch of
+    # the entry taken last, and the flush
+    lines = b"".join([
+        r_op(R_POST, 3, 1, r_line(0x100, 4, [(0x1000, 0, 64)], 64)),
+        r_op(R_RECV, 3, 1),
+        r_op(R_POST, 3, 0, r_line(0x200, 4 | 8, [(0x2000, 0, 64)], 64, b"\x5a" * 64)),
+        r_op(R_POLL),
+        r_op(R_FETCH, 3, 0, r_wqe(0x200) + r_line(0x200, 4 | 8, [(0x2000, 0, 64)], 64)[1:-64]),
+        r_op(R_FLUSH, 3, 0),
+    ])
+    write("ring", "lines", lines)
     # the client's table (issue 29): a descriptor and its data in place,
     # named by a table handle; then the client rewrites the entry
     def seg(off, n):

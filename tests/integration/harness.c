@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define VIA_IT_HARNESS_C
 #include "harness.h"
 
 #define MAX_VIADS 32
@@ -726,6 +727,25 @@ h_vi_attrs(VIP_VI_ATTRIBUTES *a, VIP_PROTECTION_HANDLE ptag)
 	a->Ptag = ptag;
 	a->EnableRdmaWrite = VIP_FALSE;
 	a->EnableRdmaRead = VIP_FALSE;
+}
+
+VIP_RETURN
+h_create_vi(VIP_NIC_HANDLE nic, VIP_VI_ATTRIBUTES *attr, VIP_CQ_HANDLE send_cq,
+	    VIP_CQ_HANDLE recv_cq, VIP_VI_HANDLE *vi)
+{
+	static unsigned created;
+	const char *lines = getenv("VIA_TEST_LINES");
+	VIP_DPDK_VI_ATTRIBUTES da = { .EntryDescriptors = VIP_TRUE };
+	char *end;
+
+	if (lines == NULL)
+		return VipCreateVi(nic, attr, send_cq, recv_cq, vi);
+	da.InlineSize = strtoul(lines, &end, 10);
+	/* ":alternate": every other VI, so that a pair made one VI after the
+	 * other joins the two kinds of entries */
+	if (strcmp(end, ":alternate") == 0 && __atomic_fetch_add(&created, 1, __ATOMIC_RELAXED) % 2)
+		return VipCreateVi(nic, attr, send_cq, recv_cq, vi);
+	return VipDpdkCreateVi(nic, attr, &da, send_cq, recv_cq, vi);
 }
 
 /* ---- the suite's memory kind ---------------------------------------------------- */

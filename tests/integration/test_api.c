@@ -961,6 +961,61 @@ test_vi(VIP_NIC_HANDLE nic, VIP_NIC_HANDLE other)
 	VipDestroyPtag(other, pto);
 }
 
+/* VipDpdkCreateVi (vipl_dpdk.h): its own errors, VipCreateVi's, and the
+ * sizes it takes (issue 30) */
+static void
+test_dpdk_create_vi(VIP_NIC_HANDLE nic)
+{
+	static const VIP_ULONG good_sizes[] = { 0, 1, 64, 65, VIP_DPDK_MAX_INLINE };
+	VIP_DPDK_VI_ATTRIBUTES da = { .EntryDescriptors = VIP_TRUE };
+	VIP_VI_HANDLE vi = NULL, dummy = (VIP_VI_HANDLE)0x1;
+	VIP_PROTECTION_HANDLE pt;
+	VIP_VI_ATTRIBUTES va, got;
+	VIP_VI_STATE st;
+	VIP_BOOLEAN se, re;
+	unsigned i;
+
+	h_note("VipDpdkCreateVi: VIs with line entries");
+	VipCreatePtag(nic, &pt);
+	h_vi_attrs(&va, pt);
+	CHECK_RET(VipDpdkCreateVi(nic, &va, NULL, NULL, NULL, &dummy), VIP_INVALID_PARAMETER,
+		  "DpdkAttribs NULL");
+	da.InlineSize = VIP_DPDK_MAX_INLINE + 1;
+	CHECK_RET(VipDpdkCreateVi(nic, &va, &da, NULL, NULL, &dummy), VIP_INVALID_PARAMETER,
+		  "InlineSize VIP_DPDK_MAX_INLINE + 1");
+	da.InlineSize = (VIP_ULONG)UINT32_MAX + 65;
+	CHECK_RET(VipDpdkCreateVi(nic, &va, &da, NULL, NULL, &dummy), VIP_INVALID_PARAMETER,
+		  "InlineSize 2^32 + 64");
+	da = (VIP_DPDK_VI_ATTRIBUTES){ .EntryDescriptors = VIP_FALSE, .InlineSize = 64 };
+	CHECK_RET(VipDpdkCreateVi(nic, &va, &da, NULL, NULL, &dummy), VIP_INVALID_PARAMETER,
+		  "InlineSize without EntryDescriptors");
+	da = (VIP_DPDK_VI_ATTRIBUTES){ .EntryDescriptors = VIP_TRUE, .InlineSize = 64 };
+	va.MaxTransferSize = 0;
+	CHECK_RET(VipDpdkCreateVi(nic, &va, &da, NULL, NULL, &dummy), VIP_INVALID_MTU,
+		  "VipCreateVi's errors too: MaxTransferSize 0");
+	h_vi_attrs(&va, pt);
+	CHECK_RET(VipDpdkCreateVi(nic, &va, &da, (VIP_CQ_HANDLE)0x5151, NULL, &dummy),
+		  VIP_INVALID_PARAMETER, "VipCreateVi's errors too: a made-up send CQ handle");
+	for (i = 0; i < sizeof(good_sizes) / sizeof(good_sizes[0]); i++) {
+		da.InlineSize = good_sizes[i];
+		CHECK_RET(VipDpdkCreateVi(nic, &va, &da, NULL, NULL, &vi), VIP_SUCCESS,
+			  "EntryDescriptors with InlineSize %lu", good_sizes[i]);
+		if (vi == NULL)
+			continue;
+		CHECK_RET(VipQueryVi(vi, &st, &got, &se, &re), VIP_SUCCESS, "and VipQueryVi of it");
+		CHECK(st == VIP_STATE_IDLE && se && re && got.MaxTransferSize == va.MaxTransferSize,
+		      "it is Idle with empty queues and the attributes asked");
+		CHECK_RET(VipDestroyVi(vi), VIP_SUCCESS, "and VipDestroyVi");
+		vi = NULL;
+	}
+	da = (VIP_DPDK_VI_ATTRIBUTES){ .EntryDescriptors = VIP_FALSE };
+	CHECK_RET(VipDpdkCreateVi(nic, &va, &da, NULL, NULL, &vi), VIP_SUCCESS,
+		  "neither: a VI as VipCreateVi makes");
+	if (vi != NULL)
+		VipDestroyVi(vi);
+	VipDestroyPtag(nic, pt);
+}
+
 static void
 test_vi_limit(VIP_NIC_HANDLE nic)
 {
@@ -1538,6 +1593,7 @@ test_ports_and_segment(const struct viad_proc *v)
 	VIP_VI_ATTRIBUTES va;
 	VIP_VI_HANDLE vi[4];
 	VIP_CQ_HANDLE cq;
+	const VIP_DPDK_VI_ATTRIBUTES lines64 = { .EntryDescriptors = VIP_TRUE, .InlineSize = 64 };
 	union h_net_addr n;
 	unsigned i;
 	bool ok;
@@ -1597,6 +1653,10 @@ test_ports_and_segment(const struct viad_proc *v)
 		ok &= VipDestroyVi(vi[i]) == VIP_SUCCESS;
 	ok &= VipDestroyCQ(cq) == VIP_SUCCESS;
 	CHECK(ok, "destroy everything");
+	/* line entries cost their size in the segment (vipl_dpdk.h): 2 x 16384
+	 * entries of 128 bytes are 4 MiB */
+	CHECK_RET(VipDpdkCreateVi(n0, &va, &lines64, NULL, NULL, &vi[0]), VIP_ERROR_RESOURCE,
+		  "a VI of 16384-entry queues of line entries (InlineSize 64) does not fit");
 	ok = true;
 	for (i = 0; i < 3; i++)
 		ok &= VipCreateVi(n0, &va, NULL, NULL, &vi[i]) == VIP_SUCCESS;
@@ -1673,6 +1733,7 @@ main(int argc, char **argv)
 	test_alloc(nic, other);
 	test_cq(nic, other);
 	test_vi(nic, other);
+	test_dpdk_create_vi(nic);
 	test_error_callback(nic);
 	test_smi(nic, lo);
 	test_return_strings();

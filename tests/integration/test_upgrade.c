@@ -356,7 +356,7 @@ vi_new(struct client *c, VIP_RELIABILITY_LEVEL level, VIP_CQ_HANDLE recv_cq)
 	va.ReliabilityLevel = level;
 	va.EnableRdmaWrite = VIP_TRUE;
 	va.EnableRdmaRead = level != VIP_SERVICE_UNRELIABLE;
-	CHECK_RET(VipCreateVi(c->nic, &va, NULL, recv_cq, &vi), VIP_SUCCESS, "a VI");
+	CHECK_RET(h_create_vi(c->nic, &va, NULL, recv_cq, &vi), VIP_SUCCESS, "a VI");
 	return vi;
 }
 

@@ -12,27 +12,40 @@
 # the per-round ratios to the first build and to both floors. Asserts
 # nothing.
 #
-#   abrounds.sh [-r ROUNDS (9)] [-n ITERS (100000)] [-s SIZE (64)] BUILD_DIR...
+#   abrounds.sh [-r ROUNDS (9)] [-n ITERS (100000)] [-s SIZE (64)] [-c A,B]
+#               BUILD_DIR[::ARGS]...
+#
+# A build may be named more than once with its own vipl_pingpong options
+# after '::' (e.g. build::--inline 64: the same build with line entries).
+# -c picks the two CPUs (default: the first two we may run on). The ring
+# floor's smallest frame is 16 bytes: with -s below that it runs at 16.
 #
 # Pinning as bench.sh's vipl_lo and raw_ring steps: viad's control lcore
 # and the program on CPU A, the poll lcore (the ring's server) on CPU B.
 set -uo pipefail
-rounds=9 iters=100000 size=64
-while getopts r:n:s: o; do
+rounds=9 iters=100000 size=64 cpus=
+while getopts r:n:s:c: o; do
 	case $o in
 	r) rounds=$OPTARG ;;
 	n) iters=$OPTARG ;;
 	s) size=$OPTARG ;;
+	c) cpus=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: $0 [-r ROUNDS] [-n ITERS] [-s SIZE] BUILD_DIR..." >&2; exit 2; }
-builds=()
-for b in "$@"; do builds+=("$(cd "$b" && pwd)") || exit 2; done
+[ $# -ge 1 ] || { echo "usage: $0 [-r ROUNDS] [-n ITERS] [-s SIZE] [-c A,B] BUILD_DIR[::ARGS]..." >&2; exit 2; }
+builds=() bargs=() names=()
+for b in "$@"; do
+	dir=${b%%::*}
+	builds+=("$(cd "$dir" && pwd)") || exit 2
+	if [ "$dir" = "$b" ]; then bargs+=(""); names+=("${builds[-1]}")
+	else bargs+=("${b#*::}"); names+=("${builds[-1]} ${b#*::}"); fi
+done
 rpp=${builds[-1]}/tests/perf/raw_pingpong
+ring_size=$((size < 16 ? 16 : size))
 . "$(dirname "$0")/viad_lib.sh"
-perf_setup abrounds
+perf_setup abrounds "$cpus"
 
 p50_of() { # the p50 of the last JSON line on stdin
 	python3 -c 'import json,sys
@@ -41,29 +54,31 @@ print(json.loads(sys.stdin.read().strip().splitlines()[-1])["rtt_us"]["p50"])'
 
 ring() { # EXCHANGES
 	"$rpp" --lcores="0@$A,1@$B" --file-prefix="$tag" --in-memory --no-pci --log-level=error -- \
-		--port ring --size "$size" -n "$iters" -w 1000 --exchanges "$1" --json -q | p50_of
+		--port ring --size "$ring_size" -n "$iters" -w 1000 --exchanges "$1" --json -q | p50_of
 }
 
-vipl() { # BUILD
+vipl() { # BUILD ARGS
 	perf_viad_start "$1"
+	# shellcheck disable=SC2086
 	VIAD_SOCKET=$run/viad.sock timeout 120 taskset -c "$A" "$1/apps/vipl_pingpong" --loopback \
-		--size "$size" -n "$iters" -w 1000 --json 2>"$run/pp.log" | p50_of
+		--size "$size" -n "$iters" -w 1000 --json $2 2>"$run/pp.log" | p50_of
 	perf_viad_stop
 }
 
 table=$run/p50s
 for ((r = 1; r <= rounds; r++)); do
 	line="$(ring 1) $(ring 2)"
-	for b in "${builds[@]}"; do line+=" $(vipl "$b")"; done
+	for i in "${!builds[@]}"; do line+=" $(vipl "${builds[$i]}" "${bargs[$i]}")"; done
 	echo "$line" >>"$table"
 	echo "round $r: ring $line" | sed 's/ring \([^ ]*\) \([^ ]*\)/ring x1 \1, ring x2 \2, builds/'
 done
-python3 - "$table" "$size" "${builds[@]}" <<'PY'
+python3 - "$table" "$size" "$ring_size" "${names[@]}" <<'PY'
 import statistics, sys
 rows = [[float(x) for x in l.split()] for l in open(sys.argv[1]) if l.strip()]
-size, builds = sys.argv[2], sys.argv[3:]
+size, ring_size, builds = sys.argv[2], sys.argv[3], sys.argv[4:]
 med = statistics.median
-print(f"{size} B loopback RTT p50, {len(rows)} rounds (us; ratios: median of the per-round ratios)")
+print(f"{size} B loopback RTT p50, {len(rows)} rounds (us; ratios: median of the per-round ratios; "
+      f"ring at {ring_size} B)")
 print(f"  ring x1: fastest {min(r[0] for r in rows):.3f}, median {med(r[0] for r in rows):.3f}; "
       f"ring x2: fastest {min(r[1] for r in rows):.3f}, median {med(r[1] for r in rows):.3f}")
 for i, b in enumerate(builds):

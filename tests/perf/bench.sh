@@ -29,6 +29,10 @@
 #   issue 6 (scale):  vipl_pingpong --loopback 64 B beside 0, 1024, 16384 idle VIs
 #                     (--quick: 0, 1024) and beside a vipl_bw 64 KiB stream;
 #                     vipl_bw --loopback 64 B msg/s with 1 and with 2 poll lcores
+#   issue 30 (goals): VIs with line entries (--inline 64): the 0 and 64 B loopback
+#                     RTT against two ring round trips, the one-thread Send and RDMA
+#                     Write rates, the RTT beside 0 and 16384 (--quick: 1024) idle
+#                     VIs, heap against provider memory; every goal with its ratio
 #
 # Usage: tests/perf/bench.sh [--quick] [options]      (as root)
 #   --quick           a few seconds per benchmark, for CI: asserts nothing about
@@ -37,7 +41,12 @@
 #   --out FILE        results file (default: $OUT/via-perf-DATE.json when $OUT is a
 #                     directory, else tests/perf/results/DATE.json); the PNG plots
 #                     go next to it
-#   --cpus A,B        the two CPUs to use (default: the first two we may run on)
+#   --cpus A,B[,C,D]  the CPUs to use (default: the first four we may run on, or
+#                     two on a smaller machine): viad's poll lcore and the
+#                     program's first thread on A and B; with C and D, a second
+#                     thread, a second viad and a second poll lcore get their own
+#                     (C, D) instead of sharing A and B, and nothing needs more
+#                     CPUs than it is given
 #   --poll-mode M     viad.poll_mode of the viads: busy (default) or backoff
 #   --vipl-wait W     vipl_pingpong --wait between two viads: poll or block
 #                     (default: poll with 4 CPUs or more, else block)
@@ -103,11 +112,26 @@ done
 
 ncpu=$(nproc)
 if [ -z "$cpus" ]; then
-	cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print("%d,%d" % (c[0], c[min(1, len(c) - 1)]))')
+	cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0))
+print(",".join(str(x) for x in (c[:4] if len(c) >= 4 else [c[0], c[min(1, len(c) - 1)]])))')
 fi
-A=${cpus%,*}
-B=${cpus#*,}
-case "$A,$B" in *[!0-9,]*|,*|*,) log "bad --cpus '$cpus'"; exit 2 ;; esac
+case "$cpus" in
+*[!0-9,]*|,*|*,|*,,*) log "bad --cpus '$cpus'"; exit 2 ;;
+esac
+IFS=, read -r A B C D extra <<<"$cpus"
+if [ -z "$B" ] || [ -n "$extra" ] || { [ -n "$C" ] && [ -z "$D" ]; }; then
+	log "--cpus takes A,B or A,B,C,D"
+	exit 2
+fi
+# the CPUs given: what a benchmark may use without time-slicing. With four,
+# a second application thread (T2), the second viad of the memif test
+# (lcores VC, its program on SRV), a second poll lcore (P2) and the 64 KiB
+# stream beside the pingpong (BULK) get C and D; with two they share A and B
+if [ -n "$C" ]; then
+	ngiven=4 T2=$C VC="0@$C,1@$D" SRV=$C P2=$D BULK=$C,$D
+else
+	ngiven=2 T2=$B VC="0@$B,1@$A" SRV=$B P2=$A BULK=$A,$B
+fi
 
 if [ "$quick" = 1 ]; then
 	lat_sizes=64,1024
@@ -135,11 +159,13 @@ else
 	step_timeout=600
 fi
 mem_size=${bw_sizes##*,} # the size of the heap vs provider memory comparison
+lo_sizes=0,$lat_sizes     # VIA also at 0 bytes (issue 30)
+ring_sizes=16,$lat_sizes  # the ring's smallest frame: its 16-byte header
 # Between two viads each end has a busy poll lcore and an application: 4 CPUs.
 if [ -z "$vipl_wait" ]; then
-	if [ "$ncpu" -ge 4 ]; then vipl_wait=poll; else vipl_wait=block; fi
+	if [ "$ngiven" -ge 4 ]; then vipl_wait=poll; else vipl_wait=block; fi
 fi
-if [ "$ncpu" -lt 4 ] && [ "$vm_n" -gt 2000 ]; then
+if [ "$ngiven" -lt 4 ] && [ "$vm_n" -gt 2000 ]; then
 	vm_n=2000 vm_w=200 # time-sliced round trips take tens of us to ms
 fi
 
@@ -357,7 +383,8 @@ term = "pngcairo" if "pngcairo" in sh("gnuplot -e 'set terminal' 2>&1") else "pn
 json.dump({
     "run": "$stamp", "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     "host": platform.node(), "kernel": platform.release(),
-    "cpus_online": $ncpu, "cpus_used": "$A,$B", "cpu_model": model.group(1) if model else "?",
+    "cpus_online": $ncpu, "cpus_used": "$cpus", "cpus_given": $ngiven,
+    "cpu_model": model.group(1) if model else "?",
     "quick": bool($quick), "dpdk": sh("pkg-config --modversion libdpdk"),
     "lo_mtu": sh("cat /sys/class/net/lo/mtu"), "free_hugepages": $free_hp,
     "poll_mode": "$poll_mode", "vipl_wait_two_viads": "$vipl_wait",
@@ -367,7 +394,7 @@ json.dump({
 }, open(sys.argv[1], "w"))
 EOF
 
-log "run $stamp: CPUs $A,$B of $ncpu, scratch $run, results $results"
+log "run $stamp: CPUs $cpus of $ncpu, scratch $run, results $results"
 
 # ------------------------------------------------------------ benchmarks
 
@@ -392,7 +419,7 @@ bench_raw_ring() {
 	[ -n "$rpp" ] || { status $id failed "raw_pingpong.c $compile_why" "$pin" 2 "$label"; return; }
 	prefixes+=("${tag}_$id")
 	timeout "$step_timeout" "$rpp" --lcores="0@$A,1@$B" --file-prefix="${tag}_$id" "${eal_mem[@]}" \
-		--no-pci --log-level=error -- --port ring --size "$lat_sizes" -n "$raw_n" -w "$raw_w" \
+		--no-pci --log-level=error -- --port ring --size "$ring_sizes" -n "$raw_n" -w "$raw_w" \
 		--exchanges "$exchanges" --json -q >"$run/$id.jsonl" 2>"$run/$id.log"
 	rc=$?
 	if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 2 "$label"
@@ -440,8 +467,8 @@ start_viad() {
 # 4. vipl_pingpong and vipl_bw --loopback on one viad: Send, then the RDMA
 # operations (read on Reliable Delivery: a Read on an Unreliable VI is a
 # format error), then provider vs heap memory at one size
-lo_pp=(vipl_lo vipl_lo_wimm vipl_lo_read vipl_lo_mem)
-lo_bw=(vipl_bw_lo vipl_bw_lo_write vipl_bw_lo_read vipl_bw_mem vipl_rate_1t)
+lo_pp=(vipl_lo vipl_lo_wimm vipl_lo_read vipl_lo_mem vipl_lo_line vipl_lo_line_mem)
+lo_bw=(vipl_bw_lo vipl_bw_lo_write vipl_bw_lo_read vipl_bw_mem vipl_rate_1t vipl_rate_line)
 lo_label() {
 	case $1 in
 	vipl_lo) echo "vipl_pingpong --loopback (VIA-DPDK)" ;;
@@ -453,6 +480,9 @@ lo_label() {
 	vipl_bw_lo_read) echo "vipl_bw --loopback --op read -r rd" ;;
 	vipl_bw_mem) echo "vipl_bw -l --mem heap|provider, ${mem_size} B" ;;
 	vipl_rate_1t) echo "vipl_bw -l --one-thread 64 B, send|write|write-imm" ;;
+	vipl_lo_line) echo "vipl_pingpong --loopback --inline 64 (line entries)" ;;
+	vipl_lo_line_mem) echo "vipl_pingpong -l --inline 64 64 B, provider|heap" ;;
+	vipl_rate_line) echo "vipl_bw -l --one-thread --inline 64, 64 B send|write" ;;
 	vipl_poll_cost) echo "poll_cost: empty VipRecvDone, VipCQDone" ;;
 	esac
 }
@@ -461,12 +491,13 @@ lo_args() {
 	*_wimm) echo "--op write-imm" ;;
 	*_write) echo "--op write" ;;
 	*_read) echo "--op read -r rd" ;;
+	vipl_lo_line) echo "--inline 64" ;;
 	esac
 }
 
 bench_vipl_lo() {
 	local pin="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_pingpong (one thread, both VIs) CPU $A"
-	local pinbw="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw client and server threads on CPUs $A,$B"
+	local pinbw="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw client and server threads on CPUs $A,$T2"
 	local pin1t="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw --one-thread CPU $A"
 	local pinpc="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); poll_cost CPU $A"
 	local rc lo id why op mem bwpin bwneeds
@@ -505,13 +536,20 @@ bench_vipl_lo() {
 			skip_or_fail $id "vipl_pingpong not built" "$pin" 2 "$(lo_label $id)" apps/vipl_pingpong
 			continue
 		fi
-		if [ $id = vipl_lo_mem ]; then
+		if [ $id = vipl_lo_mem ] || [ $id = vipl_lo_line_mem ]; then
 			# issue 12: registered heap memory against provider memory, and
-			# the blocking waits a legacy program uses against polling
+			# the blocking waits a legacy program uses against polling;
+			# issue 30: the same with line entries
 			: >"$run/$id.jsonl"
 			rc=0
-			for args in "--mem provider --size 64,8192" "--mem heap --size 64,8192" \
-				"--mem heap --size 64 --wait block" "--mem heap --size 64 --cq --wait block"; do
+			if [ $id = vipl_lo_mem ]; then
+				set -- "--mem provider --size 64,8192" "--mem heap --size 64,8192" \
+					"--mem heap --size 64 --wait block" \
+					"--mem heap --size 64 --cq --wait block"
+			else
+				set -- "--inline 64 --mem provider --size 64" "--inline 64 --mem heap --size 64"
+			fi
+			for args in "$@"; do
 				# shellcheck disable=SC2086
 				VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vpp" \
 					--loopback $args -n "$vlo_n" -w "$vlo_w" --json >>"$run/$id.jsonl" \
@@ -520,8 +558,9 @@ bench_vipl_lo() {
 		else
 			# shellcheck disable=SC2046
 			VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vpp" --loopback \
-				$(lo_args $id) --size "$lat_sizes" -n "$vlo_n" -w "$vlo_w" --json \
-				>"$run/$id.jsonl" 2>"$run/$id.log"
+				$(lo_args $id) --size "$([ $id = vipl_lo ] || [ $id = vipl_lo_line ] &&
+							echo "$lo_sizes" || echo "$lat_sizes")" \
+				-n "$vlo_n" -w "$vlo_w" --json >"$run/$id.jsonl" 2>"$run/$id.log"
 			rc=$?
 		fi
 		if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then status $id ok "" "$pin" 2 "$(lo_label $id)"
@@ -529,20 +568,24 @@ bench_vipl_lo() {
 	done
 	for id in "${lo_bw[@]}"; do
 		bwpin=$pinbw bwneeds=3
-		if [ $id = vipl_rate_1t ]; then bwpin=$pin1t bwneeds=2; fi
+		if [ $id = vipl_rate_1t ] || [ $id = vipl_rate_line ]; then bwpin=$pin1t bwneeds=2; fi
 		if [ -z "$vbw" ]; then
 			skip_or_fail $id "vipl_bw not built" "$bwpin" $bwneeds "$(lo_label $id)" apps/vipl_bw
 			continue
 		fi
-		if [ $id = vipl_rate_1t ]; then
+		if [ $id = vipl_rate_1t ] || [ $id = vipl_rate_line ]; then
 			# issue 18: one application thread drives both VIs, so the
-			# message rate of the poll lcore is measured on two CPUs
+			# message rate of the poll lcore is measured on two CPUs;
+			# issue 30: the same over line entries
 			: >"$run/$id.jsonl"
 			rc=0
-			for op in send write write-imm; do
+			if [ $id = vipl_rate_1t ]; then set -- send write write-imm; else set -- send write; fi
+			for op in "$@"; do
+				# shellcheck disable=SC2046
 				VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A" "$vbw" \
 					--loopback --one-thread --op $op --size 64 ${bw_n:+-n "$bw_n"} \
-					${bw_w:+-w "$bw_w"} --no-check --json >>"$run/$id.jsonl" \
+					${bw_w:+-w "$bw_w"} --no-check --json \
+					$([ $id = vipl_rate_line ] && echo --inline 64) >>"$run/$id.jsonl" \
 					2>"$run/$id.log" || { rc=$?; break; }
 			done
 		elif [ $id = vipl_bw_mem ]; then
@@ -554,7 +597,7 @@ bench_vipl_lo() {
 			for op in "send --credits" write; do
 				for mem in provider heap; do
 					# shellcheck disable=SC2086
-					VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" \
+					VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A,$T2" "$vbw" \
 						--loopback --op $op --mem $mem --size "$mem_size" ${bw_n:+-n "$bw_n"} \
 						${bw_w:+-w "$bw_w"} --no-check --json >>"$run/$id.jsonl" \
 						2>"$run/$id.log" || { rc=$?; break 2; }
@@ -562,7 +605,7 @@ bench_vipl_lo() {
 			done
 		else
 			# shellcheck disable=SC2046
-			VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" --loopback \
+			VIAD_SOCKET=$run/lo.sock timeout "$step_timeout" taskset -c "$A,$T2" "$vbw" --loopback \
 				$(lo_args $id) --size "$bw_sizes" ${bw_n:+-n "$bw_n"} ${bw_w:+-w "$bw_w"} \
 				--no-check --json >"$run/$id.jsonl" 2>"$run/$id.log"
 			rc=$?
@@ -599,14 +642,18 @@ sc_limits=(--set limits.max_vi=16400 --set limits.max_desc_per_queue=64
 sc_limits_txt="limits.max_vi=16400, max_desc_per_queue=64, session_shm_bytes=64M"
 if [ "$quick" = 1 ]; then
 	sc_idle=(0 1024)
+	sc_idle_line=(0 1024)
 	bulk_n=20000 bulk_lead=0.3
 	rate_n=2000 rate_w=200 rate_reps=64,64,64
 else
 	sc_idle=(0 1024 16384)
+	sc_idle_line=(0 16384)
 	bulk_n=60000 bulk_lead=0.5
 	rate_n=20000 rate_w=1000 rate_reps=64,64,64
 fi
 idle_id() { if [ "$1" -ge 1024 ] && [ $(($1 % 1024)) = 0 ]; then echo "vipl_idle$(($1 / 1024))k"; else echo "vipl_idle$1"; fi; }
+# the same with line entries (issue 30): the active pair has them, the idle VIs not
+idle_line_id() { echo "$(idle_id "$1")_line"; }
 
 # add fields to every JSON line of a file: FILE '"key":value,...'
 tag_json() { sed -i "s/^{/{$2,/" "$1"; }
@@ -621,7 +668,7 @@ beside_bulk() { # PIN NEEDS LABEL
 	local id=vipl_beside_bulk n=$bulk_n last=$bulk_n rc brc t0 t1 t2 bulk
 	for _ in 1 2 3; do
 		t0=$(date +%s.%N)
-		VIAD_SOCKET=$run/sc.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" --loopback \
+		VIAD_SOCKET=$run/sc.sock timeout "$step_timeout" taskset -c "$BULK" "$vbw" --loopback \
 			--size 65536 -n "$n" -w 100 --no-check --json >"$run/$id-bulk.jsonl" \
 			2>"$run/$id-bulk.log" &
 		bulk=$!
@@ -686,7 +733,7 @@ rate_lcores() {
 	# "unexpected 24-byte message while waiting for credits"; the first
 	# failure stays in the status line
 	for _ in 1 2; do
-		VIAD_SOCKET=$run/$name.sock timeout "$step_timeout" taskset -c "$A,$B" "$vbw" --loopback \
+		VIAD_SOCKET=$run/$name.sock timeout "$step_timeout" taskset -c "$A,$T2" "$vbw" --loopback \
 			--size "$rate_reps" --credits -n "$rate_n" -w "$rate_w" --no-check --json \
 			>"$run/$id.jsonl" 2>"$run/$id.log"
 		rc=$?
@@ -707,9 +754,9 @@ rate_lcores() {
 
 bench_scale() {
 	local pin="viad ($sc_limits_txt): control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_pingpong (one thread, both VIs and the idle VIs) CPU $A"
-	local pinbb="viad as for vipl_idle0; vipl_pingpong CPU $A; vipl_bw 64 KiB stream (another process): client and server threads on CPUs $A,$B"
-	local pin1="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw client and server threads on CPUs $A,$B"
-	local pin2="viad control lcore CPU $A, poll lcores CPU $B and CPU $A ($poll_mode); vipl_bw client and server threads on CPUs $A,$B"
+	local pinbb="viad as for vipl_idle0; vipl_pingpong CPU $A; vipl_bw 64 KiB stream (another process): client and server threads on CPUs $BULK"
+	local pin1="viad control lcore CPU $A, poll lcore CPU $B ($poll_mode); vipl_bw client and server threads on CPUs $A,$T2"
+	local pin2="viad control lcore CPU $A, poll lcores CPU $B and CPU $P2 ($poll_mode); vipl_bw client and server threads on CPUs $A,$T2"
 	local lbb="vipl_pingpong -l 64 B beside a 64 KiB stream"
 	local l1="vipl_bw -l --credits 64 B, 1 poll lcore"
 	local l2="vipl_bw -l --credits 64 B, 2 poll lcores"
@@ -717,6 +764,10 @@ bench_scale() {
 	if [ -z "$viad" ]; then
 		for n in "${sc_idle[@]}"; do
 			skip_or_fail "$(idle_id "$n")" "viad not built" "$pin" 2 "vipl_pingpong -l 64 B, $n idle VIs" daemon/viad
+		done
+		for n in "${sc_idle_line[@]}"; do
+			skip_or_fail "$(idle_line_id "$n")" "viad not built" "$pin" 2 \
+				"vipl_pingpong -l --inline 64 64 B, $n idle VIs" daemon/viad
 		done
 		skip_or_fail vipl_beside_bulk "viad not built" "$pinbb" 4 "$lbb" daemon/viad
 		skip_or_fail vipl_rate_1lc "viad not built" "$pin1" 3 "$l1" daemon/viad
@@ -729,6 +780,10 @@ bench_scale() {
 			skip_or_fail "$(idle_id "$n")" "vipl_pingpong not built" "$pin" 2 \
 				"vipl_pingpong -l 64 B, $n idle VIs" apps/vipl_pingpong
 		done
+		for n in "${sc_idle_line[@]}"; do
+			skip_or_fail "$(idle_line_id "$n")" "vipl_pingpong not built" "$pin" 2 \
+				"vipl_pingpong -l --inline 64 64 B, $n idle VIs" apps/vipl_pingpong
+		done
 		skip_or_fail vipl_beside_bulk "vipl_pingpong not built" "$pinbb" 4 "$lbb" apps/vipl_pingpong
 	elif ! start_viad sc "0@$A,1@$B" "${sc_limits[@]}"; then
 		stop "$viad_pid"
@@ -736,19 +791,32 @@ bench_scale() {
 		for n in "${sc_idle[@]}"; do
 			status "$(idle_id "$n")" failed "$why" "$pin" 2 "vipl_pingpong -l 64 B, $n idle VIs"
 		done
+		for n in "${sc_idle_line[@]}"; do
+			status "$(idle_line_id "$n")" failed "$why" "$pin" 2 \
+				"vipl_pingpong -l --inline 64 64 B, $n idle VIs"
+		done
 		status vipl_beside_bulk failed "$why" "$pinbb" 4 "$lbb"
 	else
-		for n in "${sc_idle[@]}"; do
-			id=$(idle_id "$n")
+		# the 16-byte entries, then line entries (issue 30): the idle
+		# VIs keep 16-byte ones either way
+		for n in "${sc_idle[@]}" "${sc_idle_line[@]/%/ line}"; do
+			local line=${n#* } lbl
+			n=${n% *}
+			if [ "$line" = line ]; then
+				id=$(idle_line_id "$n") lbl="vipl_pingpong -l --inline 64 64 B, $n idle VIs"
+			else
+				id=$(idle_id "$n") lbl="vipl_pingpong -l 64 B, $n idle VIs"
+			fi
+			# shellcheck disable=SC2046
 			VIAD_SOCKET=$run/sc.sock timeout "$step_timeout" taskset -c "$A" "$vpp" --loopback \
 				--size 64 -n "$vlo_n" -w "$vlo_w" --idle-vis "$n" --json \
-				>"$run/$id.jsonl" 2>"$run/$id.log"
+				$([ "$line" = line ] && echo --inline 64) >"$run/$id.jsonl" 2>"$run/$id.log"
 			rc=$?
 			if [ $rc = 0 ] && has_json "$run/$id.jsonl"; then
 				tag_json "$run/$id.jsonl" "\"idle_vis\":$n"
-				status "$id" ok "" "$pin" 2 "vipl_pingpong -l 64 B, $n idle VIs"
+				status "$id" ok "" "$pin" 2 "$lbl"
 			else
-				status "$id" failed "$(why $rc "$run/$id.log")" "$pin" 2 "vipl_pingpong -l 64 B, $n idle VIs"
+				status "$id" failed "$(why $rc "$run/$id.log")" "$pin" 2 "$lbl"
 			fi
 		done
 		if [ -z "$vbw" ]; then
@@ -765,7 +833,7 @@ bench_scale() {
 		return
 	fi
 	rate_lcores vipl_rate_1lc r1 "0@$A,1@$B" "$pin1" 3 "$l1"
-	rate_lcores vipl_rate_2lc r2 "0@$A,1@$B,2@$A" "$pin2" 4 "$l2"
+	rate_lcores vipl_rate_2lc r2 "0@$A,1@$B,2@$P2" "$pin2" 4 "$l2"
 }
 
 # wait (at most 10 s) for via0 of the viad at socket $1 to report its link up
@@ -782,7 +850,7 @@ await_link() {
 # 6. vipl_pingpong between two viads joined by memif
 bench_vipl_memif() {
 	local id=vipl_memif label="vipl_pingpong over 2 viads + memif (VIA-DPDK)" rc s c srv
-	local pin="viad-S control CPU $A, poll CPU $B; viad-C control CPU $B, poll CPU $A ($poll_mode); vipl_pingpong -s CPU $B, -c CPU $A (--wait $vipl_wait)"
+	local pin="viad-S control CPU $A, poll CPU $B; viad-C lcores $VC ($poll_mode); vipl_pingpong -s CPU $SRV, -c CPU $A (--wait $vipl_wait)"
 	local ms=$run/via-memif.sock mac_s=02:00:00:00:0a:01 mac_c=02:00:00:00:0a:02
 	if [ -z "$viad" ]; then skip_or_fail $id "viad not built" "$pin" 4 "$label" daemon/viad; return; fi
 	if [ -z "$vpp" ]; then skip_or_fail $id "vipl_pingpong not built" "$pin" 4 "$label" apps/vipl_pingpong; return; fi
@@ -793,7 +861,7 @@ bench_vipl_memif() {
 		return
 	fi
 	s=$viad_pid
-	if ! start_viad C "0@$B,1@$A" --set port.via0.glue=ethdev \
+	if ! start_viad C "$VC" --set port.via0.glue=ethdev \
 		--set "port.via0.devargs=net_memif0,role=client,socket=$ms,socket-abstract=no,mac=$mac_c"; then
 		stop "$viad_pid"
 		stop "$s"
@@ -806,7 +874,7 @@ bench_vipl_memif() {
 		status $id failed "memif link between the viads did not come up in 10 s" "$pin" 4 "$label"
 		return
 	fi
-	VIAD_SOCKET=$run/S.sock timeout "$step_timeout" taskset -c "$B" "$vpp" -s --wait "$vipl_wait" \
+	VIAD_SOCKET=$run/S.sock timeout "$step_timeout" taskset -c "$SRV" "$vpp" -s --wait "$vipl_wait" \
 		>"$run/$id-server.log" 2>&1 &
 	srv=$!
 	pids+=("$srv")

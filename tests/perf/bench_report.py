@@ -139,6 +139,77 @@ def issue6(recs, over):
 
 
 
+# issue 30: the goals, each as (what, value, baseline, ratio, goal, met) rows
+# of figures from this run's benchmarks
+def issue30(recs):
+    """The issue 30 goals of a run: a list of dicts (empty without its steps)."""
+    if not any(b in recs for b in ("vipl_lo_line", "vipl_rate_line")):
+        return []
+    out = []
+
+    def p50(bench, size, **match):
+        for r in recs.get(bench, []):
+            if r.get("size") == size and "rtt_us" in r and all(
+                    r.get(k) == v for k, v in match.items()):
+                return r["rtt_us"].get("p50"), r["rtt_us"].get("p99")
+        return None, None
+
+    def goal(what, bench, value, base_what, base, limit, unit="us", p99=None, base99=None,
+             less=True):
+        rt = ratio(value, base)
+        r99 = ratio(p99, base99)
+        met = None
+        if rt is not None:
+            met = rt <= limit if less else rt >= limit
+            if r99 is not None:
+                met = met and r99 <= limit
+        out.append({"goal": what, "bench": bench, "value": value, "unit": unit,
+                    "baseline": base_what, "baseline_value": base, "ratio": rt,
+                    "ratio_p99": r99, "limit": ("<= %.2fx" if less else ">= %.2fx") % limit,
+                    "met": met})
+
+    ring2_64, _ = p50("raw_ring2", 64)
+    ring2_16, _ = p50("raw_ring2", 16)
+    l64, _ = p50("vipl_lo_line", 64)
+    l0, _ = p50("vipl_lo_line", 0)
+    d64, _ = p50("vipl_lo", 64)
+    goal("64 B loopback RTT p50, line entries", "vipl_lo_line", l64,
+         "ring x2 (raw_ring2), 64 B", ring2_64, 1.2)
+    goal("0 B loopback RTT p50, line entries", "vipl_lo_line", l0,
+         "ring x2, 16 B (its smallest frame)", ring2_16, 1.1)
+    goal("64 B loopback RTT p50, 16-byte entries", "vipl_lo", d64,
+         "ring x2 (raw_ring2), 64 B", ring2_64, 1.2)
+    for op, name in (("send", "Send"), ("write", "RDMA Write")):
+        r = [x for x in recs.get("vipl_rate_line", []) if x.get("op", "send") == op and
+             "msg_per_s" in x]
+        v = r[0]["msg_per_s"] if r else None
+        goal("64 B %s msg/s, 1 poll lcore, 1 thread, line entries" % name,
+             "vipl_rate_line", v, "10 M msg/s", 10e6, 1.0, unit="msg/s", less=False)
+        if r:
+            out[-1]["lost_pct"] = r[0].get("lost_pct")
+    idle = sorted(b for b in recs if b.startswith("vipl_idle") and b.endswith("_line") and
+                  b != "vipl_idle0_line")
+    b50, b99 = p50("vipl_idle0_line", 64)
+    for b in idle:
+        v50, v99 = p50(b, 64)
+        n = [x.get("idle_vis") for x in recs[b] if "idle_vis" in x]
+        goal("64 B RTT p50, p99 beside %s idle VIs, line entries" % (n[0] if n else "?"),
+             b, v50, "no idle VI (vipl_idle0_line)", b50, 1.1, p99=v99, base99=b99)
+    hp, _ = p50("vipl_lo_line_mem", 64, mem="heap")
+    pp, _ = p50("vipl_lo_line_mem", 64, mem="provider")
+    goal("64 B RTT p50, heap memory, line entries", "vipl_lo_line_mem", hp,
+         "provider memory", pp, 1.1)
+    # nothing lost: every message of the one-thread runs and of the pingpongs arrived
+    lost = [(b, x.get("lost_pct") or x.get("lost") or 0) for b in
+            ("vipl_rate_line", "vipl_lo_line", "vipl_lo_line_mem") for x in recs.get(b, [])
+            if "lost_pct" in x or "lost" in x]
+    out.append({"goal": "nothing lost (line entries: one-thread rates, pingpongs)",
+                "bench": "vipl_rate_line", "value": sum(v for _, v in lost), "unit": "lost",
+                "baseline": None, "baseline_value": None, "ratio": None, "ratio_p99": None,
+                "limit": "0", "met": (all(v == 0 for _, v in lost) if lost else None)})
+    return out
+
+
 def load(run):
     meta = json.load(open(os.path.join(run, "meta.json")))
     status = []
@@ -193,8 +264,10 @@ def report(run, results, plotbase):
     st = {s["bench"]: s for s in status}
     ncpu = meta["cpus_online"]
 
+    given = meta.get("cpus_given", ncpu)
+
     def over(b):
-        return b in st and st[b]["needs_cpus"] > ncpu
+        return b in st and st[b]["needs_cpus"] > given
 
     def mark(b):
         if b in st and st[b]["status"] == "failed":
@@ -202,6 +275,7 @@ def report(run, results, plotbase):
         return "*" if over(b) else " "
 
     i6 = issue6(recs, over)
+    i30 = issue30(recs)
 
     # --- the results file: meta, statuses, every figure tagged, the issue 6 ratios
     with open(results, "w") as f:
@@ -215,6 +289,8 @@ def report(run, results, plotbase):
                 f.write(json.dumps(r) + "\n")
         for r in i6:
             f.write(json.dumps(dict(r, test="issue6", run=meta["run"])) + "\n")
+        for r in i30:
+            f.write(json.dumps(dict(r, test="issue30", run=meta["run"])) + "\n")
 
     out = []
     p = out.append
@@ -510,6 +586,29 @@ def report(run, results, plotbase):
         p("  max_desc_per_queue=64, session_shm_bytes=64M for the RTTs; msg/s: vipl_bw --credits, "
           "a viad each,")
         p("  the median of its runs)")
+        p("")
+    if i30:
+        p("Issue 30, latency at the floor: every goal with its ratio (VIs with line entries, "
+          "--inline 64)")
+        p("  %-58s %11s | %-34s %11s | %7s %7s | %-8s %s" % (
+            "goal", "figure", "against", "", "ratio", "p99", "limit", "met"))
+        for r in i30:
+            unit = r["unit"]
+            prec = 0 if unit in ("msg/s", "lost") else 3
+
+            def v(x):
+                return fmt(x, 11, prec)
+            p("  %-58s %11s | %-34s %11s | %7s %7s | %-8s %s" % (
+                r["goal"][:58], v(r["value"]), (r["baseline"] or "")[:34],
+                v(r["baseline_value"]) if r["baseline_value"] is not None else "",
+                "-" if r["ratio"] is None else "%.2fx" % r["ratio"],
+                "" if r["ratio_p99"] is None else "%.2fx" % r["ratio_p99"], r["limit"],
+                "-" if r["met"] is None else ("yes" if r["met"] else "no")))
+        p("  (ring x2: two raw ring round trips, as many crossings between the CPUs as one VIA "
+          "loopback round trip;")
+        p("   msg/s: vipl_bw --loopback --one-thread --inline 64, one application thread posting "
+          "in batches; the")
+        p("   16-byte-entry row is the default path, for comparison)")
         p("")
     msizes = sorted(set(mc) | set(mcc))
     if msizes:

@@ -1,14 +1,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # tests/perf/viad_lib.sh, sourced by the scripts that run one viad at a time
-# on two CPUs (linkcost.sh, abrounds.sh): perf_setup NAME picks the CPUs A
-# and B, a scratch directory $run and an EAL prefix $tag, removed at exit;
+# on two CPUs (linkcost.sh, abrounds.sh, icount.sh): perf_setup NAME [A,B]
+# picks the CPUs A and B (default: the first two we may run on), a scratch
+# directory $run and an EAL prefix $tag, removed at exit;
 # perf_viad_start BUILD [VIAD_ARGS...] starts BUILD's viad (busy polling,
 # control lcore on CPU A, poll lcore on CPU B, socket $run/viad.sock), with
 # VIAD_ARGS before its EAL arguments; perf_viad_stop stops it.
 
-perf_setup() { # NAME
-	read -r A B < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1 % len(c)])')
+perf_setup() { # NAME [A,B]
+	if [ -n "${2:-}" ]; then
+		IFS=, read -r A B <<<"$2"
+		case "$A,$B" in *[!0-9,]*|,*|*,) echo "bad CPUs '$2' (want A,B)" >&2; exit 2 ;; esac
+	else
+		read -r A B < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1 % len(c)])')
+	fi
 	run=$(mktemp -d "/tmp/via-$1.XXXXXX") || exit 2
 	tag=$1$$
 	viad_pid=

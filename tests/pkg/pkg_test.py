@@ -5,7 +5,9 @@
 
     pkg_test.py deb BUILD SRC     builds the Debian packages from a copy of the
                                   tree (dpkg-buildpackage -us -uc -b), runs
-                                  lintian on them, installs them with apt-get,
+                                  lintian on them, checks that the symbols
+                                  file lists each version node of the
+                                  libraries, installs them with apt-get,
                                   starts the installed viad as viad.service
                                   would (its ExecStartPre and ExecStart, no
                                   systemd needed), builds a VIPL program with
@@ -103,6 +105,69 @@ def lintian(tmp, version):
     if not check(r.returncode == 0, "lintian: no error or warning (overrides and their "
                  "reasons: debian/*.lintian-overrides)"):
         note(r.stderr[-1000:])
+
+
+def symbols_by_node(lines):
+    """A symbols file's lines: {soname: {node: {releases}}}, from patterns
+    ("(symver)NODE RELEASE", debian/) and from symbols ("NAME@NODE RELEASE",
+    as dpkg-gensymbols writes them into the package)."""
+    nodes = {}
+    lib = None
+    for line in lines:
+        if line and not line[0].isspace() and line[0] not in "#*|":
+            lib = nodes.setdefault(line.split()[0], {})
+        elif line.startswith(" ") and lib is not None:
+            name, release = line.split()[:2]
+            node = name[len("(symver)"):] if name.startswith("(symver)") else name.partition("@")[2]
+            lib.setdefault(node, set()).add(release)
+    return nodes
+
+
+def symbol_versions(tmp, src, debs, version):
+    """debian/libvipl1.symbols names every version node of the libraries
+    libvipl1 ships, each with a release no later than this one, and the
+    package's symbols file gives each symbol its node's release: a node it
+    lacks gets the release being built (dpkg-gensymbols adds it, but an
+    export put in an old node gets that node's release, which lacks it);
+    one of a later release makes dependent packages uninstallable."""
+    root = os.path.join(tmp, "libvipl1")
+    r = run(["dpkg-deb", "-x", debs["libvipl1"], root])
+    if not check(r.returncode == 0, "dpkg-deb -x libvipl1"):
+        return
+    listed = symbols_by_node(open(os.path.join(src, "debian", "libvipl1.symbols")))
+    shipped = symbols_by_node(run(["dpkg-deb", "-I", debs["libvipl1"], "symbols"]).stdout
+                              .splitlines())
+    libs = [os.path.join(d, f) for d, _, files in os.walk(root) for f in files
+            if f.startswith(tuple(listed)) and not os.path.islink(os.path.join(d, f))]
+    check(len(libs) == len(listed) > 0, "libvipl1 holds the libraries debian/libvipl1.symbols "
+          "names (%s)" % " ".join(sorted(listed)))
+    for path in libs:
+        soname = next(s for s in listed if os.path.basename(path).startswith(s))
+        # objdump -p: "Version definitions:", one "N FLAGS HASH NAME" line
+        # per node; flags 0x01 is the base (the soname itself)
+        nodes = []
+        defs = False
+        for line in run(["objdump", "-p", path]).stdout.splitlines():
+            if line.startswith("Version definitions:"):
+                defs = True
+            elif defs and not line.strip():
+                break
+            elif defs and line[:1].isdigit():
+                flags, name = line.split()[1], line.split()[3]
+                if int(flags, 16) & 1 == 0:
+                    nodes.append(name)
+        mine = listed[soname]
+        missing = [n for n in nodes if n not in mine]
+        check(nodes and not missing, "debian/libvipl1.symbols lists every version node of %s "
+              "(%s)%s" % (soname, " ".join(nodes), "; not: " + " ".join(missing) if missing else ""))
+        later = ["%s %s" % (n, v) for n, vs in mine.items() for v in vs
+                 if run(["dpkg", "--compare-versions", v, "le", version]).returncode != 0]
+        check(not later, "no node of %s is of a release after %s%s" %
+              (soname, version, ": " + ", ".join(later) if later else ""))
+        wrong = ["%s %s" % (n, "/".join(sorted(vs))) for n, vs in
+                 shipped.get(soname, {}).items() if vs != mine.get(n)]
+        check(soname in shipped and not wrong, "the package's symbols of %s have their node's "
+              "release%s" % (soname, ": not " + ", ".join(wrong) if wrong else ""))
 
 
 class Installed:
@@ -318,6 +383,7 @@ def test_deb(build, src, tmp):
     if debs is None:
         return
     lintian(tmp, version)
+    symbol_versions(tmp, src, debs, version)
     inst = Installed(debs)
     try:
         if inst.ok:

@@ -128,7 +128,9 @@ sample_init(struct sample *x)
 		.attr = { .reliability = VIP_SERVICE_RELIABLE_DELIVERY, .max_transfer = 65536,
 			  .ptag = x->ptag.id },
 		.cq = { x->cq.id, x->cq.id }, .wq_capacity = 1024,
-		.shm_off = 2u << 20, .shm_len = via_shm_vi_size(1024),
+		/* line entries with 64 bytes inline, two of four sends completed */
+		.entry_size = 2 * VIA_WQE_LINE_SIZE, .completed = { 2, 0 },
+		.shm_off = 2u << 20, .shm_len = via_shm_vi_size(1024, 2 * VIA_WQE_LINE_SIZE),
 		.wq = { { .local = 4, .cached_peer = 9 }, { .local = 0, .cached_peer = 0 } },
 		.conn_id = 0xabcdef, .remote_vi = 99, .frame_payload = 1452, .max_transfer = 65536,
 		.remote_mac = { 2, 0, 0, 0, 0, 2 },
@@ -273,6 +275,9 @@ SPOIL(vi_sq_missing, x->vi.sq_tail = 5)
 SPOIL(vi_answers, x->vi.ans_tail = x->vi.ans_head + 17)
 SPOIL(vi_tx_off, x->vi.tx_off = x->vi.tx_total + 1)
 SPOIL(vi_reply_op, x->vi.reply_op = VIA_CTL_OPEN)
+SPOIL(vi_entry_size, x->vi.entry_size = 100)
+SPOIL(vi_entries_layout, x->vi.shm_len = via_shm_vi_size(1024, sizeof(struct via_wqe)))
+SPOIL(vi_completed, x->vi.completed[0] = 5)
 SPOIL(frame_seq, x->fr[1].seq = 9)
 SPOIL(frame_short, x->fr[0].len = 10)
 SPOIL(sq_wait, x->sq.wait = 7)
@@ -332,6 +337,9 @@ static const struct defect defects[] = {
 	{ "more RDMA Read answers than VIA_MAX_READS", vi_answers, -EINVAL },
 	{ "a message framed past its end", vi_tx_off, -EINVAL },
 	{ "a deferred reply of an op never deferred", vi_reply_op, -EINVAL },
+	{ "ring entries of no size viad knows", vi_entry_size, -EINVAL },
+	{ "line entries in a VI laid out for 16-byte ones", vi_entries_layout, -EINVAL },
+	{ "more completions written than entries taken", vi_completed, -EINVAL },
 	{ "frames out of sequence", frame_seq, -EINVAL },
 	{ "a frame shorter than its headers", frame_short, -EINVAL },
 	{ "a held completion waiting for nothing known", sq_wait, -EINVAL },

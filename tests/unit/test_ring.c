@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -520,6 +521,127 @@ test_hostile(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* 6. slots that publish themselves (a sequence word in each slot)     */
+
+struct seq_slot {
+	uint64_t value;
+	uint32_t seq;
+	uint32_t pad;
+};
+
+struct seq_stress {
+	struct via_ring_shared *sh;
+	struct seq_slot *slots;
+	uint32_t cap;
+	uint64_t total;
+	bool failed;
+};
+
+static void *
+seq_producer(void *arg)
+{
+	struct seq_stress *s = arg;
+	struct via_ring p;
+	uint64_t i;
+
+	TCHECK(s, via_ring_attach_seq(&p, s->sh, s->slots, s->cap, sizeof(struct seq_slot), true,
+				      offsetof(struct seq_slot, seq)) == 0);
+	for (i = 0; i < s->total; i++) {
+		/* the consumer's index bounds reuse here; a work queue's
+		 * completions do in the library */
+		while (via_ring_free_count(&p) == 0)
+			sched_yield();
+		((struct seq_slot *)via_ring_slot(&p, 0))->value = i;
+		(void)via_ring_produce_seq(&p);
+	}
+	return NULL;
+}
+
+static void *
+seq_consumer(void *arg)
+{
+	struct seq_stress *s = arg;
+	struct via_ring c;
+	uint64_t i;
+
+	TCHECK(s, via_ring_attach_seq(&c, s->sh, s->slots, s->cap, sizeof(struct seq_slot), false,
+				      offsetof(struct seq_slot, seq)) == 0);
+	for (i = 0; i < s->total; i++) {
+		while (via_ring_avail(&c) == 0)
+			sched_yield();
+		TCHECK(s, ((const struct seq_slot *)via_ring_peek(&c, 0))->value == i);
+		via_ring_consume(&c, 1);
+	}
+	TCHECK(s, !c.corrupt);
+	return NULL;
+}
+
+static int
+test_seq_slots(void)
+{
+	const uint32_t cap = 8, off = offsetof(struct seq_slot, seq);
+	struct via_ring_shared *sh = xaligned_alloc(sizeof(*sh));
+	struct seq_slot *slots = xaligned_alloc(via_ring_mem_size(cap, sizeof(*slots)));
+	struct seq_stress st = { .sh = sh, .slots = slots, .cap = cap, .total = 1000000 };
+	struct via_ring p, c;
+	pthread_t tp, tc;
+	uint32_t i;
+
+	REQUIRE(via_ring_init_shared(sh) == 0);
+	REQUIRE(via_ring_attach_seq(&c, sh, slots, cap, sizeof(*slots), false, 0) == -EINVAL);
+	REQUIRE(via_ring_attach_seq(&c, sh, slots, cap, sizeof(*slots), false, 6) == -EINVAL);
+	REQUIRE(via_ring_attach_seq(&c, sh, slots, cap, sizeof(*slots), false, 16) == -EINVAL);
+	REQUIRE(via_ring_attach_seq(&c, sh, slots, 6, sizeof(*slots), false, off) == -EINVAL);
+	REQUIRE(via_ring_attach_seq(&p, sh, slots, cap, sizeof(*slots), true, off) == 0);
+	REQUIRE(via_ring_attach_seq(&c, sh, slots, cap, sizeof(*slots), false, off) == 0);
+
+	/* each slot is taken when its own word says so; prod is never read */
+	REQUIRE(via_ring_avail(&c) == 0);
+	sh->prod = 5;
+	REQUIRE(via_ring_avail(&c) == 0 && !c.corrupt);
+	sh->prod = 0;
+	slots[0].value = 42;
+	REQUIRE(via_ring_produce_seq(&p));          /* nobody polls: ring */
+	REQUIRE(sh->prod == 1 && slots[0].seq == 1);
+	REQUIRE(via_ring_avail(&c) == 1 && ((struct seq_slot *)via_ring_peek(&c, 0))->value == 42);
+	via_ring_consume(&c, 1);
+	REQUIRE(via_ring_avail(&c) == 0);
+	via_ring_set_polled(&c, true);
+	REQUIRE(!via_ring_produce_seq(&p));         /* polled: no doorbell */
+	via_ring_set_polled(&c, false);
+	REQUIRE(via_ring_avail(&c) == 1);
+	via_ring_consume(&c, 1);
+
+	/* a hostile producer: an earlier lap's word, a later one's, garbage:
+	 * the consumer waits, and is never corrupt */
+	slots[2].seq = 3 - cap;
+	REQUIRE(via_ring_avail(&c) == 0);
+	slots[2].seq = 3 + cap;
+	REQUIRE(via_ring_avail(&c) == 0);
+	slots[2].seq = 0xdeadbeef;
+	REQUIRE(via_ring_avail(&c) == 0 && !c.corrupt);
+	slots[2].seq = 3;
+	REQUIRE(via_ring_avail(&c) == 1);
+	via_ring_consume(&c, 1);
+
+	/* two threads, across 2^32 */
+	REQUIRE(via_ring_init_shared(sh) == 0);
+	memset(slots, 0, via_ring_mem_size(cap, sizeof(*slots)));
+	sh->prod = sh->cons = 0xFFFFF000u;
+	for (i = 0; i < cap; i++)            /* as if the last lap had been there */
+		slots[(0xFFFFF000u + i) & (cap - 1)].seq = 0xFFFFF000u + i + 1 - cap;
+	REQUIRE(pthread_create(&tc, NULL, seq_consumer, &st) == 0);
+	REQUIRE(pthread_create(&tp, NULL, seq_producer, &st) == 0);
+	REQUIRE(pthread_join(tp, NULL) == 0);
+	REQUIRE(pthread_join(tc, NULL) == 0);
+	REQUIRE(!st.failed);
+	REQUIRE(sh->cons == (uint32_t)(0xFFFFF000u + st.total));
+	free(slots);
+	free(sh);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 
 static const struct {
 	const char *name;
@@ -530,6 +652,7 @@ static const struct {
 	{ "index wrap-around at 2^32", test_wraparound },
 	{ "randomized two-thread stress", test_stress },
 	{ "hostile peer indices", test_hostile },
+	{ "slots that publish themselves", test_seq_slots },
 };
 
 int
