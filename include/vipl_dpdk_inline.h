@@ -270,8 +270,10 @@ vipl_dpdk_dp_post(VIP_VI_HANDLE handle, enum via_wq_kind kind, VIP_DESCRIPTOR *d
 	}
 	/* VIA §10.2: Status is zero while posted; a stale Done must not read
 	 * as a completion of this post. Ordered before viad's look by the
-	 * ring's release, before a poll's by the tail's */
-	__atomic_store_n(&desc->CS.Status, 0, __ATOMIC_RELAXED);
+	 * ring's release, before a poll's by the tail's; a release itself, so
+	 * that a poller of the previous life's queue position that reads this
+	 * zero also sees that position dequeued (vipl_dpdk_dp_done) */
+	__atomic_store_n(&desc->CS.Status, 0, __ATOMIC_RELEASE);
 	if (q->ring.seq_off != 0) {
 		bell = vipl_dpdk_dp_post_line(vi, kind, desc, mh);
 	} else {
@@ -377,14 +379,24 @@ vipl_dpdk_dp_done(VIP_VI_HANDLE handle, enum via_wq_kind kind, VIP_DESCRIPTOR **
 		return VIP_INVALID_PARAMETER;
 	q = &vi->wq[kind];
 	head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
-	if (head == __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE))
-		return VIP_NOT_DONE;
-	d = __atomic_load_n(&q->posted[head & q->mask], __ATOMIC_ACQUIRE);
-	if (!vipl_dpdk_dp_live(&vi->obj, handle))
-		return VIP_INVALID_PARAMETER;
-	if (!vipl_dpdk_dp_poll_completion(q, d))
-		return VIP_NOT_DONE;
-	return vipl_dpdk_dp_wq_take(vi, handle, kind, out);
+	for (;;) {
+		uint32_t now;
+
+		if (head == __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE))
+			return VIP_NOT_DONE;
+		d = __atomic_load_n(&q->posted[head & q->mask], __ATOMIC_ACQUIRE);
+		if (!vipl_dpdk_dp_live(&vi->obj, handle))
+			return VIP_INVALID_PARAMETER;
+		if (vipl_dpdk_dp_poll_completion(q, d))
+			return vipl_dpdk_dp_wq_take(vi, handle, kind, out);
+		/* another thread dequeued that head meanwhile, and its program
+		 * may have posted the descriptor again (Status 0): a completion
+		 * the caller was told of (its CQ entry) is at the new head */
+		now = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+		if (now == head)
+			return VIP_NOT_DONE;
+		head = now;
+	}
 }
 
 /**
