@@ -441,24 +441,38 @@ json_at(const char *text, const char *key)
 	return p != NULL ? p + strlen(k) : NULL;
 }
 
+/* `viactl -i INSTANCE @p args` for @p v: its output (stdout and stderr) into
+ * @p out. @return its exit status, -1 if it did not run or exit */
+static int
+viactl_run(const struct viad_proc *v, const char *args, char *out, size_t len)
+{
+	char cmd[1024];
+	size_t n = 0;
+	int status;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s -i %s %s 2>&1", viactl_path, v->instance, args);
+	f = popen(cmd, "r");
+	if (f != NULL)
+		n = fread(out, 1, len - 1, f);
+	out[n] = '\0';
+	if (f == NULL)
+		return -1;
+	status = pclose(f);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static bool
 viactl_upgrade(const struct viad_proc *v, const char *binary, struct answer *a)
 {
-	char cmd[1024], out[2048];
+	char args[512], out[2048];
 	const char *p;
-	size_t n;
-	FILE *f;
 
 	memset(a, 0, sizeof(*a));
-	snprintf(cmd, sizeof(cmd), "%s -i %s --json upgrade %s 2>&1", viactl_path, v->instance,
-		 binary != NULL ? binary : "");
-	f = popen(cmd, "r");
-	if (f == NULL)
+	snprintf(args, sizeof(args), "--json upgrade %s", binary != NULL ? binary : "");
+	a->status = viactl_run(v, args, out, sizeof(out));
+	if (a->status < 0 && out[0] == '\0')
 		return false;
-	n = fread(out, 1, sizeof(out) - 1, f);
-	out[n] = '\0';
-	a->status = pclose(f);
-	a->status = WIFEXITED(a->status) ? WEXITSTATUS(a->status) : -1;
 	if ((p = json_at(out, "result")) != NULL)
 		sscanf(p, "\"%31[^\"]\"", a->result);
 	if ((p = json_at(out, "detail")) != NULL)
@@ -480,17 +494,7 @@ viactl_upgrade(const struct viad_proc *v, const char *binary, struct answer *a)
 static void
 viactl_cpus(const struct viad_proc *v, char *out, size_t len)
 {
-	char cmd[512];
-	FILE *f;
-	size_t n = 0;
-
-	snprintf(cmd, sizeof(cmd), "%s -i %s cpus 2>&1", viactl_path, v->instance);
-	f = popen(cmd, "r");
-	if (f != NULL) {
-		n = fread(out, 1, len - 1, f);
-		pclose(f);
-	}
-	out[n] = '\0';
+	viactl_run(v, "cpus", out, len);
 	out[strcspn(out, "\n")] = '\0';
 }
 
