@@ -3,7 +3,7 @@
  * @file
  * The one map from the -errno of the providers' inner layers (and of
  * viad's replies, via_ctl.h) to the VIP_RETURN of the VIPL API: each
- * provider (lib/dpdk, lib/tcp) converts once, at the API boundary, with
+ * provider (lib/viad, lib/tcp) converts once, at the API boundary, with
  * via_vip_return(), so that the same failure reads the same in both.
  */
 #ifndef VIA_RETURN_H

@@ -39,7 +39,7 @@
 
 #include <vipl.h>
 
-#include "dp.h"
+#include "dp/dp.h"
 #include "upgrade.h"
 #include "viad.h"
 #include "wire.h"

@@ -43,7 +43,7 @@
 #include <rte_telemetry.h>
 #include <vipl.h>
 
-#include "dp.h"
+#include "dp/dp.h"
 #include "hosts.h"
 #include "runtime.h"
 #include "upgrade.h"

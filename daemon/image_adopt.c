@@ -30,7 +30,7 @@
 
 #include <vipl.h>
 
-#include "dp.h"
+#include "dp/dp.h"
 #include "upgrade.h"
 
 /* The adopter's working state: the objects made, by record. */

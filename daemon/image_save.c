@@ -18,7 +18,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
-#include "dp.h"
+#include "dp/dp.h"
 #include "image.h"
 #include "upgrade.h"
 
@@ -349,7 +349,7 @@ vi_save(struct via_image_buf *ib, const struct via_vi *vi)
 	unsigned q;
 
 	/* frames received behind an RDMA Read not answered yet are parked,
-	 * acknowledged as received but not placed (rel.c): the peer has let
+	 * acknowledged as received but not placed (dp_rel.c): the peer has let
 	 * them go, and the image does not carry them; the old viad resumes
 	 * (a moment later the answer is in and they are placed) */
 	if (vi->rel.park_head != vi->rel.park_tail) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * viad: the VIA-DPDK daemon. A DPDK primary process whose main lcore is the
- * control thread (ctl.c) and whose worker lcores poll the ports (poll.c).
+ * control thread (ctl.c) and whose worker lcores poll the ports (dp_poll.c).
  *
  *   viad [-c FILE] [-s SOCKET] [--set SECTION.KEY=VALUE]... [-- EAL ARGS]
  *
@@ -34,7 +34,7 @@
 
 #include "capture.h"
 #include "hosts.h"
-#include "dp.h"
+#include "dp/dp.h"
 #include "runtime.h"
 #include "telemetry.h"
 #include "upgrade.h"

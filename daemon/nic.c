@@ -18,7 +18,7 @@
 #include <vipl_dpdk.h>
 
 #include "hosts.h"
-#include "dp.h"
+#include "dp/dp.h"
 #include "via_fault.h"
 
 #define NB_MBUFS 8191
@@ -28,7 +28,7 @@
 #define MBUF_CACHE 256
 
 static struct rte_mempool *mbuf_pool;
-/* zero-copy frames' data segments only ever point at clients' pages (zc.c):
+/* zero-copy frames' data segments only ever point at clients' pages (dp_zc.c):
  * no data room; as many as frame headers */
 static struct rte_mempool *zc_pool;
 

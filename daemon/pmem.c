@@ -7,7 +7,7 @@
  * own mapping of that client's allocation.
  *
  * Views: ordinary memory registered in place lives in the client's share
- * file at offset = address (lib/dpdk/vipl_pages.c); viad maps windows of that
+ * file at offset = address (lib/viad/vipl_pages.c); viad maps windows of that
  * file and treats each as a provider allocation of its own (direct access,
  * zero-copy transmit, pins). A client that lies about which of its pages
  * are in the file only misdirects its own data there too. A shared object

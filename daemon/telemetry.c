@@ -50,7 +50,7 @@
 #include <rte_version.h>
 
 #include "capture.h"
-#include "dp.h"
+#include "dp/dp.h"
 #include "hosts.h"
 #include "runtime.h"
 #include "telemetry.h"

@@ -53,7 +53,7 @@
 #include <vipl_dpdk.h>
 
 #include "capture.h"
-#include "dp.h"
+#include "dp/dp.h"
 #include "runtime.h"
 #include "telemetry.h"
 #include "upgrade.h"

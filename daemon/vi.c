@@ -25,7 +25,7 @@ vi_attr_check(struct viad *d, struct via_session *s, const struct via_ctl_vi_att
 	if (a->max_transfer == 0 || a->max_transfer > nic->max_transfer_size)
 		return -EMSGSIZE;
 	/* the reliable levels keep every frame of a message until it is
-	 * acknowledged: a message may not outgrow their window (rel.c) */
+	 * acknowledged: a message may not outgrow their window (dp_rel.c) */
 	if (a->reliability != VIP_SERVICE_UNRELIABLE && nic->mtu > VIA_WIRE_HDR_LEN &&
 	    a->max_transfer / (nic->mtu - VIA_WIRE_HDR_LEN) + 1 > VIA_REL_MAX_FRAMES)
 		return -EMSGSIZE;

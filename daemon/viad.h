@@ -418,7 +418,7 @@ struct via_nic {
 	bool stopped;
 	/** its port's enum via_port_cap bits (via_glue.h): own-address frames
 	 *  through the port, a transmit kick, frames that may point into
-	 *  provider memory (zc.c), a loopback */
+	 *  provider memory (dp_zc.c), a loopback */
 	uint32_t caps;
 };
 
@@ -448,7 +448,7 @@ struct via_shard {
 	/** Its own wake-up (via_abi.h, "Wake-up contract", pair 2): another
 	 *  thread with work for it writes this eventfd when @c asleep says its
 	 *  poller sleeps; no other poller reads it, so no other can take a
-	 *  wake-up meant for it (poll.c) */
+	 *  wake-up meant for it (dp_poll.c) */
 	int wake_fd;
 	uint32_t asleep;              /**< 1 while its poller sleeps (seq_cst) */
 	struct via_vi_list rel_vis;   /**< its connected reliable VIs: timers, ACKs */
@@ -462,7 +462,7 @@ struct via_shard {
 	 *  owns (word index modulo the number of shards) */
 	uint64_t bell_masks[VIA_BELL_SUMMARY_MAX];
 	/** zero-copy trackers whose last frame was freed, pushed from any
-	 *  thread (a lock-free stack), reaped by this shard (zc.c) */
+	 *  thread (a lock-free stack), reaped by this shard (dp_zc.c) */
 	struct via_zc *zc_released;
 	struct via_zc *zc_free;       /**< spare trackers, under the shard's lock */
 	/** within an iteration: the wait words of completions are bumped at
@@ -481,14 +481,14 @@ struct via_vi;
  * via_dp_init(), cm.c its link_down at via_cm_init().
  */
 struct via_events {
-	/** rel.c: the connection of @p vi broke (VIA §2.5.2): Error state,
+	/** dp_rel.c: the connection of @p vi broke (VIA §2.5.2): Error state,
 	 *  every outstanding send fails (the first with @p status), the peer
 	 *  is told; already logged with @p why */
 	void (*conn_broken)(struct viad *d, struct via_vi *vi, uint32_t status, const char *why);
-	/** rel.c: the peer refused a frame: the message being framed stops
+	/** dp_rel.c: the peer refused a frame: the message being framed stops
 	 *  and waits, like one framed whole, for the break that follows */
 	void (*tx_cut)(struct via_vi *vi);
-	/** zc.c: the frames a held send completion waited for were freed */
+	/** dp_zc.c: the frames a held send completion waited for were freed */
 	void (*sq_released)(struct viad *d, struct via_vi *vi);
 	/** cm.c: the connection ended (VIA §4.2): both queues flushed */
 	void (*conn_ended)(struct viad *d, struct via_vi *vi);
@@ -1016,7 +1016,7 @@ struct via_sq_pending {
 	uint32_t received;         /**< VIA_SQ_READ: bytes placed so far */
 	struct via_dp_seg *segs;   /**< VIA_SQ_READ: owned copy of the data segments */
 	/** frames still point into the message's memory: it completes only
-	 *  once they are freed (zc.c), whatever @c wait says */
+	 *  once they are freed (dp_zc.c), whatever @c wait says */
 	struct via_zc *zc;
 };
 
@@ -1037,7 +1037,7 @@ struct via_rdma_resp {
 #define VIA_WIRE_HDR_LEN 48      /**< sizeof(struct via_wire_hdr), for DPDK-free code */
 
 /**
- * The reliable transport of a connected VI (rel.c; docs/wire-format.md):
+ * The reliable transport of a connected VI (dp_rel.c; docs/wire-format.md):
  * go-back-N over per-connection frame sequence numbers, cumulative ACKs,
  * retransmission on a timeout with exponential backoff and bounded retries.
  */
@@ -1273,7 +1273,7 @@ int via_ctl_init(struct viad *d);
  */
 int via_ctl_run(struct viad *d, int lfd);
 
-/* ---- poll.c: data-path lcores ----------------------------------------- */
+/* ---- dp_poll.c: data-path lcores ----------------------------------------- */
 
 /** Per-lcore data-path counters, summed on SMI_COUNTERS. */
 struct via_poll_stats {

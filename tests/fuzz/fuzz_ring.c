@@ -6,7 +6,7 @@
  * ring indices, ring slots (struct via_wqe), doorbell and summary words,
  * the consumer indices of its CQs and error queue, and the descriptors
  * the slots point to. The input writes them; then viad's own code runs on
- * them, unchanged: daemon/dp.c and dp_resp.c are included here whole, so
+ * them, unchanged: daemon/dp/dp.c and dp_resp.c are included here whole, so
  * their static functions are the ones viad runs (the poller's doorbell scan
  * bells_take() and polled_visit(), and through them vi_visit(), vi_send(), via_req_start(),
  * via_desc_fetch(), via_dp_complete(); recv_take(); via_dp_flush()), over
@@ -41,8 +41,8 @@
 #include "fuzz_common.h"
 
 /* viad's data path itself, statics included */
-#include "dp.c"
-#include "dp_resp.c"
+#include "dp/dp.c"
+#include "dp/dp_resp.c"
 
 #include <fcntl.h>
 

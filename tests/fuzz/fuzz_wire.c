@@ -8,9 +8,9 @@
  * MAC (EtherType 0x88B5, destination 02:00:00:00:00:00).
  *
  * The frame sits in an mbuf-like buffer of exactly its length and passes
- * the checks viad's receive path makes (daemon/dp_net.c, via_net_rx_check():
+ * the checks viad's receive path makes (daemon/dp/dp_net.c, via_net_rx_check():
  * EtherType, one segment, length, destination, via_wire_check()). One that
- * passes is then read the way dp_resp.c, rel.c and cm.c read frames: every
+ * passes is then read the way dp_resp.c, dp_rel.c and cm.c read frames: every
  * accessor, the RDMA extension, the message data at frame_data(), the
  * connection payload and its discriminators.
  *
@@ -48,7 +48,7 @@ consume(const void *p, size_t n)
 	sink += s;
 }
 
-/* daemon/dp_net.c via_net_rx_check(): whether the frame is a sound VIA frame for us. */
+/* daemon/dp/dp_net.c via_net_rx_check(): whether the frame is a sound VIA frame for us. */
 static bool
 rx_check(const struct rte_mbuf *m)
 {
@@ -66,7 +66,7 @@ rx_check(const struct rte_mbuf *m)
 	return rc == 0;
 }
 
-/* daemon/dp_resp.c frame_data(): a received frame's message data. */
+/* daemon/dp/dp_resp.c frame_data(): a received frame's message data. */
 static const uint8_t *
 frame_data(const struct rte_mbuf *m, const struct via_wire_hdr *h)
 {

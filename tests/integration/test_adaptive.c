@@ -9,7 +9,7 @@
  *
  * Then the client's own waits (issue 12 part 4): VipRecvWait, VipSendWait,
  * VipCQWait and the notify thread spin on their wait word for
- * VIPL_WAIT_SPIN_US before they sleep on the futex (lib/dpdk/vipl_wait.c). An
+ * VIPL_WAIT_SPIN_US before they sleep on the futex (lib/viad/vipl_wait.c). An
  * idle waiter uses no CPU past the spin, and no wake-up is lost: a second
  * thread posts the message after a random delay around the spin, so that
  * the completion comes before, during and after it, and after the waiter
@@ -40,7 +40,7 @@
  * thread's: 1 s); an honest wait ends within a millisecond or so */
 #define LOST_CLIENT_WAKEUP_MS 90
 #define IDLE_WAIT_MS 500
-#define SPIN_DEFAULT_US 50     /* lib/dpdk/vipl_wait.c */
+#define SPIN_DEFAULT_US 50     /* lib/viad/vipl_wait.c */
 
 static VIP_NIC_HANDLE nic;
 static VIP_VI_HANDLE srv, cli, cq_srv, cq_cli;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The data-path ops of libvipl-dpdk (issue 13 part 5, lib/dpdk/vipl_dpdk_dp.h):
+ * The data-path ops of libvipl-dpdk (issue 13 part 5, lib/viad/vipl_dpdk_dp.h):
  * a provider built on the library replaces single routines of its data
  * path with vipl_dpdk_dp_register, the rest staying default.
  *

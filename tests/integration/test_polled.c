@@ -19,7 +19,7 @@
  *   first, with a last look) and busy. The receiver waits blocking, as a
  *   legacy program does.
  *
- * Mutation check: with polled_stop()'s last look removed (daemon/dp.c),
+ * Mutation check: with polled_stop()'s last look removed (daemon/dp/dp.c),
  * messages are lost here (in the adaptive and busy runs). The doorbell
  * via_vi_set_state() rings for a receive posted while the VI leaves
  * Connected is not reached here: the flush that follows looks at the ring

@@ -3,7 +3,7 @@
  * Polls racing destroys (issue 18): VipSendDone, VipRecvDone and VipCQDone
  * take no lock and check their handle without the handle table's lock, so
  * another thread may destroy the VI or the CQ while they run, and the
- * library reuse its memory for the next VI or CQ (lib/dpdk/vipl_handle.c).
+ * library reuse its memory for the next VI or CQ (lib/viad/vipl_handle.c).
  *
  * Round after round the main thread creates a CQ and a VI (its receive
  * queue on the CQ every other round), posts receives on the Idle VI, has

@@ -63,7 +63,7 @@ done
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$RUN
 export VIAD_SOCKET=$SOCK FI_PROVIDER_PATH=$BUILD/fabric
-export LD_LIBRARY_PATH=$BUILD/lib/dpdk${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$BUILD/lib/viad${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 PP=$BUILD/tests/mpi/mpi_pingpong
 MPIRUN=(timeout 300 mpirun --allow-run-as-root -np 2 --bind-to none
 	-x VIAD_SOCKET -x FI_PROVIDER_PATH -x LD_LIBRARY_PATH)

@@ -26,7 +26,7 @@ trap 'kill "${PIDS[@]}" 2>/dev/null; wait; rm -rf "$RUN"' EXIT
 memif_confs "$RUN"
 printf 'fabhost-a %s\nfabhost-b %s\n' "$MEMIF_MAC_A" "$MEMIF_MAC_B" >"$RUN/hosts"
 export FI_PROVIDER_PATH=$BUILD/fabric FI_PROVIDER=via
-export LD_LIBRARY_PATH=$BUILD/lib/dpdk${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$BUILD/lib/viad${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$RUN
 
 # viad NAME [ARGS...]: its own socket and instance; A (the memif server) first

@@ -120,7 +120,7 @@ ln -s "$BUILD/tests/mpi/mpi_p2p" "$RUN/prog/my_mpi_program"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$RUN
 # from the build tree (README: ranks of this host inherit mpirun's environment)
 export FI_PROVIDER_PATH=$BUILD/fabric
-export LD_LIBRARY_PATH=$BUILD/lib/dpdk${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$BUILD/lib/viad${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 NCPU=$(nproc)
 
 # ---- one viad ----------------------------------------------------------------

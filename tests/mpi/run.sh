@@ -257,7 +257,7 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none
 
 export FI_PROVIDER_PATH=$BUILD/fabric
 export FI_PROVIDER=via
-export LD_LIBRARY_PATH=$BUILD/lib/dpdk${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$BUILD/lib/viad${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Open MPI's session directories stay in the run dir
 export TMPDIR=$RUN

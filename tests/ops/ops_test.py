@@ -606,7 +606,7 @@ def check_run(frames, d, level, op_name):
     if level == 1:
         check(not acks, "%s: no ACK on an Unreliable connection" % d)
     else:
-        # a probe's msg_id is its token, which the reply echoes (rel.c,
+        # a probe's msg_id is its token, which the reply echoes (dp_rel.c,
         # wire-format.md 11.1): a busy machine's retransmission timer probes
         check(acks and all(f["payload_len"] == 0 and f["offset"] == 0 and
                            (f["msg_id"] == 0 or f["flags"] & (WF_PROBE | WF_REPLY))

@@ -34,7 +34,7 @@ declare -A p50s=()
 for ((r = 1; r <= rounds; r++)); do
 	for w in "${ways[@]}"; do
 		# the mux finds the viad provider in the build tree
-		out=$(VIAD_SOCKET=$run/viad.sock VIPL_PROVIDER_PATH=$build/lib/dpdk \
+		out=$(VIAD_SOCKET=$run/viad.sock VIPL_PROVIDER_PATH=$build/lib/viad \
 			timeout 120 taskset -c "$A" "${bin[$w]}" --loopback --size 64 -n "$iters" -w 1000 \
 			--json 2>/dev/null) || { echo "$out"; echo "linkcost: $w failed" >&2; exit 1; }
 		p50=$(python3 -c 'import json,sys

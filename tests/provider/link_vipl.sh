@@ -56,7 +56,7 @@ case " $needed " in
 *) fail "not linked to libvipl.so.1: $needed" ;;
 esac
 export LD_LIBRARY_PATH=$build/lib/mux
-export VIPL_PROVIDER_PATH=$build/lib/dpdk:$build/lib/tcp
+export VIPL_PROVIDER_PATH=$build/lib/viad:$build/lib/tcp
 
 # 2. over viad, the provider chosen by the NIC name
 mac=02:00:00:00:0c:01

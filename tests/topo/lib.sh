@@ -104,7 +104,7 @@ topo_init() {
 	TOPO_NAME=$1
 	BUILD=$(cd "$2" 2>/dev/null && pwd) || { echo "$TOPO_NAME: no build dir '$2'" >&2; exit 2; }
 	VIAD=$BUILD/daemon/viad
-	LIBDIR=$BUILD/lib/dpdk
+	LIBDIR=$BUILD/lib/viad
 	TOPO_CHECK=${3:-}
 	VIPL_LEGACY=${VIPL_LEGACY:-$BUILD/apps/vipl_legacy}
 	if [ -z "$TOPO_CHECK" ]; then

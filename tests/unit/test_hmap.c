@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The hash map of lib/dpdk/via_hmap.c against a plain array, under a seeded mix
+ * The hash map of lib/viad/via_hmap.c against a plain array, under a seeded mix
  * of inserts, updates and deletes over a small key space (so probe runs
  * collide, wrap around the table and are shifted back by deletions), then
  * iteration, reserve and the error cases.

@@ -64,7 +64,7 @@ session(void)
 	CHECK_EQ(via_session_new(&d, -1, &s), 0);
 	CHECK_EQ(via_session_open(&d, s, "via0"), 0);
 	s->pid = getpid();
-	/* ordinary memory is copied through it (lib/dpdk/vipl_nic.c gives it) */
+	/* ordinary memory is copied through it (lib/viad/vipl_nic.c gives it) */
 	s->mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	CHECK(s->mem_fd >= 0);
 	return s;

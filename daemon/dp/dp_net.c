@@ -203,7 +203,7 @@ via_net_hand_over(struct viad *d, struct via_nic *nic, struct rte_ring *to,
 	}
 	/* the frames before the look at the shard's asleep (StoreLoad),
 	 * against prepare_sleep()'s store of it before its look at the inbox
-	 * (poll.c) */
+	 * (dp_poll.c) */
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (i = 0; i < d->nb_shards; i++) {
 		if (d->shards[i].inbox == to) {

@@ -3,8 +3,8 @@
  * A message's bytes cut into frames of the connection's payload, for the
  * requester (sends, RDMA Writes, Read requests) and the responder (Read
  * answers) alike: each frame's data copied behind its headers, or chained
- * in place from provider memory (zc.c); numbered by the reliable transport
- * (rel.c) or in sequence; sealed with its CRC unless it never leaves
+ * in place from provider memory (dp_zc.c); numbered by the reliable transport
+ * (dp_rel.c) or in sequence; sealed with its CRC unless it never leaves
  * memory; transmitted (dp_net.c).
  */
 #include <string.h>

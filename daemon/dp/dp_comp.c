@@ -14,8 +14,8 @@
  * Held completions: completions leave a queue in order (the library
  * dequeues the head), so once one waits - for the ACK of its last frame
  * on Reliable Reception (VIA §2.5.3), for the answer of an RDMA Read, for
- * its zero-copy frames to be freed (zc.c) - every later one waits behind
- * it. The transport (rel.c) and the trackers (zc.c) say when they are ready.
+ * its zero-copy frames to be freed (dp_zc.c) - every later one waits behind
+ * it. The transport (dp_rel.c) and the trackers (dp_zc.c) say when they are ready.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +158,7 @@ via_sq_room(struct via_vi *vi)
 	}
 	if (q->pend == NULL) {
 		/* a message is a frame at least: as many held completions as
-		 * frames in flight; every level holds some (zero copy, zc.c) */
+		 * frames in flight; every level holds some (zero copy, dp_zc.c) */
 		uint32_t size = via_net_queue_size(vi);
 
 		q->pend = calloc(size, sizeof(*q->pend));

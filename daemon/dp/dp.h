@@ -15,10 +15,10 @@
  *   dp_resp.c   responder: frames become placed data and receive
  *               completions; RDMA Read requests are answered
  *   dp_frame.c  a message's bytes cut into frames (copied or zero copy)
- *   rel.c       go-back-N of the reliable levels
+ *   dp_rel.c       go-back-N of the reliable levels
  *   dp_comp.c   completer: completions written back, held in order
  *   dp_desc.c   descriptors fetched and validated (VIA §10)
- *   zc.c        zero-copy frames' trackers
+ *   dp_zc.c        zero-copy frames' trackers
  *   dp_net.c    frames in and out: ports, backlogs, shards' inboxes
  *   pmd_glue/   the ports (via_glue.h)
  *
@@ -62,7 +62,7 @@ unsigned via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats
  */
 bool via_dp_polled_stop_all(struct via_shard *me);
 
-/* ---- poll.c: the poll lcores ------------------------------------------------ */
+/* ---- dp_poll.c: the poll lcores ------------------------------------------------ */
 
 /**
  * Wake shard @p sh's poller if it sleeps: the caller has just published
@@ -130,7 +130,7 @@ struct via_frame_spec {
  * Cut @p total bytes of @p segs into frames and transmit them, from *@p off
  * (advanced) until the end or until @p budget bytes went (at least one
  * frame: a 0-byte message has one); with @p zc, frames may point into the
- * segments instead of copying them (zc.c). false if the data vanished or,
+ * segments instead of copying them (dp_zc.c). false if the data vanished or,
  * on a reliable level, a frame could not be built.
  */
 bool via_frame_send(struct viad *d, struct via_vi *vi, const struct via_frame_spec *fs,
@@ -277,7 +277,7 @@ via_net_msg_frames(const struct via_vi *vi)
 }
 /**
  * Entries of a per-VI queue sized for the frames in flight (the send
- * window, rel.c; the held completions, dp_comp.c): twice those of the
+ * window, dp_rel.c; the held completions, dp_comp.c): twice those of the
  * largest message, 64 at least, a power of two.
  */
 static inline uint32_t
@@ -353,7 +353,7 @@ bool via_net_rx_check(struct via_nic *nic, struct rte_mbuf *m, struct via_poll_s
  */
 unsigned via_net_tx_poll(struct via_nic *nic, struct via_poll_stats *st);
 
-/* ---- rel.c: the reliable levels (VIA §2.5.2, §2.5.3) ------------------- */
+/* ---- dp_rel.c: the reliable levels (VIA §2.5.2, §2.5.3) ------------------- */
 
 /** Whether @p vi is Reliable Delivery or Reliable Reception. */
 static inline bool
@@ -410,7 +410,7 @@ void via_rel_reset(struct via_vi *vi);
  */
 void via_rel_resume(struct viad *d, struct via_vi *vi);
 
-/* ---- zc.c: zero-copy transmit from provider memory ------------------- */
+/* ---- dp_zc.c: zero-copy transmit from provider memory ------------------- */
 
 /**
  * A tracker for the zero-copy frames of one message of @p vi whose data lies
