@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,6 +173,15 @@ via_poll_main(void *arg)
 	/* main.c launched this lcore for one shard */
 	while (me->lcore != rte_lcore_id())
 		me++;
+	/* "via-poll-N": for top -H, and the name tests/lcore_alloc counts
+	 * the allocations of (none are allowed from here on: docs/design.md,
+	 * "Memory on the poll lcores") */
+	{
+		char name[16];
+
+		snprintf(name, sizeof(name), "via-poll-%u", me->index);
+		pthread_setname_np(pthread_self(), name);
+	}
 	{
 		/* which CPUs it runs on, for whoever places processes beside
 		 * viad (viactl cpus says it too) */
