@@ -1040,10 +1040,15 @@ via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_
 	if (rc != 0)
 		return rc;
 	memset(&vi->conn, 0, sizeof(vi->conn));
+	conn_terms(vi, &r->info);
+	/* the memory of its poll lcore for this connection (dp/dp_mem.c);
+	 * §9.4.2 "failed due to a resource limit": the request stays valid */
+	rc = via_dp_vi_provision(vi);
+	if (rc != 0)
+		return rc;
 	vi->conn.id = r->conn_id;
 	memcpy(vi->conn.remote_mac, r->remote_mac, 6);
 	vi->conn.remote_vi = r->remote_vi;
-	conn_terms(vi, &r->info);
 	vi->conn.reply_op = VIA_CTL_CONN_ACCEPT;
 	vi->conn.reply_seq = seq;
 	r->state = VIA_CM_REQ_ACCEPTING;
@@ -1203,6 +1208,11 @@ on_peer_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 	 * of the request gets the same refusal */
 	attr_from_wire(w, &remote);
 	rc = attr_conflict(vi, &remote);
+	if (rc == 0) {
+		conn_terms(vi, w);
+		/* its poll lcore's memory for the connection (dp/dp_mem.c) */
+		rc = via_dp_vi_provision(vi);
+	}
 	if (rc != 0) {
 		r->reason = reject_reason(rc);
 		req_settle(r, VIA_CM_REQ_REJECTED);
@@ -1212,7 +1222,6 @@ on_peer_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 	}
 	vi->conn.id = conn_id;
 	vi->conn.remote_vi = src_vi;
-	conn_terms(vi, w);
 	r->vi = vi->id;
 	accept_start(d, vi, VIA_CM_PEER_ACCEPTING);
 }
@@ -1299,6 +1308,13 @@ answer_taken(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 	case VIA_OP_CONN_ACCEPT:
 		c->remote_vi = via_wire_src_vi(h);
 		conn_terms(vi, w);
+		/* its poll lcore's memory for the connection (dp/dp_mem.c);
+		 * §9.4.1 "failed due to a resource limit": the server's
+		 * accept is voided (handshake_end) */
+		if (via_dp_vi_provision(vi) != 0) {
+			handshake_end(d, vi, -ENOMEM);
+			return true;
+		}
 		d->ev.conn_reset(vi);
 		send_to_peer(vi, VIA_OP_CONN_ACK);
 		handshake_end(d, vi, 0);

@@ -532,26 +532,33 @@ cqs_adopt(struct adopt *a)
 
 /* ---- VIs ---------------------------------------------------------------------- */
 
+/* The @p n segments of @p in into @p out. */
+static void
+segs_copy(struct via_dp_seg *out, const struct via_img_seg *in, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = (struct via_dp_seg){ .va = in[i].va, .len = in[i].len,
+					      .handle = in[i].handle };
+}
+
 /*
  * A scatter/gather list of @p room entries holding the @p n of @p in; a
- * list not in use (!@p used) stays NULL, made when first needed, as the
- * data path does (VIs are many; a list is 6 KiB). @return 0, -ENOMEM
+ * list not in use (!@p used) stays NULL, made with the rest of the VI's
+ * memory for its connection (vi_adopt). @return 0, -ENOMEM
  */
 static int
 segs_adopt(struct via_dp_seg **out, const struct via_img_seg *in, uint16_t n, uint32_t room,
 	   bool used)
 {
-	uint16_t i;
-
 	*out = NULL;
 	if (!used)
 		return 0;
 	*out = calloc(room, sizeof(**out));
 	if (*out == NULL)
 		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		(*out)[i] = (struct via_dp_seg){ .va = in[i].va, .len = in[i].len,
-						 .handle = in[i].handle };
+	segs_copy(*out, in, n);
 	return 0;
 }
 
@@ -654,9 +661,14 @@ vi_sq_adopt(struct adopt *a, struct via_vi *vi, const struct via_img_vi *o, uint
 			.start_seq = x->start_seq, .end_seq = x->end_seq, .msg_id = x->msg_id,
 			.len = x->len, .imm = x->imm, .status = x->status, .received = x->received,
 		};
-		if (segs_adopt(&p->segs, (const struct via_img_seg *)(x + 1), x->nb_segs,
-			       RTE_MAX(x->nb_segs, (uint16_t)1), x->wait == VIA_SQ_READ) != 0)
-			return -ENOMEM;
+		if (x->wait != VIA_SQ_READ)
+			continue;
+		/* a list of its shard's pool, as dp_req.c takes one (dp_mem.c) */
+		p->segs = via_read_segs_get(vi->shard);
+		if (p->segs == NULL)
+			return REFUSE(a, "RDMA Reads waiting for their answer exceed a shard's pool",
+				      -ENOMEM);
+		segs_copy(p->segs, (const struct via_img_seg *)(x + 1), x->nb_segs);
 	}
 	return 0;
 }
@@ -730,14 +742,19 @@ vi_adopt(struct adopt *a, const struct via_img_vi *o, uint32_t k, void **objs)
 	}
 	via_ptag_get(d, s, vi->attr.ptag)->refs++;
 	vi_conn_adopt(vi, o);
+	/* its shard first: its RDMA Reads' lists come from the shard's pool */
+	via_vi_place(d, vi);
 	rc = vi_rx_tx_adopt(a, vi, o);
 	if (rc == 0)
 		rc = vi_sq_adopt(a, vi, o, a->img->vi_sq_first[k]);
 	if (rc == 0)
 		rc = vi_frames_adopt(a, vi, o, a->img->vi_frame_first[k]);
+	/* the rest of its poll lcore's memory for its connection, or the one
+	 * it is making (dp/dp_mem.c), as the connection manager makes it */
+	if (rc == 0 && vi->state != VIP_STATE_IDLE && via_dp_vi_provision(vi) != 0)
+		rc = -ENOMEM;
 	if (rc != 0)
 		return rc;
-	via_vi_place(d, vi);
 	if (vi->state == VIP_STATE_CONNECTED) {
 		/* as via_vi_set_state made it: its receives polled, its
 		 * transport's timers visited every iteration */

@@ -773,6 +773,7 @@ poll_sum(struct via_poll_stats *sum)
 		sum->frames_out_of_order += STAT(st, frames_out_of_order);
 		sum->cm_cookies_sent += STAT(st, cm_cookies_sent);
 		sum->cm_requests_refused += STAT(st, cm_requests_refused);
+		sum->pool_exhausted += STAT(st, pool_exhausted);
 		sum->rx_bursts += STAT(st, rx_bursts);
 		sum->rx_burst_frames += STAT(st, rx_burst_frames);
 		sum->iterations += STAT(st, iterations);
@@ -853,6 +854,8 @@ tel_counters(const char *cmd, const char *params, struct rte_tel_data *r)
 	/* the connection manager's defence against forged requests */
 	rte_tel_data_add_dict_u64(r, "cm_cookies_sent", p.cm_cookies_sent);
 	rte_tel_data_add_dict_u64(r, "cm_requests_refused", p.cm_requests_refused);
+	/* the poll lcores' pools (dp/dp_mem.c): resource errors */
+	rte_tel_data_add_dict_u64(r, "pool_exhausted", p.pool_exhausted);
 	/* the poll lcores: busy share = busy_cycles / poll_cycles */
 	rte_tel_data_add_dict_u64(r, "rx_bursts", p.rx_bursts);
 	rte_tel_data_add_dict_u64(r, "rx_burst_frames", p.rx_burst_frames);

@@ -226,7 +226,9 @@ via_vi_free(struct viad *d, struct via_vi *vi)
 	via_arena_free(&s->arena, vi->shm_off, vi->shm_len);
 	free(vi->rx.segs);
 	free(vi->tx.segs);
+	/* what dp_mem.c made when the VI connected */
 	free(vi->rel.win);     /* emptied of frames by via_dp_vi_reset */
+	free(vi->rel.park);    /* likewise */
 	free(vi->sq.pend);
 	free(vi);
 }

@@ -34,6 +34,8 @@
 struct via_port;
 struct via_hosts;
 struct via_zc;
+struct rte_mempool;
+struct via_dp_seg;
 
 /* BSD's safe iteration, which glibc's sys/queue.h lacks */
 #ifndef TAILQ_FOREACH_SAFE
@@ -465,6 +467,15 @@ struct via_shard {
 	 *  thread (a lock-free stack), reaped by this shard (dp_zc.c) */
 	struct via_zc *zc_released;
 	struct via_zc *zc_free;       /**< spare trackers, under the shard's lock */
+	/* memory its lcore takes instead of allocating (dp_mem.c), made and
+	 * freed by the control thread */
+	struct via_zc *zc_slab;       /**< every tracker: VIA_DP_ZC_TRACKERS */
+	/** scatter lists of RDMA Reads waiting for their answer
+	 *  (via_sq_pending.segs): VIA_DP_READ_LISTS of max_segments_per_desc */
+	struct rte_mempool *read_lists;
+	/** where a send of a VI never connected is fetched, to be flushed
+	 *  (max_segments_per_desc entries; such a VI has no vi->tx.segs) */
+	struct via_dp_seg *flush_segs;
 	/** within an iteration: the wait words of completions are bumped at
 	 *  its end, once per queue (dp_comp.c), for the VIs listed in owed */
 	bool batch;
@@ -956,7 +967,8 @@ struct via_vi_rx {
 	struct via_wqe wqe;        /**< regions are named by handle, looked up at
 				    *   each use: the client may deregister them */
 	uint16_t nb_segs;
-	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
+	/** max_segments_per_desc entries, from the connection on (dp_mem.c) */
+	struct via_dp_seg *segs;
 };
 
 /**
@@ -980,7 +992,8 @@ struct via_vi_tx {
 	uint32_t rdma_handle;
 	struct via_wqe wqe;        /**< its descriptor, taken from the ring */
 	uint16_t nb_segs;
-	struct via_dp_seg *segs;   /**< max_segments_per_desc entries */
+	/** max_segments_per_desc entries, from the connection on (dp_mem.c) */
+	struct via_dp_seg *segs;
 	struct via_zc *zc;         /**< its zero-copy frames' tracker, or NULL */
 	/** its data, when its line entry carries it (VIA_WQE_INLINE): in the
 	 *  ring slot, which the client posts again only after the completion */
@@ -1014,7 +1027,9 @@ struct via_sq_pending {
 	uint32_t imm;
 	uint32_t status;           /**< VIP_STATUS_* op bits, error bits if any */
 	uint32_t received;         /**< VIA_SQ_READ: bytes placed so far */
-	struct via_dp_seg *segs;   /**< VIA_SQ_READ: owned copy of the data segments */
+	/** VIA_SQ_READ: a copy of the data segments, a list of its shard's
+	 *  read_lists (dp_mem.c) */
+	struct via_dp_seg *segs;
 	/** frames still point into the message's memory: it completes only
 	 *  once they are freed (dp_zc.c), whatever @c wait says */
 	struct via_zc *zc;
@@ -1043,7 +1058,7 @@ struct via_rdma_resp {
  */
 struct via_vi_rel {
 	struct rte_mbuf **win;     /**< frames the peer has not received, at seq & (win_size - 1) */
-	uint32_t win_size;         /**< power of two; 0 until the first reliable send */
+	uint32_t win_size;         /**< power of two; 0 until a reliable connection (dp_mem.c) */
 	uint32_t snd_una;          /**< oldest frame the peer has not received */
 	uint32_t snd_nxt;          /**< next frame to send */
 	uint32_t snd_placed;       /**< the peer placed every frame before it (RR completions) */
@@ -1064,7 +1079,7 @@ struct via_vi_rel {
 	 *  yet, behind an RDMA Read of the peer still to answer (dp_resp.c) */
 	struct rte_mbuf **park;
 	uint32_t park_head, park_tail;  /**< free-running; capacity park_size */
-	uint32_t park_size;
+	uint32_t park_size;        /**< 0 until a Reliable Reception connection (dp_mem.c) */
 };
 
 /**
@@ -1074,7 +1089,7 @@ struct via_vi_rel {
 struct via_vi_sq {
 	struct via_sq_pending *pend;
 	uint32_t head, tail;       /**< free-running; capacity @c size */
-	uint32_t size;             /**< power of two; 0 until the first send */
+	uint32_t size;             /**< power of two; 0 until a connection (dp_mem.c) */
 	uint32_t reads;            /**< RDMA Reads waiting for their answer */
 };
 
@@ -1299,6 +1314,10 @@ struct via_poll_stats {
 	/** requests from a source that proved it receives, refused for the
 	 *  per-source or the global limit of held requests (cm.c) */
 	uint64_t cm_requests_refused;
+	/** a shard's pool had nothing left (dp_mem.c): an RDMA Read failed
+	 *  with a Transport Error (no scatter list), or a message went copied
+	 *  instead of zero copy (no tracker) */
+	uint64_t pool_exhausted;
 	uint64_t rx_bursts;        /**< port receive bursts that brought frames */
 	uint64_t rx_burst_frames;  /**< the frames those bursts brought */
 	uint64_t iterations;       /**< poll iterations */

@@ -457,7 +457,7 @@ via_dp_init(struct viad *d)
 	d->ev.conn_ended = via_dp_flush;
 	d->ev.conn_reset = via_dp_vi_reset;
 	polled_cycles = rte_get_timer_hz() / 1000000 * DP_POLLED_US;
-	return via_net_init(d);
+	return via_net_init(d) == 0 && via_dp_mem_init(d) == 0 ? 0 : -ENOMEM;
 }
 
 void
@@ -467,8 +467,7 @@ via_dp_fini(struct viad *d)
 
 	via_net_fini(d);
 	/* the frames are gone: so are their trackers */
-	for (i = 0; i < d->nb_shards; i++) {
+	for (i = 0; i < d->nb_shards; i++)
 		via_zc_reap(d, &d->shards[i]);
-		via_zc_fini(&d->shards[i]);
-	}
+	via_dp_mem_fini(d);
 }

@@ -19,6 +19,7 @@
  *   dp_comp.c   completer: completions written back, held in order
  *   dp_desc.c   descriptors fetched and validated (VIA §10)
  *   dp_zc.c        zero-copy frames' trackers
+ *   dp_mem.c    the memory above, provided off the poll lcores
  *   dp_net.c    frames in and out: ports, backlogs, shards' inboxes
  *   pmd_glue/   the ports (via_glue.h)
  *
@@ -410,13 +411,43 @@ void via_rel_reset(struct via_vi *vi);
  */
 void via_rel_resume(struct viad *d, struct via_vi *vi);
 
+/* ---- dp_mem.c: the data path's memory, provided off the poll lcores ------ */
+
+#define VIA_DP_READ_LISTS  255   /**< per shard: RDMA Reads awaiting their answer */
+#define VIA_DP_ZC_TRACKERS 1024  /**< per shard: zero-copy messages in flight */
+
+/**
+ * Control thread, every shard's lock held: the shards' pools (RDMA Reads'
+ * scatter lists, zero-copy trackers) and the list that flushed sends of
+ * never connected VIs are fetched into. @return 0, -ENOMEM
+ */
+int via_dp_mem_init(struct viad *d);
+void via_dp_mem_fini(struct viad *d);
+/**
+ * Control thread, as a connection of @p vi is about to start (its terms
+ * agreed, cm.c; or adopted, image_adopt.c): the memory its poll lcore
+ * uses for it, sized for its connection (scatter lists, held completions,
+ * the send window, parked frames), made or grown; kept until the VI is
+ * freed (via_vi_free). @return 0, -ENOMEM
+ */
+int via_dp_vi_provision(struct via_vi *vi);
+/**
+ * A scatter list (max_segments_per_desc entries) from shard @p sh's pool,
+ * for an RDMA Read until its answer. @return it, or NULL (the pool is
+ * empty: counted in pool_exhausted, a resource error for the caller)
+ */
+struct via_dp_seg *via_read_segs_get(struct via_shard *sh);
+/** Give @p segs (NULL: none) back to shard @p sh's pool. */
+void via_read_segs_put(struct via_shard *sh, struct via_dp_seg *segs);
+
 /* ---- dp_zc.c: zero-copy transmit from provider memory ------------------- */
 
 /**
  * A tracker for the zero-copy frames of one message of @p vi whose data lies
  * in @p pmem (pinned until the tracker is freed); it holds the framing
  * reference until via_zc_framed().
- * @return the tracker, or NULL (out of memory: the caller copies)
+ * @return the tracker, or NULL (none left in the shard's pool: counted,
+ *         the caller copies)
  */
 struct via_zc *via_zc_new(struct viad *d, struct via_vi *vi, struct via_pmem *pmem);
 /** Whether one more frame into @p pmem may be attached to @p zc. */
@@ -443,7 +474,9 @@ void via_zc_orphan(struct via_sq_pending *p);
 bool via_zc_reap(struct viad *d, struct via_shard *me);
 /** Whether trackers wait for shard @p me's reap (it must not sleep). */
 bool via_zc_pending(const struct via_shard *me);
-/** Free shard @p me's spare trackers (shutdown). */
+/** Shard @p me's trackers, VIA_DP_ZC_TRACKERS spares (control thread). @return 0, -ENOMEM */
+int via_zc_init(struct via_shard *me);
+/** Free shard @p me's trackers (shutdown: no frame points into a message any more). */
 void via_zc_fini(struct via_shard *me);
 
 /** The mbuf pool of every port (nic.c). */

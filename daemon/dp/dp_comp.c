@@ -144,28 +144,11 @@ via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
 bool
 via_sq_room(struct via_vi *vi)
 {
-	struct via_vi_sq *q = &vi->sq;
-	uint32_t need = via_net_msg_frames(vi);
+	const struct via_vi_sq *q = &vi->sq;
 
-	/* sized at the first send: a VI whose messages grew since (new
-	 * attributes, a smaller frame payload of a new connection) gets a
-	 * larger FIFO once it is empty, or it could never send (size is a
-	 * power of two: 2 * need above it is a larger size below) */
-	if (q->pend != NULL && 2 * need > q->size && q->head == q->tail) {
-		free(q->pend);
-		q->pend = NULL;
-		q->size = 0;
-	}
-	if (q->pend == NULL) {
-		/* a message is a frame at least: as many held completions as
-		 * frames in flight; every level holds some (zero copy, dp_zc.c) */
-		uint32_t size = via_net_queue_size(vi);
-
-		q->pend = calloc(size, sizeof(*q->pend));
-		if (q->pend == NULL)
-			return false;
-		q->size = size;
-	}
+	/* sized when the VI connected, for its connection (dp_mem.c): a
+	 * message is a frame at least, so as many held completions as frames
+	 * in flight; every level holds some (zero copy, dp_zc.c) */
 	return q->tail - q->head < q->size;
 }
 
@@ -204,7 +187,7 @@ pend_complete(struct viad *d, struct via_vi *vi, struct via_sq_pending *p, uint3
 {
 	if (p->wait == VIA_SQ_READ)
 		vi->sq.reads--;
-	free(p->segs);
+	via_read_segs_put(vi->shard, p->segs);
 	p->segs = NULL;
 	via_dp_complete_send(d, vi, &p->wqe, !p->no_desc,
 			     status & VIP_STATUS_ERROR_MASK ? 0 : p->len, p->imm, status);
@@ -307,7 +290,7 @@ via_sq_reset(struct via_vi *vi)
 		struct via_sq_pending *p = pend_at(q, q->head);
 
 		via_zc_orphan(p);
-		free(p->segs);
+		via_read_segs_put(vi->shard, p->segs);
 		p->segs = NULL;
 	}
 	q->head = q->tail = 0;

@@ -62,25 +62,11 @@ us_to_cycles(uint32_t us)
 bool
 via_rel_room(struct via_vi *vi)
 {
-	struct via_vi_rel *r = &vi->rel;
+	const struct via_vi_rel *r = &vi->rel;
 	uint32_t need = via_net_msg_frames(vi);
 
-	/* sized at the first send, like the held completions (dp_comp.c): an
-	 * empty window too small for the VI's messages now is made anew */
-	if (r->win != NULL && 2 * need > r->win_size && r->snd_una == r->snd_nxt) {
-		free(r->win);
-		r->win = NULL;
-		r->win_size = 0;
-	}
-	if (r->win == NULL) {
-		uint32_t size = via_net_queue_size(vi);
-
-		r->win = calloc(size, sizeof(*r->win));
-		if (r->win == NULL)
-			return false;
-		r->win_size = size;
-	}
-	/* not before the peer is known to be connected (the file's comment) */
+	/* sized when the VI connected, for its connection (dp_mem.c); not
+	 * before the peer is known to be connected (the file's comment) */
 	return r->snd_nxt - r->snd_una + need <= r->win_size;
 }
 
@@ -254,17 +240,8 @@ via_rel_park(struct via_vi *vi, const struct via_wire_hdr *h, struct rte_mbuf *m
 {
 	struct via_vi_rel *r = &vi->rel;
 
-	if (r->park == NULL) {
-		/* the sender keeps what comes behind its reads within this
-		 * (via_rel_room_behind_reads) */
-		uint32_t size = via_net_queue_size(vi);
-
-		r->park = calloc(size, sizeof(*r->park));
-		if (r->park == NULL)
-			return false;
-		r->park_size = size;
-	}
-	/* full only with a peer that does not keep to the budget: not taken,
+	/* made when the VI connected (dp_mem.c), as large as the sender keeps
+	 * behind its reads (via_rel_room_behind_reads); full only with a peer that does not keep to the budget: not taken,
 	 * it comes again */
 	if (r->park_tail - r->park_head == r->park_size || !via_rel_accept(vi, h))
 		return false;

@@ -7,7 +7,6 @@
  * peer answers (dp_comp.c). VIA §6.3, §9.6.1; §2.5.1: on Unreliable
  * Delivery completion means "sent", not "received".
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include <vipl.h>
@@ -21,13 +20,15 @@ read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
 	   uint32_t total)
 {
 	struct via_sq_pending *p;
-	struct via_dp_seg *copy = malloc(RTE_MAX(nb_segs, (uint16_t)1) * sizeof(*copy));
+	/* the shard's pool empty is a resource error: "data could not be
+	 * transferred" (§10.2 bit 6), counted (dp_mem.c) */
+	struct via_dp_seg *copy = via_read_segs_get(vi->shard);
 
 	if (copy == NULL)
 		return VIP_STATUS_TRANSPORT_ERROR;
 	memcpy(copy, segs, nb_segs * sizeof(*copy));
 	if (!via_frame_send(d, vi, fs, NULL, 0, 0, &(uint32_t){ 0 }, UINT32_MAX, NULL)) {
-		free(copy);
+		via_read_segs_put(vi->shard, copy);
 		return VIP_STATUS_TRANSPORT_ERROR;
 	}
 	p = via_sq_hold(vi, w, VIA_SQ_READ, total, 0, VIP_STATUS_OP_RDMA_READ);
@@ -95,16 +96,11 @@ via_req_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
 	uint32_t status, op;
 	uint64_t total;
 
-	if (tx->segs == NULL) {
-		tx->segs = calloc(vi->owner->nic->info.max_segments_per_desc, sizeof(*tx->segs));
-		if (tx->segs == NULL) {
-			send_done(d, vi, w, via_desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_POST_DESC),
-				  0, 0, VIP_STATUS_TRANSPORT_ERROR, NULL);
-			return 0;
-		}
-	}
-	mr = via_desc_fetch(d, vi, VIA_WQ_SEND, w, &cs, &raddr, tx->segs, &tx->nb_segs, &total,
-			&status);
+	/* a VI never connected has no lists (dp_mem.c): its sends are only
+	 * fetched to be flushed (below), into its shard's list for that */
+	mr = via_desc_fetch(d, vi, VIA_WQ_SEND, w, &cs, &raddr,
+			    tx->segs != NULL ? tx->segs : vi->shard->flush_segs, &tx->nb_segs,
+			    &total, &status);
 	if (mr == NULL) {
 		/* counted in order, like every completion of the queue */
 		if (via_sq_held(vi))

@@ -100,11 +100,8 @@ recv_take(struct viad *d, struct via_vi *vi)
 	struct via_vi_rx *rx = &vi->rx;
 	struct via_ring *r = &vi->wq[VIA_WQ_RECV];
 
-	if (rx->segs == NULL) {
-		rx->segs = calloc(vi->owner->nic->info.max_segments_per_desc, sizeof(*rx->segs));
-		if (rx->segs == NULL)
-			return 0;
-	}
+	/* rx->segs: made when the VI connected (dp_mem.c); frames reach only
+	 * a VI of a connection */
 	while (via_ring_avail(r) > 0) {
 		VIP_CONTROL_SEGMENT cs;
 		const struct via_mr *mr;

@@ -24,6 +24,7 @@
  * written only under its shard's lock (bind, orphan, reap), and a VI that
  * goes away first orphans it (pend NULL), so the reap only frees it.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 
@@ -90,8 +91,10 @@ via_zc_new(struct viad *d, struct via_vi *vi, struct via_pmem *pmem)
 			zc = NULL;
 		}
 	}
-	if (zc == NULL && (zc = malloc(sizeof(*zc))) == NULL)
+	if (zc == NULL) {
+		via_dp_stats()->pool_exhausted++;
 		return NULL;
+	}
 	*zc = (struct via_zc){
 		.shinfo = { .free_cb = zc_released, .fcb_opaque = zc },
 		.shard = sh, .d = d, .pmem = pmem,
@@ -189,13 +192,25 @@ via_zc_pending(const struct via_shard *me)
 	return __atomic_load_n(&me->zc_released, __ATOMIC_SEQ_CST) != NULL;
 }
 
+int
+via_zc_init(struct via_shard *me)
+{
+	unsigned i;
+
+	me->zc_slab = calloc(VIA_DP_ZC_TRACKERS, sizeof(*me->zc_slab));
+	if (me->zc_slab == NULL)
+		return -ENOMEM;
+	for (i = 0; i < VIA_DP_ZC_TRACKERS; i++) {
+		me->zc_slab[i].next = me->zc_free;
+		me->zc_free = &me->zc_slab[i];
+	}
+	return 0;
+}
+
 void
 via_zc_fini(struct via_shard *me)
 {
-	struct via_zc *zc;
-
-	while ((zc = me->zc_free) != NULL) {
-		me->zc_free = zc->next;
-		free(zc);
-	}
+	free(me->zc_slab);
+	me->zc_slab = NULL;
+	me->zc_free = NULL;
 }

@@ -423,6 +423,14 @@ via_resp_input(struct viad *d, struct via_nic *nic, struct rte_mbuf *m,
 	abort();
 }
 
+/* the memory of a VI's connection: the data path's, not simulated */
+int
+via_dp_vi_provision(struct via_vi *vi)
+{
+	(void)vi;
+	return 0;
+}
+
 /* viad's answer to a deferred call of session @p s. */
 void
 via_ctl_reply(struct viad *d, struct via_session *s, unsigned op, uint32_t seq, int status,

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The data path's memory, provided off the poll lcores (docs/design.md,
+ * "Memory on the poll lcores"; DPDK's lcore rules: no libc allocation, no
+ * blocking call there). Everything a poll lcore needs beyond its mbufs is
+ * made by the control thread, with every shard's lock held, sized from the
+ * limits:
+ *
+ *  - per VI, when it connects (via_dp_vi_provision, before the handshake
+ *    commits: its failure is the connect call's VIP_ERROR_RESOURCE, VIA
+ *    §9.4): the scatter lists of the message being framed and the one
+ *    being received (max_segments_per_desc each), the FIFO of held send
+ *    completions, and on the reliable levels the send window and, on
+ *    Reliable Reception, the frames parked behind an RDMA Read (as many as
+ *    frames of two messages of the connection's largest size). An idle VI
+ *    has none of it: 16k of them stay small. Kept until the VI is freed
+ *    (via_vi_free), grown at a later connection that needs more;
+ *  - per shard, at start (via_dp_mem_init): the scatter lists of the RDMA
+ *    Reads waiting for their answer (an rte_mempool of VIA_DP_READ_LISTS:
+ *    a list is 6 KiB and few VIs read), the zero-copy trackers (dp_zc.c)
+ *    and the list a send of a never connected VI is fetched into to be
+ *    flushed. An empty pool is a resource error, counted (pool_exhausted):
+ *    the RDMA Read completes with Transport Error (VIA §10.2 bit 6, "data
+ *    could not be transferred"; on the reliable levels it breaks the
+ *    connection, §2.5.2); a message without a tracker is copied instead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_mempool.h>
+
+#include "dp.h"
+
+/* Point *@p list at an array of @p n entries of @p size, zeroed: the one
+ * there if it holds @p n already (*@p have), else a new one (the old one
+ * freed: the caller has emptied it). @return 0, -ENOMEM */
+static int
+array_fit(void **list, uint32_t *have, uint32_t n, size_t size)
+{
+	void *a;
+
+	if (*list != NULL && *have >= n)
+		return 0;
+	a = calloc(n, size);
+	if (a == NULL)
+		return -ENOMEM;
+	free(*list);
+	*list = a;
+	*have = n;
+	return 0;
+}
+
+int
+via_dp_vi_provision(struct via_vi *vi)
+{
+	const uint32_t max_segs = vi->owner->nic->info.max_segments_per_desc;
+	/* attr.max_transfer is the size asked for until the VI is connected:
+	 * the granted one is no larger (cm.c, conn_transfer) */
+	const uint32_t size = via_net_queue_size(vi);
+	uint32_t tx_have = vi->tx.segs != NULL ? max_segs : 0;
+	uint32_t rx_have = vi->rx.segs != NULL ? max_segs : 0;
+
+	if (array_fit((void **)&vi->tx.segs, &tx_have, max_segs, sizeof(*vi->tx.segs)) != 0 ||
+	    array_fit((void **)&vi->rx.segs, &rx_have, max_segs, sizeof(*vi->rx.segs)) != 0)
+		return -ENOMEM;
+	/* a connection starts with both empty (via_dp_vi_reset, and the
+	 * flush that ended the last one); an adopted one keeps its own */
+	if (vi->sq.head == vi->sq.tail &&
+	    array_fit((void **)&vi->sq.pend, &vi->sq.size, size, sizeof(*vi->sq.pend)) != 0)
+		return -ENOMEM;
+	if (!via_rel_level(vi))
+		return 0;
+	if (vi->rel.snd_una == vi->rel.snd_nxt &&
+	    array_fit((void **)&vi->rel.win, &vi->rel.win_size, size, sizeof(*vi->rel.win)) != 0)
+		return -ENOMEM;
+	/* the sender keeps what comes behind its reads within this
+	 * (via_rel_room_behind_reads) */
+	if (vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION && !via_rel_parked(vi) &&
+	    array_fit((void **)&vi->rel.park, &vi->rel.park_size, size,
+		      sizeof(*vi->rel.park)) != 0)
+		return -ENOMEM;
+	return 0;
+}
+
+struct via_dp_seg *
+via_read_segs_get(struct via_shard *sh)
+{
+	void *list;
+
+	if (rte_mempool_get(sh->read_lists, &list) != 0) {
+		via_dp_stats()->pool_exhausted++;
+		return NULL;
+	}
+	return list;
+}
+
+void
+via_read_segs_put(struct via_shard *sh, struct via_dp_seg *segs)
+{
+	if (segs != NULL)
+		rte_mempool_put(sh->read_lists, segs);
+}
+
+int
+via_dp_mem_init(struct viad *d)
+{
+	const uint32_t max_segs = d->conf.max_segments_per_desc;
+	unsigned i;
+
+	for (i = 0; i < d->nb_shards; i++) {
+		struct via_shard *sh = &d->shards[i];
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), "viad_reads_%u", i);
+		/* one thread at a time: the shard's lcore, or the control
+		 * thread with its lock; no per-lcore cache */
+		sh->read_lists = rte_mempool_create(name, VIA_DP_READ_LISTS,
+						    max_segs * sizeof(struct via_dp_seg), 0, 0,
+						    NULL, NULL, NULL, NULL, SOCKET_ID_ANY,
+						    RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
+		sh->flush_segs = calloc(max_segs, sizeof(*sh->flush_segs));
+		if (sh->read_lists == NULL || sh->flush_segs == NULL || via_zc_init(sh) != 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+via_dp_mem_fini(struct viad *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nb_shards; i++) {
+		struct via_shard *sh = &d->shards[i];
+
+		via_zc_fini(sh);
+		rte_mempool_free(sh->read_lists);
+		sh->read_lists = NULL;
+		free(sh->flush_segs);
+		sh->flush_segs = NULL;
+	}
+}
