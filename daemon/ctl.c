@@ -1314,6 +1314,8 @@ via_ctl_run(struct viad *d, int lfd)
 		int timeout;
 
 		via_reap_watch();
+		/* allocations the poll lcores' last zero-copy frames released */
+		via_pmem_reap();
 		via_dp_lock_all(d);
 		{
 			uint64_t now = via_now_ms();

@@ -156,13 +156,38 @@ via_pmem_pin(struct via_pmem *p)
 	__atomic_fetch_add(&p->pins, 1, __ATOMIC_RELAXED);
 }
 
+/* Freed allocations whose last pin went (a lock-free stack): unmapped by
+ * the control thread, as a poll lcore makes no munmap, close or free
+ * (docs/design.md, "Memory on the poll lcores"). */
+static struct via_pmem *pmem_dead;
+
 void
 via_pmem_unpin(struct via_pmem *p)
 {
+	struct via_pmem *head;
+
 	/* freed is written by the control thread under every shard's lock,
 	 * and an unpin runs under one of them: it cannot change meanwhile */
-	if (__atomic_sub_fetch(&p->pins, 1, __ATOMIC_ACQ_REL) == 0 && p->freed)
+	if (__atomic_sub_fetch(&p->pins, 1, __ATOMIC_ACQ_REL) != 0 || !p->freed)
+		return;
+	head = __atomic_load_n(&pmem_dead, __ATOMIC_RELAXED);
+	do
+		p->dead_next = head;
+	while (!__atomic_compare_exchange_n(&pmem_dead, &head, p, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
+}
+
+void
+via_pmem_reap(void)
+{
+	struct via_pmem *p = __atomic_exchange_n(&pmem_dead, NULL, __ATOMIC_ACQUIRE);
+
+	while (p != NULL) {
+		struct via_pmem *next = p->dead_next;
+
 		pmem_destroy(p);
+		p = next;
+	}
 }
 
 int

@@ -709,7 +709,8 @@ struct via_pmem {
 	/** zero-copy frames' trackers pointing into it (atomic: shards pin and
 	 *  unpin under their own locks); it stays mapped while any does */
 	uint32_t pins;
-	bool freed;           /**< freed by its client while pinned: unmapped at the last unpin */
+	bool freed;           /**< freed by its client while pinned: unmapped after the last unpin */
+	struct via_pmem *dead_next;  /**< after its last unpin: in the stack via_pmem_reap() empties */
 	bool view;            /**< viad's mapping of client memory, not an allocation */
 	bool object_view;     /**< a view of a shared object (via_pmem_object_view), one region's */
 	struct via_shm shm;
@@ -737,8 +738,11 @@ void via_shm_uncharge(struct viad *d, struct via_session *s, const struct via_sh
 int via_pmem_alloc(struct viad *d, struct via_session *s, uint64_t len, struct via_pmem **out);
 /** A zero-copy frame's tracker points into @p p: keep it mapped. */
 void via_pmem_pin(struct via_pmem *p);
-/** The reverse of via_pmem_pin(); the last unpin of a freed one unmaps it. */
+/** The reverse of via_pmem_pin(); after the last unpin of a freed one,
+ *  via_pmem_reap() unmaps it (any thread; lock-free). */
 void via_pmem_unpin(struct via_pmem *p);
+/** Control thread: unmap and free the freed allocations no frame pins any more. */
+void via_pmem_reap(void);
 /** @return 0, -ENOENT, -EINVAL (va 0, unaligned, or already mapped) */
 int via_pmem_mapped(struct viad *d, struct via_session *s, uint32_t id, uint64_t client_va);
 /** @return 0, -ENOENT, -EBUSY (regions still in it) */

@@ -469,5 +469,6 @@ via_dp_fini(struct viad *d)
 	/* the frames are gone: so are their trackers */
 	for (i = 0; i < d->nb_shards; i++)
 		via_zc_reap(d, &d->shards[i]);
+	via_pmem_reap();
 	via_dp_mem_fini(d);
 }
