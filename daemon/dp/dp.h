@@ -413,7 +413,7 @@ void via_rel_resume(struct viad *d, struct via_vi *vi);
 
 /* ---- dp_mem.c: the data path's memory, provided off the poll lcores ------ */
 
-#define VIA_DP_READ_LISTS  255   /**< per shard: RDMA Reads awaiting their answer */
+#define VIA_DP_READ_LISTS  511   /**< per shard: RDMA Reads awaiting their answer */
 #define VIA_DP_ZC_TRACKERS 1024  /**< per shard: zero-copy messages in flight */
 
 /**
