@@ -27,58 +27,75 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rte_mempool.h>
 
 #include "dp.h"
 
-/* Point *@p list at an array of @p n entries of @p size, zeroed: the one
- * there if it holds @p n already (*@p have), else a new one (the old one
- * freed: the caller has emptied it). @return 0, -ENOMEM */
+/*
+ * Point *@p ring, of *@p have slots (a power of two, or 0 with no ring), at
+ * one of @p n slots of @p size bytes: the one there if it has as many, else
+ * a new one, zeroed, into which its entries [@p head, @p tail) (free-running
+ * indices) move to the same index modulo the new size. @return 0, -ENOMEM
+ */
 static int
-array_fit(void **list, uint32_t *have, uint32_t n, size_t size)
+ring_fit(void **ring, uint32_t *have, uint32_t n, size_t size, uint32_t head, uint32_t tail)
 {
-	void *a;
+	uint8_t *a;
 
-	if (*list != NULL && *have >= n)
+	if (*ring != NULL && *have >= n)
 		return 0;
 	a = calloc(n, size);
 	if (a == NULL)
 		return -ENOMEM;
-	free(*list);
-	*list = a;
+	for (; head != tail; head++)
+		memcpy(a + (head & (n - 1)) * size,
+		       (const uint8_t *)*ring + (head & (*have - 1)) * size, size);
+	free(*ring);
+	*ring = a;
 	*have = n;
 	return 0;
+}
+
+/* A scatter list of @p n entries at *@p segs, if none is there. */
+static int
+segs_fit(struct via_dp_seg **segs, uint32_t n)
+{
+	uint32_t have = *segs != NULL ? n : 0;
+
+	return ring_fit((void **)segs, &have, n, sizeof(**segs), 0, 0);
 }
 
 int
 via_dp_vi_provision(struct via_vi *vi)
 {
-	const uint32_t max_segs = vi->owner->nic->info.max_segments_per_desc;
 	/* attr.max_transfer is the size asked for until the VI is connected:
 	 * the granted one is no larger (cm.c, conn_transfer) */
-	const uint32_t size = via_net_queue_size(vi);
-	uint32_t tx_have = vi->tx.segs != NULL ? max_segs : 0;
-	uint32_t rx_have = vi->rx.segs != NULL ? max_segs : 0;
+	const uint32_t n = via_net_queue_size(vi);
+	struct via_vi_rel *r = &vi->rel;
+	struct via_vi_sq *q = &vi->sq;
 
-	if (array_fit((void **)&vi->tx.segs, &tx_have, max_segs, sizeof(*vi->tx.segs)) != 0 ||
-	    array_fit((void **)&vi->rx.segs, &rx_have, max_segs, sizeof(*vi->rx.segs)) != 0)
+	if (segs_fit(&vi->tx.segs, vi->owner->nic->info.max_segments_per_desc) != 0 ||
+	    segs_fit(&vi->rx.segs, vi->owner->nic->info.max_segments_per_desc) != 0)
 		return -ENOMEM;
-	/* a connection starts with both empty (via_dp_vi_reset, and the
-	 * flush that ended the last one); an adopted one keeps its own */
-	if (vi->sq.head == vi->sq.tail &&
-	    array_fit((void **)&vi->sq.pend, &vi->sq.size, size, sizeof(*vi->sq.pend)) != 0)
+	/* empty when a connection starts (the flush that ended the last one);
+	 * an adopted one has the size it had. Its entries do not move: zero-
+	 * copy trackers point at them */
+	if (q->head == q->tail &&
+	    ring_fit((void **)&q->pend, &q->size, n, sizeof(*q->pend), 0, 0) != 0)
 		return -ENOMEM;
 	if (!via_rel_level(vi))
 		return 0;
-	if (vi->rel.snd_una == vi->rel.snd_nxt &&
-	    array_fit((void **)&vi->rel.win, &vi->rel.win_size, size, sizeof(*vi->rel.win)) != 0)
+	/* the frames of the last connection go at its reset, after this */
+	if (ring_fit((void **)&r->win, &r->win_size, n, sizeof(*r->win), r->snd_una,
+		     r->snd_nxt) != 0)
 		return -ENOMEM;
 	/* the sender keeps what comes behind its reads within this
 	 * (via_rel_room_behind_reads) */
-	if (vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION && !via_rel_parked(vi) &&
-	    array_fit((void **)&vi->rel.park, &vi->rel.park_size, size,
-		      sizeof(*vi->rel.park)) != 0)
+	if (vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION &&
+	    ring_fit((void **)&r->park, &r->park_size, n, sizeof(*r->park), r->park_head,
+		     r->park_tail) != 0)
 		return -ENOMEM;
 	return 0;
 }
