@@ -6,8 +6,8 @@
 # -finstrument-functions and the hooks of dp_walk_hook.c (SRC/build-walk/),
 # runs vipl_pingpong --loopback on a Reliable Reception VI (default: 4 round
 # trips of 64 KiB, no warm-up: 8 Sends) and records every call made under
-# dp.c's vi_send. Of the turns of vi_send that take or frame a message (they
-# enter dp_req.c) it prints, per message and per file, the entries (calls
+# dp.c's vi_send. Of the turns of vi_send that frame a message (they call
+# via_frame_send) it prints, per message and per file, the entries (calls
 # into the file from a function of another file) and the returns (control
 # back in the file from a call into another file, after which it calls into
 # another file again: the walk went back up to it and down again; the
@@ -16,11 +16,15 @@
 # as its caller's; DPDK's libraries are not instrumented). Asserts nothing; needs root (viad) and the hugepages of
 # setup-host.sh. It takes /tmp/via-suite.lock for the run (not the build).
 #
-#   dp_walk.sh [-n ROUND_TRIPS (4)] [-s SIZE (65536)] [-r LEVEL (rr)] [SRC_DIR...]
+# With -v it also prints the calls between files of the first message's
+# first turn, indented by depth.
+#
+#   dp_walk.sh [-v] [-n ROUND_TRIPS (4)] [-s SIZE (65536)] [-r LEVEL (rr)] [SRC_DIR...]
 set -uo pipefail
-trips=4 size=65536 level=rr
-while getopts n:s:r: o; do
+trips=4 size=65536 level=rr verbose=0
+while getopts vn:s:r: o; do
 	case $o in
+	v) verbose=1 ;;
 	n) trips=$OPTARG ;;
 	s) size=$OPTARG ;;
 	r) level=$OPTARG ;;
@@ -59,9 +63,10 @@ walk() { # SRC
 		{ cat "$run/pp.log" >&2; exit 1; }
 	perf_viad_stop
 	flock -u 9
-	python3 - "$b/daemon/viad" "$run/trace" "$src" "$size" <<'PY'
+	python3 - "$b/daemon/viad" "$run/trace" "$src" "$size" "$verbose" <<'PY'
 import collections, os, subprocess, sys
 exe, trace, src = sys.argv[1:4]
+verbose = sys.argv[5] == '1'
 events, invs = [], []
 for line in open(trace):
     p = line.split()
@@ -81,10 +86,12 @@ for i, o in enumerate(offs):
 ent, ret = collections.Counter(), collections.Counter()
 msgs = turns = 0
 for inv in invs:
-    if not any(fl[o].endswith('dp/dp_req.c') for _, o in inv):
+    if not any(fn[o] == 'via_frame_send' for _, o in inv):
         continue
     turns += 1
-    msgs += sum(1 for k, o in inv if k == 'E' and fn[o] == 'via_req_start')
+    # a message's descriptor is fetched once
+    msgs += sum(1 for k, o in inv if k == 'E' and fn[o] == 'via_desc_fetch')
+    show = verbose and turns == 1
     stack, came_back = [], False
     for k, o in inv:
         top = stack[-1] if stack else None
@@ -98,6 +105,8 @@ for inv in invs:
         new = stack[-1] if stack else None
         if top is None or new is None or new == top:
             continue
+        if show:
+            print('  ' * len(stack) + (f'-> {new} {fn[o]}' if k == 'E' else f'<- {new}'))
         if k == 'E':
             ent[new] += 1
             if came_back:
