@@ -144,11 +144,13 @@ const char *via_rx_state_name(enum via_rx_state state);
  */
 int via_frame_send(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, uint32_t budget);
 /**
- * Whether one more message of the largest size may be taken: its frames
- * fit where they go next, its completion has a place in the send queue's
- * FIFO and, on a reliable level, its frames in the send window.
+ * Whether the frames of one more message of the largest size fit where they
+ * go next, its completion a place in the send queue's FIFO and, on a
+ * reliable level, its frames in the send window; with @p new_msg (a
+ * descriptor to take, not a message to go on with) also behind the VI's
+ * RDMA Reads not yet answered (via_rel_room_new).
  */
-bool via_frame_room(struct via_vi *vi);
+bool via_frame_room(struct via_vi *vi, bool new_msg);
 
 /* ---- dp_comp.c: the completer (VIA §6.4.1, §10.2) ------------------------- */
 
@@ -230,6 +232,15 @@ void via_sq_reset(struct via_vi *vi);
 const struct via_mr *via_desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
 				     const struct via_wqe *w, uint32_t code);
 /**
+ * Take the next entry of @p vi's queue @p q into msg->wqe (via_desc_take)
+ * and fetch its descriptor (via_desc_fetch); a send's op bits in
+ * msg->status, and in msg->fs.data its inline data (a line entry's, in
+ * the ring slot, which the client posts again only after the completion)
+ * or NULL. @return as via_desc_fetch()
+ */
+const struct via_mr *via_desc_next(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
+				   struct via_dp_msg *msg, VIP_CONTROL_SEGMENT *cs);
+/**
  * Fetch the descriptor of msg->wqe (VIA §10.2-10.4) into @p msg: its data
  * segments into msg->segs (max_segments_per_desc entries), their sum in
  * msg->total, an RDMA descriptor's address segment in msg->fs, and in
@@ -265,8 +276,6 @@ bool via_desc_fenced(struct viad *d, struct via_vi *vi);
  */
 uint32_t via_desc_flushed_op(const struct via_vi *vi, enum via_wq_kind q,
 			     const struct via_wqe *w, const struct via_mr *mr);
-/** The completion's op bits of a descriptor's VIP_CONTROL_OP_* (§10.2). */
-uint32_t via_desc_op_status(uint32_t control_op);
 #define VIA_COPY_FROM_SEGS 0u   /**< via_segs_copy(): from the segments into @p iov */
 #define VIA_COPY_TO_SEGS   1u   /**< into the segments */
 #define VIA_COPY_RECHECK   2u   /**< the regions looked up again by handle (VIA §3.2.1) */
@@ -403,11 +412,11 @@ via_rel_level(const struct via_vi *vi)
  *  window. */
 bool via_rel_room(struct via_vi *vi);
 /**
- * Whether one more message may follow this VI's RDMA Reads not yet answered:
- * on Reliable Reception the peer keeps what comes behind them (via_rel_park),
- * a window of frames at most.
+ * via_rel_room() for a new message, which must also leave room behind this
+ * VI's RDMA Reads not yet answered: on Reliable Reception the peer keeps
+ * what comes behind them (via_rel_park), a window of frames at most.
  */
-bool via_rel_room_behind_reads(const struct via_vi *vi);
+bool via_rel_room_new(struct via_vi *vi);
 /** Give the @p n frames of @p pkts their sequence numbers and keep them
  *  until acknowledged. */
 void via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf **pkts, uint16_t n);

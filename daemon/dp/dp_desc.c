@@ -19,6 +19,14 @@
 #define CONTROL_OFF     offsetof(VIP_CONTROL_SEGMENT, Control)
 #define CONTROL_KNOWN   (VIP_CONTROL_OP_MASK | VIP_CONTROL_IMMEDIATE | VIP_CONTROL_QFENCE)
 
+/* The completion's op bits of each VIP_CONTROL_OP_* (§10.2). */
+static const uint32_t op_status[] = {
+	[VIP_CONTROL_OP_SENDRECV] = VIP_STATUS_OP_SEND,
+	[VIP_CONTROL_OP_RDMAWRITE] = VIP_STATUS_OP_RDMA_WRITE,
+	[VIP_CONTROL_OP_RDMAREAD] = VIP_STATUS_OP_RDMA_READ,
+	[VIP_CONTROL_OP_MASK] = VIP_STATUS_OP_SEND,
+};
+
 static void
 desc_invalid(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w, uint32_t code)
 {
@@ -114,6 +122,20 @@ via_desc_line_done(struct via_vi *vi, enum via_wq_kind q, uint32_t len, uint32_t
 	__atomic_store_n(&e->imm, imm, __ATOMIC_RELAXED);
 	/* last: the library's poll acquires it (via_abi.h, struct via_wqe_line) */
 	__atomic_store_n(&e->status, status | VIP_STATUS_DONE, __ATOMIC_RELEASE);
+}
+
+const struct via_mr *
+via_desc_next(struct viad *d, struct via_vi *vi, enum via_wq_kind q, struct via_dp_msg *msg,
+	      VIP_CONTROL_SEGMENT *cs)
+{
+	const uint8_t *slot = via_desc_take(vi, q, &msg->wqe);
+	const struct via_mr *mr = via_desc_fetch(d, vi, q, msg, cs);
+
+	msg->fs.data = via_vi_lines(vi) && (vi->taken[q].status & VIA_WQE_INLINE)
+			       ? slot + VIA_WQE_LINE_SIZE : NULL;
+	if (mr != NULL && q == VIA_WQ_SEND)
+		msg->status = op_status[cs->Control & VIP_CONTROL_OP_MASK];
+	return mr;
 }
 
 /*
@@ -319,19 +341,6 @@ via_desc_fenced(struct viad *d, struct via_vi *vi)
 			  VIA_MR_LOCAL_READ, &err);
 	return mr != NULL && via_mem_read(vi->owner, mr, w.desc_va, &cs, sizeof(cs)) == 0 &&
 	       (cs.Control & VIP_CONTROL_QFENCE);
-}
-
-static const uint32_t op_status[] = {
-	[VIP_CONTROL_OP_SENDRECV] = VIP_STATUS_OP_SEND,
-	[VIP_CONTROL_OP_RDMAWRITE] = VIP_STATUS_OP_RDMA_WRITE,
-	[VIP_CONTROL_OP_RDMAREAD] = VIP_STATUS_OP_RDMA_READ,
-	[VIP_CONTROL_OP_MASK] = VIP_STATUS_OP_SEND,
-};
-
-uint32_t
-via_desc_op_status(uint32_t control_op)
-{
-	return op_status[control_op & VIP_CONTROL_OP_MASK];
 }
 
 /*

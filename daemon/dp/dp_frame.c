@@ -221,7 +221,8 @@ tx_room(const struct via_vi *vi)
 }
 
 bool
-via_frame_room(struct via_vi *vi)
+via_frame_room(struct via_vi *vi, bool new_msg)
 {
-	return tx_room(vi) && via_sq_room(vi) && (!via_rel_level(vi) || via_rel_room(vi));
+	return tx_room(vi) && via_sq_room(vi) &&
+	       (!via_rel_level(vi) || (new_msg ? via_rel_room_new(vi) : via_rel_room(vi)));
 }

@@ -21,7 +21,7 @@
  * until the answer is out (§6.3.1.1, dp_resp.c). An ACK says both: the next
  * frame expected (the window's, and retransmission's) and the first frame
  * not placed yet (VIA_WF_PLACED; Reliable Reception completions). The
- * sender keeps what may be parked within a budget (via_rel_room_behind_reads),
+ * sender keeps what may be parked within a budget (via_rel_room_new),
  * so parking is flow control, never loss.
  *
  * A connection may send at once: the connection manager's handshake
@@ -84,13 +84,24 @@ via_rel_room(struct via_vi *vi)
 	return r->snd_nxt - r->snd_una + need <= r->win_size;
 }
 
-bool
-via_rel_room_behind_reads(const struct via_vi *vi)
+/*
+ * Whether one more message may follow this VI's RDMA Reads not yet answered:
+ * on Reliable Reception the peer keeps what comes behind them (via_rel_park),
+ * a window of frames at most.
+ */
+static bool
+room_behind_reads(const struct via_vi *vi)
 {
 	/* the peer parks what comes behind a read it has not answered: at
 	 * most a window of it (via_rel_park) */
 	return vi->attr.reliability != VIP_SERVICE_RELIABLE_RECEPTION || vi->sq.reads == 0 ||
 	       vi->rel.behind_reads + via_net_msg_frames(vi) <= via_net_queue_size(vi);
+}
+
+bool
+via_rel_room_new(struct via_vi *vi)
+{
+	return via_rel_room(vi) && room_behind_reads(vi);
 }
 
 void
@@ -104,7 +115,7 @@ via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf **pkts, uint16_
 								 RTE_ETHER_HDR_LEN);
 
 		via_wire_set_seq(h, r->snd_nxt);
-		/* what the peer may park (via_rel_room_behind_reads); the
+		/* what the peer may park (via_rel_room_new); the
 		 * answers to its own reads it never does */
 		if (vi->sq.reads == 0)
 			r->behind_reads = 0;
@@ -267,7 +278,7 @@ via_rel_park(struct via_vi *vi, const struct via_wire_hdr *h, struct rte_mbuf *m
 
 	if (r->park == NULL) {
 		/* the sender keeps what comes behind its reads within this
-		 * (via_rel_room_behind_reads) */
+		 * (via_rel_room_new) */
 		uint32_t size = via_net_queue_size(vi);
 
 		r->park = calloc(size, sizeof(*r->park));

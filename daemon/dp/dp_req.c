@@ -73,7 +73,6 @@ msg_frames(struct via_dp_msg *msg, uint16_t control, uint32_t op, uint32_t msg_i
 		     : op == VIP_CONTROL_OP_RDMAWRITE ? VIA_OP_RDMA_WRITE : VIA_OP_RDMA_READ_REQ;
 	fs->msg_id = msg_id;
 	fs->msg_len = msg->total;
-	fs->data = NULL;
 	fs->flags = 0;
 	fs->imm = 0;
 	/* immediate data goes with sends and writes, not reads (§10.2) */
@@ -84,37 +83,38 @@ msg_frames(struct via_dp_msg *msg, uint16_t control, uint32_t op, uint32_t msg_i
 }
 
 /*
- * Take send-queue descriptor @p w (the entry at @p slot): validate it, then
- * make it the VI's message to frame (vi->tx), or finish it at once (an
- * error, an RDMA Read request). @return the bytes it put on the wire
+ * Take the next send-queue descriptor: validate it, then make it the VI's
+ * message to frame (vi->tx), or finish it at once (an error, an RDMA Read
+ * request). @return the bytes it put on the wire
  */
 static uint32_t
-req_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const uint8_t *slot)
+req_start(struct viad *d, struct via_vi *vi)
 {
 	struct via_vi_tx *tx = &vi->tx;
 	struct via_dp_msg *msg = &tx->msg;
 	VIP_CONTROL_SEGMENT cs;
 	uint32_t op;
 
-	msg->wqe = *w;
 	msg->total = 0;
 	msg->cs_imm = 0;
 	msg->status = VIP_STATUS_OP_SEND;
 	if (tx->segs == NULL) {
 		tx->segs = calloc(vi->owner->nic->info.max_segments_per_desc, sizeof(*tx->segs));
 		if (tx->segs == NULL) {
+			via_desc_take(vi, VIA_WQ_SEND, &msg->wqe);
 			msg->err = -ENOBUFS;
 			send_done(d, vi);
 			return 0;
 		}
 	}
 	msg->segs = tx->segs;
-	if (via_desc_fetch(d, vi, VIA_WQ_SEND, msg, &cs) == NULL) {
+	if (via_desc_next(d, vi, VIA_WQ_SEND, msg, &cs) == NULL) {
 		/* counted in order, like every completion of the queue */
 		if (via_sq_held(vi))
-			via_sq_hold(vi, w, VIA_SQ_READY, (struct via_dp_done){ 0 })->no_desc = true;
+			via_sq_hold(vi, &msg->wqe, VIA_SQ_READY, (struct via_dp_done){ 0 })->no_desc =
+				true;
 		else
-			via_dp_complete(vi, VIA_WQ_SEND, w, NULL, (struct via_dp_done){ 0 });
+			via_dp_complete(vi, VIA_WQ_SEND, &msg->wqe, NULL, (struct via_dp_done){ 0 });
 		/* an error, and on a reliable level every error breaks (§2.5) */
 		if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED)
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "unusable descriptor");
@@ -122,7 +122,6 @@ req_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const uint
 	}
 	op = cs.Control & VIP_CONTROL_OP_MASK;
 	msg->cs_imm = cs.ImmediateData;
-	msg->status = via_desc_op_status(op);
 	/* VIA §10.2 bit 3: the sum must match Length and fit the VI's MTU */
 	if (msg->err == 0 && (msg->total != cs.Length || msg->total > vi->attr.max_transfer))
 		msg->err = -EMSGSIZE;
@@ -137,10 +136,6 @@ req_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const uint
 	msg->first_seq = vi->rel.snd_nxt;
 	msg->zero_copy = true;
 	msg_frames(msg, cs.Control, op, ++vi->tx_msg_id);
-	/* a line entry's data are framed from the slot itself, which the
-	 * client posts again only after the completion */
-	if (via_vi_lines(vi) && (vi->taken[VIA_WQ_SEND].status & VIA_WQE_INLINE))
-		msg->fs.data = slot + VIA_WQE_LINE_SIZE;
 	if (op == VIP_CONTROL_OP_RDMAREAD) {
 		msg->err = read_issue(d, vi);
 		if (msg->err != 0)
@@ -213,20 +208,15 @@ via_req_turn(struct viad *d, struct via_vi *vi)
 		work += via_resp_read_answers(d, vi, (uint32_t)RTE_MAX(vi->tx_deficit, 1));
 	for (i = 0; i < REQ_TURN_DESCS && vi->tx_deficit > 0; i++) {
 		if (!vi->tx.active) {
-			struct via_wqe w;
-			const uint8_t *slot;
-
 			/* the ring may have been flushed meanwhile (a broken connection) */
 			if (via_ring_avail(r) == 0)
 				break;
 			if (vi->state == VIP_STATE_CONNECTED &&
-			    (!via_frame_room(vi) || vi->sq.reads == VIA_MAX_READS ||
-			     !via_rel_room_behind_reads(vi) ||
+			    (vi->sq.reads == VIA_MAX_READS || !via_frame_room(vi, true) ||
 			     (vi->sq.reads > 0 && via_desc_fenced(d, vi))))
 				break;
-			slot = via_desc_take(vi, VIA_WQ_SEND, &w);
-			vi->tx_deficit -= (int64_t)req_start(d, vi, &w, slot) + VIA_DP_DESC_COST;
-		} else if (vi->state == VIP_STATE_CONNECTED && !via_frame_room(vi)) {
+			vi->tx_deficit -= (int64_t)req_start(d, vi) + VIA_DP_DESC_COST;
+		} else if (vi->state == VIP_STATE_CONNECTED && !via_frame_room(vi, false)) {
 			break;
 		}
 		if (vi->tx.active)

@@ -42,7 +42,7 @@ via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 	uint32_t framed = 0;
 	unsigned n = 0;
 
-	while (r->head != r->tail && framed < budget && via_frame_room(vi)) {
+	while (r->head != r->tail && framed < budget && via_frame_room(vi, false)) {
 		struct via_rdma_resp *a = &r->q[r->head % VIA_MAX_READS];
 		struct via_dp_msg *msg = &a->msg;
 		const uint32_t from = msg->off;
@@ -121,8 +121,7 @@ recv_take(struct viad *d, struct via_vi *vi)
 		VIP_CONTROL_SEGMENT cs;
 		const struct via_mr *mr;
 
-		via_desc_take(vi, VIA_WQ_RECV, &rx->msg.wqe);
-		mr = via_desc_fetch(d, vi, VIA_WQ_RECV, &rx->msg, &cs);
+		mr = via_desc_next(d, vi, VIA_WQ_RECV, &rx->msg, &cs);
 		if (mr == NULL || rx->msg.err != 0) {
 			/* an unusable descriptor (mr NULL) is only counted */
 			via_dp_complete(vi, VIA_WQ_RECV, &rx->msg.wqe, mr,

@@ -14,7 +14,8 @@
 # unwinding of calls that are done is not counted), for the files of
 # daemon/dp/ and for the other .c files (a header's inline function counts
 # as its caller's; DPDK's libraries are not instrumented). Asserts nothing; needs root (viad) and the hugepages of
-# setup-host.sh. It takes /tmp/via-suite.lock for the run (not the build).
+# setup-host.sh. It takes /tmp/via-suite.lock for the run (not the build),
+# unless VIA_SUITE_LOCKED=1 says its caller holds it.
 #
 # With -v it also prints the calls between files of the first message's
 # first turn, indented by depth.
@@ -55,8 +56,9 @@ walk() { # SRC
 	[ -n "$root" ] || { echo "$src: no vi_send in viad" >&2; exit 1; }
 	rm -f "$run/trace"
 	# the run only under the shared lock of the tests that start viad
+	# (VIA_SUITE_LOCKED=1: the caller holds it)
 	exec 9>/tmp/via-suite.lock
-	flock 9
+	[ "${VIA_SUITE_LOCKED:-0}" = 1 ] || flock 9
 	VIA_WALK_ROOT=$root VIA_WALK_OUT=$run/trace perf_viad_start "$b"
 	VIAD_SOCKET=$run/viad.sock timeout 60 taskset -c "$A" "$b/apps/vipl_pingpong" --loopback \
 		-r "$level" --size "$size" -n "$trips" -w 0 >"$run/pp.log" 2>&1 ||
