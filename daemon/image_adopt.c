@@ -599,30 +599,39 @@ vi_rx_tx_adopt(struct adopt *a, struct via_vi *vi, const struct via_img_vi *o)
 		return REFUSE(a, "a descriptor of more segments than max_segments_per_desc",
 			      -EINVAL);
 	*rx = (struct via_vi_rx){
-		.state = o->rx_state, .delivered_any = o->rx_delivered_any, .msg_id = o->rx_msg_id,
-		.expected_off = o->rx_expected_off, .imm = o->rx_imm, .status = o->rx_status,
-		.last_msg_id = o->rx_last_msg_id, .capacity = o->rx_capacity, .wqe = o->rx_wqe,
-		.nb_segs = o->rx_nb_segs,
+		.state = o->rx_state, .delivered_any = o->rx_delivered_any,
+		.last_msg_id = o->rx_last_msg_id,
+		.msg = { .fs = { .msg_id = o->rx_msg_id, .imm = o->rx_imm },
+			 .off = o->rx_expected_off, .status = o->rx_status,
+			 .total = o->rx_capacity, .wqe = o->rx_wqe, .nb_segs = o->rx_nb_segs },
 	};
 	if (segs_adopt(&rx->segs, segs, o->rx_nb_segs, room, o->rx_state != VIA_RX_IDLE) != 0)
 		return -ENOMEM;
+	rx->msg.segs = rx->segs;
 	*tx = (struct via_vi_tx){
-		.active = o->tx_active, .stale = true, .opcode = o->tx_opcode, .flags = o->tx_flags,
-		.imm = o->tx_imm, .cs_imm = o->tx_cs_imm, .msg_id = o->tx_msg_id,
-		.first_seq = o->tx_first_seq, .total = o->tx_total, .off = o->tx_off,
-		.status = o->tx_status, .rdma_va = o->tx_rdma_va, .rdma_handle = o->tx_rdma_handle,
-		.wqe = o->tx_wqe, .nb_segs = o->tx_nb_segs,
+		.active = o->tx_active, .stale = true,
+		.msg = { .fs = { .opcode = o->tx_opcode, .flags = o->tx_flags, .imm = o->tx_imm,
+				 .msg_id = o->tx_msg_id, .msg_len = o->tx_total,
+				 .rdma_va = o->tx_rdma_va, .rdma_handle = o->tx_rdma_handle },
+			 .cs_imm = o->tx_cs_imm, .first_seq = o->tx_first_seq, .total = o->tx_total,
+			 .off = o->tx_off, .status = o->tx_status, .wqe = o->tx_wqe,
+			 .nb_segs = o->tx_nb_segs, .zero_copy = true },
 	};
 	if (segs_adopt(&tx->segs, segs + o->rx_nb_segs, o->tx_nb_segs, room, o->tx_active) != 0)
 		return -ENOMEM;
+	tx->msg.segs = tx->segs;
 	vi->answers.head = o->ans_head;
 	vi->answers.tail = o->ans_tail;
 	for (i = 0; i < VIA_MAX_READS; i++) {
 		const struct via_img_answer *x = &o->answers[i];
 
-		vi->answers.q[i] = (struct via_rdma_resp){ .va = x->va, .handle = x->handle,
-							   .len = x->len, .msg_id = x->msg_id,
-							   .seq = x->seq, .sent = x->sent };
+		struct via_rdma_resp *r = &vi->answers.q[i];
+
+		*r = (struct via_rdma_resp){
+			.src = { .va = x->va, .handle = x->handle, .len = x->len }, .seq = x->seq,
+		};
+		via_resp_answer_init(r, x->msg_id);
+		r->msg.off = x->sent;
 	}
 	vi->tx_msg_id = o->tx_msg_counter;
 	vi->tx_seq = o->tx_seq;
@@ -630,7 +639,7 @@ vi_rx_tx_adopt(struct adopt *a, struct via_vi *vi, const struct via_img_vi *o)
 	/* a line entry's inline data are framed from its slot (dp.c:vi_send),
 	 * the one taken last, at this process's address of the segment */
 	if (tx->active && via_vi_lines(vi) && (vi->taken[VIA_WQ_SEND].status & VIA_WQE_INLINE))
-		tx->inline_data = (const uint8_t *)via_ring_slot(&vi->wq[VIA_WQ_SEND], UINT32_MAX) +
+		tx->msg.fs.data = (const uint8_t *)via_ring_slot(&vi->wq[VIA_WQ_SEND], UINT32_MAX) +
 				  VIA_WQE_LINE_SIZE;
 	return 0;
 }

@@ -230,15 +230,15 @@ vi_save_rx_tx(struct via_img_vi *o, const struct via_vi *vi)
 	uint32_t i;
 
 	o->rx_state = rx->state;
-	o->rx_msg_id = rx->msg_id;
-	o->rx_expected_off = rx->expected_off;
-	o->rx_imm = rx->imm;
-	o->rx_status = rx->status;
+	o->rx_msg_id = rx->msg.fs.msg_id;
+	o->rx_expected_off = rx->msg.off;
+	o->rx_imm = rx->msg.fs.imm;
+	o->rx_status = rx->msg.status;
 	o->rx_last_msg_id = rx->last_msg_id;
-	o->rx_capacity = rx->capacity;
-	o->rx_nb_segs = rx->segs != NULL ? rx->nb_segs : 0;
+	o->rx_capacity = rx->msg.total;
+	o->rx_nb_segs = rx->segs != NULL ? rx->msg.nb_segs : 0;
 	o->rx_delivered_any = rx->delivered_any;
-	o->rx_wqe = rx->wqe;
+	o->rx_wqe = rx->msg.wqe;
 	o->win_size = r->win != NULL ? r->win_size : 0;
 	o->snd_una = r->snd_una;
 	o->snd_nxt = r->snd_nxt;
@@ -258,24 +258,24 @@ vi_save_rx_tx(struct via_img_vi *o, const struct via_vi *vi)
 	for (i = 0; i < VIA_MAX_READS; i++) {
 		const struct via_rdma_resp *a = &vi->answers.q[i];
 
-		o->answers[i] = (struct via_img_answer){ .va = a->va, .handle = a->handle,
-							 .len = a->len, .msg_id = a->msg_id,
-							 .seq = a->seq, .sent = a->sent };
+		o->answers[i] = (struct via_img_answer){ .va = a->src.va, .handle = a->src.handle,
+							 .len = a->src.len, .msg_id = a->msg.fs.msg_id,
+							 .seq = a->seq, .sent = a->msg.off };
 	}
 	o->tx_active = tx->active;
-	o->tx_opcode = tx->opcode;
-	o->tx_flags = tx->flags;
-	o->tx_nb_segs = tx->active ? tx->nb_segs : 0;
-	o->tx_imm = tx->imm;
-	o->tx_cs_imm = tx->cs_imm;
-	o->tx_msg_id = tx->msg_id;
-	o->tx_first_seq = tx->first_seq;
-	o->tx_total = tx->total;
-	o->tx_off = tx->off;
-	o->tx_status = tx->status;
-	o->tx_rdma_handle = tx->rdma_handle;
-	o->tx_rdma_va = tx->rdma_va;
-	o->tx_wqe = tx->wqe;
+	o->tx_opcode = tx->msg.fs.opcode;
+	o->tx_flags = tx->msg.fs.flags;
+	o->tx_nb_segs = tx->active ? tx->msg.nb_segs : 0;
+	o->tx_imm = tx->msg.fs.imm;
+	o->tx_cs_imm = tx->msg.cs_imm;
+	o->tx_msg_id = tx->msg.fs.msg_id;
+	o->tx_first_seq = tx->msg.first_seq;
+	o->tx_total = tx->msg.total;
+	o->tx_off = tx->msg.off;
+	o->tx_status = tx->msg.status;
+	o->tx_rdma_handle = tx->msg.fs.rdma_handle;
+	o->tx_rdma_va = tx->msg.fs.rdma_va;
+	o->tx_wqe = tx->msg.wqe;
 	o->tx_msg_counter = vi->tx_msg_id;
 	o->tx_seq = vi->tx_seq;
 	o->tx_deficit = vi->tx_deficit;

@@ -958,19 +958,61 @@ enum via_rx_state {
 			  *   land in its target region; no descriptor (§6.3.2) */
 };
 
-/** Receive-side state of a VI: the descriptor a message is landing in. */
+/** One data segment of a descriptor, after validation (VIA §10.4). */
+struct via_dp_seg {
+	uint64_t va;
+	uint32_t len;
+	uint32_t handle;
+	struct via_mr *mr;   /**< valid only while a data-path lock is held */
+};
+
+/** What the frames of one message say besides their data (dp_frame.c). */
+struct via_frame_spec {
+	uint8_t opcode;
+	uint16_t flags;
+	uint32_t imm;
+	uint32_t msg_id;
+	uint32_t msg_len;          /**< READ_REQ: the bytes asked for */
+	uint32_t rdma_handle;      /**< RDMA: the address segment (§10.3) they carry */
+	uint64_t rdma_va;
+	/** the message's bytes in viad's reach (a line entry's inline data),
+	 *  or NULL: they are the segments' */
+	const uint8_t *data;
+};
+
+/**
+ * One message of the data path, as rxe's wqe: what its frames say, where its
+ * bytes are, how far it went, the descriptor it completes and how. Lives
+ * where the message does: the VI's send side (via_vi_tx), an RDMA Read it
+ * answers (via_rdma_resp); the requester, the framing, the descriptor fetch
+ * and the completer take it whole (daemon/dp/dp.h).
+ */
+struct via_dp_msg {
+	struct via_frame_spec fs;
+	struct via_wqe wqe;        /**< the descriptor it completes */
+	struct via_dp_seg *segs;   /**< its data segments: gathered, or scattered into */
+	uint16_t nb_segs;
+	bool zero_copy;            /**< its frames may point into its segments (dp_zc.c) */
+	uint32_t total;            /**< its bytes */
+	uint32_t off;              /**< bytes framed so far */
+	uint32_t first_seq;        /**< reliable levels: the seq of its first frame */
+	uint32_t status;           /**< its completion's VIP_STATUS_OP_* bits */
+	uint32_t cs_imm;           /**< the control segment's, written back on completion */
+	int err;                   /**< 0, or why it failed (-errno: dp.h, "Errors") */
+	struct via_zc *zc;         /**< its zero-copy frames' tracker, or NULL */
+};
+
+/** Receive-side state of a VI: the message landing, and the descriptor it takes. */
 struct via_vi_rx {
 	enum via_rx_state state;
 	bool delivered_any;
-	uint32_t msg_id;
-	uint32_t expected_off;
-	uint32_t imm;              /**< msg_id's immediate data, if it has any */
-	uint32_t status;           /**< msg_id's IMMEDIATE and op bits for its completion */
 	uint32_t last_msg_id;      /**< last message completed: duplicates are dropped */
-	uint32_t capacity;         /**< sum of the descriptor's segment lengths */
-	struct via_wqe wqe;        /**< regions are named by handle, looked up at
-				    *   each use: the client may deregister them */
-	uint16_t nb_segs;
+	/** the message: msg.fs its msg_id and immediate data (if it has any),
+	 *  msg.off the offset expected next, msg.status its completion's
+	 *  IMMEDIATE and op bits; its descriptor msg.wqe (regions named by
+	 *  handle, looked up at each use: the client may deregister them),
+	 *  msg.total the sum of its segments' lengths (in @c segs) */
+	struct via_dp_msg msg;
 	/** max_segments_per_desc entries, from the connection on (dp_mem.c) */
 	struct via_dp_seg *segs;
 };
@@ -983,25 +1025,9 @@ struct via_vi_rx {
 struct via_vi_tx {
 	bool active;               /**< a descriptor is taken and partly framed */
 	bool stale;                /**< the lock was dropped: look its regions up again */
-	uint8_t opcode;            /**< VIA_OP_* of its frames */
-	uint16_t flags;            /**< VIA_WF_* of its frames */
-	uint32_t imm;              /**< immediate data its frames carry */
-	uint32_t cs_imm;           /**< the control segment's, written back on completion */
-	uint32_t msg_id;
-	uint32_t first_seq;        /**< reliable levels: the seq of its first frame */
-	uint32_t total;            /**< its bytes */
-	uint32_t off;              /**< bytes framed so far */
-	uint32_t status;           /**< its completion's VIP_STATUS_OP_* bits */
-	uint64_t rdma_va;          /**< RDMA Write: the address segment (§10.3) */
-	uint32_t rdma_handle;
-	struct via_wqe wqe;        /**< its descriptor, taken from the ring */
-	uint16_t nb_segs;
+	struct via_dp_msg msg;     /**< the message (its segments in @c segs) */
 	/** max_segments_per_desc entries, from the connection on (dp_mem.c) */
 	struct via_dp_seg *segs;
-	struct via_zc *zc;         /**< its zero-copy frames' tracker, or NULL */
-	/** its data, when its line entry carries it (VIA_WQE_INLINE): in the
-	 *  ring slot, which the client posts again only after the completion */
-	const uint8_t *inline_data;
 };
 
 struct rte_mbuf;
@@ -1041,13 +1067,11 @@ struct via_sq_pending {
 
 /** An RDMA Read this VI answers (the target side of §9.6.1, op RDMAREAD). */
 struct via_rdma_resp {
-	uint64_t va;
-	uint32_t handle;
-	uint32_t len;
-	uint32_t msg_id;
-	uint32_t seq;        /**< the request's frame: a refusal's NAK names it */
-	uint32_t sent;       /**< bytes of the answer framed so far */
-	struct via_zc *zc;   /**< its zero-copy frames' tracker, or NULL */
+	/** the answer: READ_RESP frames of @c src (msg.segs points there
+	 *  while it is framed), msg.off of them framed so far */
+	struct via_dp_msg msg;
+	struct via_dp_seg src;     /**< what the request asked for */
+	uint32_t seq;              /**< the request's frame: a refusal's NAK names it */
 };
 
 #define VIA_MAX_READS 16   /**< RDMA Reads outstanding per VI, each direction */
@@ -1239,13 +1263,6 @@ const char *via_vi_state_name(uint32_t state);
 
 /* ---- dp.c: the data path (a poll lcore with its shard's lock, or the control thread with all) */
 
-/** One data segment of a descriptor, after validation (VIA §10.4). */
-struct via_dp_seg {
-	uint64_t va;
-	uint32_t len;
-	uint32_t handle;
-	struct via_mr *mr;   /**< valid only while a data-path lock is held */
-};
 
 /**
  * Complete every descriptor posted on both work queues of @p vi with

@@ -10,6 +10,7 @@
  * The walk of a send descriptor and of a received frame through the files
  * is in docs/design.md, "The daemon's files".
  */
+#include <errno.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -19,7 +20,6 @@
 
 #include "dp.h"
 
-#define DP_SEND_BUDGET  16     /* descriptors per VI per turn: fairness */
 #define DP_SEND_QUANTUM 16384  /* bytes per VI per turn (deficit round robin) */
 #define INBOX_ROUNDS    8      /* inbox bursts per iteration */
 #define DP_POLLED_MAX   64     /* send rings a shard polls without doorbells */
@@ -30,50 +30,23 @@ static uint64_t polled_cycles; /* DP_POLLED_US in timer cycles */
 /*
  * VIA §11.2.2.1: the VIs whose doorbell rang are served in turn, by deficit
  * round robin over bytes (Shreedhar and Varghese, 1995): each turn adds a
- * quantum to the VI's deficit and it sends while the deficit is positive, so
- * a VI of 64 KiB messages and one of 64 B messages get the same bytes per
- * round, not the same number of descriptors. A message is never held back
- * for being larger than the quantum: it goes, and leaves the deficit
- * negative, repaid over the next turns while the VI waits.
+ * quantum to the VI's deficit and it sends while the deficit is positive
+ * (the requester's turn, via_req_turn), so a VI of 64 KiB messages and one
+ * of 64 B messages get the same bytes per round, not the same number of
+ * descriptors. A message is never held back for being larger than the
+ * quantum: it goes, and leaves the deficit negative, repaid over the next
+ * turns while the VI waits.
  */
 static unsigned
 vi_send(struct viad *d, struct via_vi *vi)
 {
-	struct via_ring *r = &vi->wq[VIA_WQ_SEND];
-	unsigned i, work = 0;
+	unsigned work;
 
 	/* capped: a VI held back by the port gathers no credit meanwhile */
 	vi->tx_deficit = RTE_MIN(vi->tx_deficit + DP_SEND_QUANTUM, (int64_t)DP_SEND_QUANTUM);
-	if (vi->state == VIP_STATE_CONNECTED && via_rel_level(vi))
-		work += via_resp_read_answers(d, vi, (uint32_t)RTE_MAX(vi->tx_deficit, 1));
-	for (i = 0; i < DP_SEND_BUDGET && vi->tx_deficit > 0; i++) {
-		if (!vi->tx.active) {
-			struct via_wqe w;
-			const uint8_t *slot;
-
-			/* the ring may have been flushed meanwhile (a broken connection) */
-			if (via_ring_avail(r) == 0)
-				break;
-			if (vi->state == VIP_STATE_CONNECTED &&
-			    (!via_frame_room(vi) || vi->sq.reads == VIA_MAX_READS ||
-			     !via_rel_room_behind_reads(vi) ||
-			     (vi->sq.reads > 0 && via_desc_fenced(d, vi))))
-				break;
-			slot = via_desc_take(vi, VIA_WQ_SEND, &w);
-			vi->tx_deficit -= (int64_t)via_req_start(d, vi, &w) + VIA_DP_DESC_COST;
-			/* a line entry's data are framed from the slot itself */
-			vi->tx.inline_data = via_vi_lines(vi) &&
-					     (vi->taken[VIA_WQ_SEND].status & VIA_WQE_INLINE)
-						     ? slot + VIA_WQE_LINE_SIZE : NULL;
-		} else if (vi->state == VIP_STATE_CONNECTED && !via_frame_room(vi)) {
-			break;
-		}
-		if (vi->tx.active)
-			vi->tx_deficit -= via_req_more(d, vi, (uint32_t)RTE_MAX(vi->tx_deficit, 1));
-		work++;
-	}
+	work = via_req_turn(d, vi);
 	/* an empty queue keeps no credit, only its debt */
-	if (via_ring_avail(r) == 0 && !vi->tx.active && vi->tx_deficit > 0)
+	if (via_ring_avail(&vi->wq[VIA_WQ_SEND]) == 0 && !vi->tx.active && vi->tx_deficit > 0)
 		vi->tx_deficit = 0;
 	return work;
 }
@@ -208,15 +181,15 @@ rx_deliver(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, struct via_p
 }
 
 /*
- * Frames from a port's receive queue: checked, then taken here, or handed to
- * the shard of their VI or to the control thread (connection manager).
- * Consumes them.
+ * A burst of frames from @p nic's receive queue of shard @p me: checked,
+ * then taken here, or handed to the shard of their VI or to the control
+ * thread (connection manager). @return how many
  */
-static void
-rx_port(struct viad *d, struct via_shard *me, struct via_nic *nic, struct rte_mbuf **pkts,
-	uint16_t n, struct via_poll_stats *st)
+static unsigned
+rx_port(struct viad *d, struct via_shard *me, struct via_nic *nic, struct via_poll_stats *st)
 {
-	uint16_t k;
+	struct rte_mbuf *pkts[VIA_DP_BURST];
+	uint16_t k, n = via_net_rx_burst(nic, (uint16_t)me->index, pkts, st);
 
 	for (k = 0; k < n; k++) {
 		struct rte_mbuf *m = pkts[k];
@@ -235,6 +208,7 @@ rx_port(struct viad *d, struct via_shard *me, struct via_nic *nic, struct rte_mb
 			rte_pktmbuf_free(m);
 		}
 	}
+	return n;
 }
 
 /* Frames other shards (or this one, sending to its own NIC) handed over. */
@@ -265,11 +239,11 @@ via_dp_vi_reset(struct via_vi *vi)
 	via_rel_reset(vi);
 	via_sq_reset(vi);
 	for (; a->head != a->tail; a->head++)
-		via_zc_drop(&a->q[a->head % VIA_MAX_READS].zc);
+		via_zc_drop(&a->q[a->head % VIA_MAX_READS].msg.zc);
 	a->head = a->tail = 0;
 	memset(&vi->rx, 0, sizeof(vi->rx));
 	vi->rx.segs = segs;
-	via_zc_drop(&vi->tx.zc);
+	via_zc_drop(&vi->tx.msg.zc);
 	vi->tx.active = false;
 	vi->tx_msg_id = 0;
 	vi->tx_seq = 0;
@@ -294,9 +268,10 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 
 			via_desc_take(vi, q, &w);
 			mr = via_desc_region(d, vi, q, &w, VIP_ERROR_POST_DESC);
-			via_dp_complete(d, vi, q, &w, mr, 0, 0,
-					VIP_STATUS_DESC_FLUSHED_ERROR |
-					via_desc_flushed_op(vi, q, &w, mr));
+			via_dp_complete(vi, q, &w, mr,
+					(struct via_dp_done){
+						.status = via_comp_status(-ECANCELED) |
+							  via_desc_flushed_op(vi, q, &w, mr) });
 		}
 	}
 	via_dp_vi_reset(vi);
@@ -379,7 +354,6 @@ polled_visit(struct viad *d, struct via_shard *me, uint64_t now)
 unsigned
 via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 {
-	struct rte_mbuf *pkts[VIA_DP_BURST];
 	struct via_session *s;
 	struct via_vi *vi, *next;
 	unsigned i, work = 0;
@@ -393,14 +367,10 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 	work += via_zc_reap(d, me);
 	for (i = 0; i < d->nb_nics; i++) {
 		struct via_nic *nic = &d->nics[i];
-		uint16_t n;
 
 		/* port receive queue N belongs to shard N */
-		if (me->index < via_port_nb_rxq(nic->port)) {
-			n = via_net_rx_burst(nic, (uint16_t)me->index, pkts, st);
-			rx_port(d, me, nic, pkts, n, st);
-			work += n;
-		}
+		if (me->index < via_port_nb_rxq(nic->port))
+			work += rx_port(d, me, nic, st);
 		if (me->index == 0)
 			work += via_net_tx_poll(nic, st);
 	}
@@ -439,11 +409,12 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 static void
 conn_broken(struct viad *d, struct via_vi *vi, uint32_t status, const char *why)
 {
+	const struct via_wire_hdr disc = via_net_peer_hdr(vi, VIA_OP_DISC, 0);
+
 	via_req_cut(vi);
 	via_vi_set_state(vi, VIP_STATE_ERROR, why);
 	via_sq_flush(d, vi, status);
-	via_dp_send_ctrl(vi->owner->nic, vi->conn.remote_mac, VIA_OP_DISC, 0, vi->conn.remote_vi,
-			 vi->id, vi->conn.id, NULL, 0);
+	via_net_send_peer(vi, &disc);
 	via_dp_flush(d, vi);
 	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);
 }

@@ -25,9 +25,31 @@
  *
  * What happens below and concerns a file above (a connection broke, frames
  * were freed) goes up through struct via_events, never by a call.
+ *
+ * One message (struct via_dp_msg, viad.h: as rxe's wqe) goes down the
+ * layers whole: the requester takes it from a descriptor (dp_desc.c), frames
+ * it (dp_frame.c) and hands it to the completer (dp_comp.c), which alone
+ * decides whether its completion goes now, waits in the send queue's order,
+ * or waits for its zero-copy frames.
+ *
+ * Errors: one convention for the whole data path. A function that can fail
+ * returns 0 or a negative errno (or a pointer, NULL on failure, where it
+ * says so), and a message that fails keeps its errno in via_dp_msg.err.
+ * Each errno has one meaning here, and only the completer turns it into a
+ * descriptor's status bits (via_comp_status(), VIA §10.2):
+ *
+ *   -EBADMSG    format error (bit 0): the descriptor is malformed
+ *   -EACCES     protection error (bit 1): a region check failed, or the
+ *               memory went away
+ *   -EMSGSIZE   length error (bit 3)
+ *   -EPROTO     partial packet (bit 4): a message cut short
+ *   -ECANCELED  flushed (bit 5): the VI is not, or no longer, connected
+ *   -ENOBUFS    transport error (bit 7): out of frame buffers or state
  */
 #ifndef VIA_DP_H
 #define VIA_DP_H
+
+#include <sys/uio.h>
 
 #include <rte_mbuf.h>
 
@@ -76,16 +98,12 @@ void via_poll_wake(struct via_shard *sh);
 /* ---- dp_req.c: the requester (VIA §6.3, §9.6.1) ----------------------------- */
 
 /**
- * Take send-queue descriptor @p w: validate it, then make it the VI's
- * message to frame (vi->tx.active), or finish it at once (an error, an
- * RDMA Read request). @return the bytes it put on the wire
+ * A turn of @p vi's send side (dp.c, vi_send): the peer's RDMA Reads
+ * answered, then send-queue descriptors taken and framed while the VI's
+ * deficit (vi->tx_deficit, charged here) lasts, 16 at most.
+ * @return how much work was done
  */
-uint32_t via_req_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w);
-/**
- * Frame up to @p budget more bytes of the VI's message (at least one
- * frame); complete it after its last. @return the bytes framed
- */
-uint32_t via_req_more(struct viad *d, struct via_vi *vi, uint32_t budget);
+unsigned via_req_turn(struct viad *d, struct via_vi *vi);
 /**
  * The connection of @p vi breaks while a message is partly framed: it is
  * held like one framed whole, that would be in flight now (a completion
@@ -107,6 +125,9 @@ void via_resp_input(struct viad *d, struct via_nic *nic, struct rte_mbuf *m,
  * turns, like a long send. @return how many answers were finished
  */
 unsigned via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget);
+/** The answer of RDMA Read @p msg_id whose source a->src is, nothing framed
+ *  yet (its request, or an upgrade's image). */
+void via_resp_answer_init(struct via_rdma_resp *a, uint32_t msg_id);
 /** Flush: the receive descriptor being filled completes with DESC_FLUSHED. */
 void via_resp_flush(struct viad *d, struct via_vi *vi);
 /** Name of a receive state, for telemetry. */
@@ -114,57 +135,63 @@ const char *via_rx_state_name(enum via_rx_state state);
 
 /* ---- dp_frame.c: messages into frames ------------------------------------ */
 
-/** What the frames of one message say besides their data. */
-struct via_frame_spec {
-	uint8_t opcode;
-	uint16_t flags;
-	uint32_t imm;
-	uint32_t msg_id;
-	uint32_t msg_len;                  /**< READ_REQ: the bytes asked for */
-	const struct via_wire_rdma *ext;   /**< the opcode's extension, or NULL */
-	/** the message's bytes in viad's reach (a line entry's inline data),
-	 *  or NULL: they are the segments' */
-	const uint8_t *data;
-};
-
 /**
- * Cut @p total bytes of @p segs into frames and transmit them, from *@p off
- * (advanced) until the end or until @p budget bytes went (at least one
- * frame: a 0-byte message has one); with @p zc, frames may point into the
- * segments instead of copying them (dp_zc.c). false if the data vanished or,
- * on a reliable level, a frame could not be built.
+ * Cut message @p msg into frames and transmit them, from msg->off
+ * (advanced) until its end or until @p budget bytes went (at least one
+ * frame: a 0-byte message has one); where msg->zero_copy allows, frames
+ * point into its segments instead of copying them (msg->zc, dp_zc.c).
+ * @return 0, -EACCES (its data vanished), -ENOBUFS (a reliable level: a
+ *         frame could not be built; Unreliable Delivery loses the rest)
  */
-bool via_frame_send(struct viad *d, struct via_vi *vi, const struct via_frame_spec *fs,
-		    struct via_dp_seg *segs, uint16_t nb_segs, uint32_t total, uint32_t *off,
-		    uint32_t budget, struct via_zc **zc);
+int via_frame_send(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, uint32_t budget);
 /**
- * Whether one more message of the largest size may be taken: its frames
- * fit where they go next, its completion has a place in the send queue's
- * FIFO and, on a reliable level, its frames in the send window.
+ * Whether the frames of one more message of the largest size fit where they
+ * go next, its completion a place in the send queue's FIFO and, on a
+ * reliable level, its frames in the send window; with @p new_msg (a
+ * descriptor to take, not a message to go on with) also behind the VI's
+ * RDMA Reads not yet answered (via_rel_room_new).
  */
-bool via_frame_room(struct via_vi *vi);
+bool via_frame_room(struct via_vi *vi, bool new_msg);
 
 /* ---- dp_comp.c: the completer (VIA §6.4.1, §10.2) ------------------------- */
 
+/** What a completion writes into its descriptor (VIA §10.2). */
+struct via_dp_done {
+	uint32_t len;
+	uint32_t imm;
+	uint32_t status;   /**< VIP_STATUS_*, the op bits included */
+};
+
+/** The status bits of error @p err (0 or -errno: "Errors" above). */
+uint32_t via_comp_status(int err);
 /**
  * Write a completion into the client's descriptor in region @p desc_mr
  * (NULL: unusable, only counted), or into its line entry, then the queue's
  * wait word (at the end of the iteration on a poll lcore), then the CQ
- * entry (VIA §6.4.2). @p status includes the VIP_STATUS_OP_* bits.
+ * entry (VIA §6.4.2).
  */
-void via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
-		     const struct via_wqe *w, const struct via_mr *desc_mr, uint32_t len,
-		     uint32_t imm, uint32_t status);
+void via_dp_complete(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
+		     const struct via_mr *desc_mr, struct via_dp_done done);
+/**
+ * Send message @p msg is done (msg->err: how; its zero-copy frames may still
+ * be in flight): the one place that decides whether its completion goes now,
+ * waits behind those held before it or for the peer (Reliable Reception,
+ * VIA §2.5.3), or waits until its frames no longer point into its buffers
+ * (dp_zc.c). Takes the message's framing reference (msg->zc is NULL after).
+ */
+void via_comp_send(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg);
+/**
+ * The receive descriptor of the message @p vi is placing (vi->rx.msg)
+ * completes with @p err (0 or -errno): Length what was placed (none for an
+ * RDMA Write with immediate data), and with @p whole the message's
+ * immediate data and op bits (an error before its data: none).
+ */
+void via_comp_recv(struct viad *d, struct via_vi *vi, int err, bool whole);
 /**
  * Bump the wait words of the completions shard @p me owes (via_shard.batch):
  * once per queue, for all of them; at the end of its iteration.
  */
 void via_dp_complete_flush(struct via_shard *me);
-/** Complete a send descriptor (its region looked up again by handle; with
- *  @p has_desc false it is only counted: it was unusable, POST_DESC said so);
- *  @p status includes the VIP_STATUS_OP_* bits. */
-void via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
-			  bool has_desc, uint32_t len, uint32_t imm, uint32_t status);
 /**
  * Whether a completion of one more message fits in the FIFO of held send
  * completions (sized at the first send, for as many as frames in flight).
@@ -172,11 +199,10 @@ void via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wq
 bool via_sq_room(struct via_vi *vi);
 /**
  * Hold a send-queue completion (it waits for @p wait, or only for its turn);
- * the caller has checked via_frame_room(). @p status carries the op bits.
+ * the caller has checked via_frame_room().
  */
 struct via_sq_pending *via_sq_hold(struct via_vi *vi, const struct via_wqe *w,
-				   enum via_sq_wait wait, uint32_t len, uint32_t imm,
-				   uint32_t status);
+				   enum via_sq_wait wait, struct via_dp_done done);
 /** Whether completions are held: later ones must queue behind them. */
 bool via_sq_held(const struct via_vi *vi);
 /** Complete the held completions at the head that are ready. */
@@ -207,15 +233,25 @@ void via_sq_reset(struct via_vi *vi);
 const struct via_mr *via_desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
 				     const struct via_wqe *w, uint32_t code);
 /**
- * Fetch the descriptor of @p w (VIA §10.2-10.4) and its data segments into
- * @p segs. Returns the region holding the descriptor (NULL: the descriptor
- * itself is unusable; POST_DESC reported) and the error status bits in
- * *status (0: valid). *cs receives the control segment.
+ * Take the next entry of @p vi's queue @p q into msg->wqe (via_desc_take)
+ * and fetch its descriptor (via_desc_fetch); a send's op bits in
+ * msg->status, and in msg->fs.data its inline data (a line entry's, in
+ * the ring slot, which the client posts again only after the completion)
+ * or NULL. @return as via_desc_fetch()
+ */
+const struct via_mr *via_desc_next(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
+				   struct via_dp_msg *msg, VIP_CONTROL_SEGMENT *cs);
+/**
+ * Fetch the descriptor of msg->wqe (VIA §10.2-10.4) into @p msg: its data
+ * segments into msg->segs (max_segments_per_desc entries), their sum in
+ * msg->total, an RDMA descriptor's address segment in msg->fs, and in
+ * msg->err 0 (valid), -EBADMSG, -EACCES or -EMSGSIZE (more than 4 GiB).
+ * *@p cs receives the control segment.
+ * @return the region holding the descriptor, or NULL: the descriptor
+ *         itself is unusable (POST_DESC reported)
  */
 const struct via_mr *via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
-				    const struct via_wqe *w, VIP_CONTROL_SEGMENT *cs,
-				    VIP_ADDRESS_SEGMENT *raddr, struct via_dp_seg *segs,
-				    uint16_t *nb_segs, uint64_t *total, uint32_t *status);
+				    struct via_dp_msg *msg, VIP_CONTROL_SEGMENT *cs);
 /**
  * Take the next entry of @p vi's queue @p q (the caller saw via_ring_avail()
  * say there is one): copied out of the ring, its descriptor's address and
@@ -241,15 +277,17 @@ bool via_desc_fenced(struct viad *d, struct via_vi *vi);
  */
 uint32_t via_desc_flushed_op(const struct via_vi *vi, enum via_wq_kind q,
 			     const struct via_wqe *w, const struct via_mr *mr);
-/** The completion's op bits of a descriptor's VIP_CONTROL_OP_* (§10.2). */
-uint32_t via_desc_op_status(uint32_t control_op);
+#define VIA_COPY_FROM_SEGS 0u   /**< via_segs_copy(): from the segments into @p iov */
+#define VIA_COPY_TO_SEGS   1u   /**< into the segments */
+#define VIA_COPY_RECHECK   2u   /**< the regions looked up again by handle (VIA §3.2.1) */
 /**
- * Copy between message bytes [off, off+len) and a segment list. With
- * @p recheck the regions are looked up again by handle (VIA §3.2.1).
- * @return 0, or the -errno of the region check or the copy
+ * Copy between the @p n buffers of @p iov, the message bytes from msg->off
+ * on, one after the other, and the segments of @p msg (@p how: VIA_COPY_*).
+ * A buffer of base NULL is skipped (its bytes go otherwise: zero copy).
+ * @return 0, -EACCES (a region gone, or its memory)
  */
-int via_segs_copy(struct viad *d, struct via_vi *vi, struct via_dp_seg *segs, uint16_t n,
-		  uint64_t off, uint8_t *buf, uint32_t len, bool to_segs, bool recheck);
+int via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iovec *iov,
+		  unsigned n, unsigned how);
 
 /* ---- dp_net.c: frames in and out ------------------------------------------- */
 
@@ -298,16 +336,24 @@ bool via_net_to_self(const struct via_nic *nic, const uint8_t mac[6]);
  */
 struct via_wire_hdr *via_net_frame_init(struct rte_mbuf *m, struct via_nic *nic,
 					const uint8_t dst[6], uint16_t payload_len);
+/** A burst of frames of one VI to its peer: made here, filled by dp_frame.c. */
+struct via_net_burst {
+	struct rte_mbuf *pkts[VIA_DP_BURST];
+	uint16_t n;           /**< frames in @c pkts */
+	uint16_t zero_copy;   /**< of them, chained to provider memory (counted when sent) */
+	bool in_memory;       /**< to a VI of this viad: handed over, never through a port */
+};
+/**
+ * Up to @p n frames of @p vi to its peer, started (via_net_frame_init) with
+ * @p ext bytes after the VIA header. @return how many (b->n; fewer: out of
+ * mbufs)
+ */
+uint16_t via_net_burst_alloc(const struct via_vi *vi, struct via_net_burst *b, uint16_t n,
+			     uint16_t ext);
+/** Transmit the frames of @p b, filled and sealed (consumes them). */
+void via_net_burst_xmit(const struct via_vi *vi, struct via_net_burst *b);
 /** Transmit frames (the NIC's own address: delivered locally); consumes them. */
 void via_dp_xmit(struct via_nic *nic, struct rte_mbuf **pkts, uint16_t n);
-/**
- * Send a frame without data (connection manager) from @p nic to @p mac.
- * A frame to the NIC's own address is delivered locally (VIA §4.1: two VIs
- * of one node connect too), whatever the port.
- */
-void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		      uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
-		      uint16_t len);
 /**
  * Send a frame without message data (the connection manager's, the
  * transport's) whose header @p tmpl the caller filled: opcode, flags, VIs,
@@ -316,19 +362,20 @@ void via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uin
  */
 void via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
 		       const void *payload, uint16_t len);
-/** Send a frame without payload whose @p seq, @p imm and @p msg_id carry its
- *  meaning (ACK, NAK, CONN_REJECT). */
-void via_dp_send_xport_id(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-			  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq,
-			  uint32_t imm, uint32_t msg_id);
-/** via_dp_send_xport_id() with msg_id 0: an ACK or NAK (no payload; @p seq
- *  and @p imm carry its meaning). */
-static inline void
-via_dp_send_xport(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		  uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm)
+/** The header of a frame without payload of @p vi to its peer: @p op and
+ *  @p flags, the VIs and the connection; the caller sets the rest (seq,
+ *  imm, msg_id: what an ACK or NAK means). */
+static inline struct via_wire_hdr
+via_net_peer_hdr(const struct via_vi *vi, uint8_t op, uint16_t flags)
 {
-	via_dp_send_xport_id(nic, mac, op, flags, dst_vi, src_vi, conn_id, seq, imm, 0);
+	struct via_wire_hdr h;
+
+	via_wire_hdr_init(&h, op, flags, vi->conn.remote_vi, vi->id, vi->conn.id);
+	return h;
 }
+/** Send frame header @p h (via_net_peer_hdr) without payload to @p vi's
+ *  peer (a NAK counted). */
+void via_net_send_peer(const struct via_vi *vi, const struct via_wire_hdr *h);
 /**
  * Where frame @p m goes next: the inbox of its destination VI's shard, CM
  * frames included, so that a VI's frames stay in order; the control
@@ -366,13 +413,14 @@ via_rel_level(const struct via_vi *vi)
  *  window. */
 bool via_rel_room(struct via_vi *vi);
 /**
- * Whether one more message may follow this VI's RDMA Reads not yet answered:
- * on Reliable Reception the peer keeps what comes behind them (via_rel_park),
- * a window of frames at most.
+ * via_rel_room() for a new message, which must also leave room behind this
+ * VI's RDMA Reads not yet answered: on Reliable Reception the peer keeps
+ * what comes behind them (via_rel_park), a window of frames at most.
  */
-bool via_rel_room_behind_reads(const struct via_vi *vi);
-/** Give frame @p m its sequence number and keep it until acknowledged. */
-void via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_wire_hdr *h);
+bool via_rel_room_new(struct via_vi *vi);
+/** Give the @p n frames of @p pkts their sequence numbers and keep them
+ *  until acknowledged. */
+void via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf **pkts, uint16_t n);
 /** Receiver: whether frame @p h is the next in order (else drop it). */
 bool via_rel_accept(struct via_vi *vi, const struct via_wire_hdr *h);
 /**
@@ -450,13 +498,13 @@ void via_read_segs_put(struct via_shard *sh, struct via_dp_seg *segs);
  *         the caller copies)
  */
 struct via_zc *via_zc_new(struct viad *d, struct via_vi *vi, struct via_pmem *pmem);
-/** Whether one more frame into @p pmem may be attached to @p zc. */
-bool via_zc_fits(const struct via_zc *zc, const struct via_pmem *pmem);
 /**
- * An external-buffer mbuf for @p len bytes at @p va (viad's mapping),
- * counted by @p zc. @return the mbuf, or NULL (out of mbufs)
+ * An external-buffer mbuf for @p len bytes at @p va (viad's mapping of
+ * @p pmem), counted by @p zc. @return the mbuf, or NULL (out of mbufs, or
+ * @p zc can take no more: another allocation, or its count is full)
  */
-struct rte_mbuf *via_zc_attach(struct via_zc *zc, void *va, uint16_t len);
+struct rte_mbuf *via_zc_attach(struct via_zc *zc, const struct via_pmem *pmem, void *va,
+			       uint16_t len);
 /**
  * The message is framed: drop the framing reference. @p zc may be NULL.
  * @return @p zc if frames still point into the message (bind a completion

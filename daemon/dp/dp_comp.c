@@ -17,6 +17,7 @@
  * its zero-copy frames to be freed (dp_zc.c) - every later one waits behind
  * it. The transport (dp_rel.c) and the trackers (dp_zc.c) say when they are ready.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,13 +80,36 @@ done_owe(struct via_vi *vi, enum via_wq_kind q)
 	vi->owed[q]++;
 }
 
+uint32_t
+via_comp_status(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case -EBADMSG:
+		return VIP_STATUS_FORMAT_ERROR;
+	case -EMSGSIZE:
+		return VIP_STATUS_LENGTH_ERROR;
+	case -ECANCELED:
+		return VIP_STATUS_DESC_FLUSHED_ERROR;
+	case -ENOBUFS:
+		return VIP_STATUS_TRANSPORT_ERROR;
+	case -EPROTO:
+		return VIP_STATUS_PARTIAL_ERROR;
+	case -EACCES:
+	default:
+		return VIP_STATUS_PROTECTION_ERROR;
+	}
+}
+
 void
-via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
-		const struct via_mr *desc_mr, uint32_t len, uint32_t imm, uint32_t status)
+via_dp_complete(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
+		const struct via_mr *desc_mr, struct via_dp_done done)
 {
 	struct via_cq *cq = vi->cq[q];
+	const uint32_t len = done.len, imm = done.imm;
+	uint32_t status = done.status;
 
-	(void)d;
 	if (via_vi_lines(vi)) {
 		/* into the ring entry, which the library polls; an unusable
 		 * descriptor reads as the library would mark it (§9.9.1) */
@@ -130,13 +154,34 @@ via_dp_complete(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const str
 }
 
 void
-via_dp_complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w, bool has_desc,
-		     uint32_t len, uint32_t imm, uint32_t status)
+via_comp_recv(struct viad *d, struct via_vi *vi, int err, bool whole)
 {
-	via_dp_complete(d, vi, VIA_WQ_SEND, w,
+	const struct via_dp_msg *msg = &vi->rx.msg;
+	struct via_dp_done done = { .status = via_comp_status(err) | VIP_STATUS_OP_RECEIVE };
+
+	if (whole) {
+		done.imm = msg->fs.imm;
+		done.status |= msg->status;
+	}
+	/* a Send's Length counts what was placed in the descriptor's
+	 * buffers; an RDMA Write with immediate data placed none */
+	if (err == 0 && !(msg->status & VIP_STATUS_OP_REMOTE_RDMA_WRITE))
+		done.len = msg->off;
+	/* looked up again: the descriptor's region may be gone (COMP_PROT) */
+	via_dp_complete(vi, VIA_WQ_RECV, &msg->wqe,
+			via_desc_region(d, vi, VIA_WQ_RECV, &msg->wqe, VIP_ERROR_COMP_PROT), done);
+}
+
+/* Complete a send descriptor, its region looked up again by handle (with
+ * @p has_desc false it is only counted: it was unusable, POST_DESC said so). */
+static void
+complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w, bool has_desc,
+	      struct via_dp_done done)
+{
+	via_dp_complete(vi, VIA_WQ_SEND, w,
 			has_desc ? via_desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_COMP_PROT)
 				 : NULL,
-			len, imm, status);
+			done);
 }
 
 /* ---- held send-queue completions ------------------------------------------ */
@@ -159,8 +204,8 @@ pend_at(struct via_vi_sq *q, uint32_t i)
 }
 
 struct via_sq_pending *
-via_sq_hold(struct via_vi *vi, const struct via_wqe *w, enum via_sq_wait wait, uint32_t len,
-	    uint32_t imm, uint32_t status)
+via_sq_hold(struct via_vi *vi, const struct via_wqe *w, enum via_sq_wait wait,
+	    struct via_dp_done done)
 {
 	struct via_sq_pending *p = pend_at(&vi->sq, vi->sq.tail++);
 
@@ -170,9 +215,9 @@ via_sq_hold(struct via_vi *vi, const struct via_wqe *w, enum via_sq_wait wait, u
 	/* VIA_SQ_ACK: everything sent so far; no frames of its own until the
 	 * caller says where they start */
 	p->start_seq = p->end_seq = vi->rel.snd_nxt;
-	p->len = len;
-	p->imm = imm;
-	p->status = status;
+	p->len = done.len;
+	p->imm = done.imm;
+	p->status = done.status;
 	return p;
 }
 
@@ -189,8 +234,46 @@ pend_complete(struct viad *d, struct via_vi *vi, struct via_sq_pending *p, uint3
 		vi->sq.reads--;
 	via_read_segs_put(vi->shard, p->segs);
 	p->segs = NULL;
-	via_dp_complete_send(d, vi, &p->wqe, !p->no_desc,
-			     status & VIP_STATUS_ERROR_MASK ? 0 : p->len, p->imm, status);
+	complete_send(d, vi, &p->wqe, !p->no_desc,
+		      (struct via_dp_done){ .len = status & VIP_STATUS_ERROR_MASK ? 0 : p->len,
+					    .imm = p->imm, .status = status });
+}
+
+void
+via_comp_send(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg)
+{
+	/* framed: its frames in flight, if any, hold it from now on */
+	struct via_zc *zc = via_zc_framed(msg->zc);
+	struct via_dp_done done = {
+		.len = msg->total, .imm = msg->cs_imm,
+		.status = msg->status | via_comp_status(msg->err),
+	};
+	enum via_sq_wait wait = VIA_SQ_READY;
+	struct via_sq_pending *p;
+
+	msg->zc = NULL;
+	if (msg->err != 0) {
+		/* what went out is not delivered: the buffer may go back */
+		via_zc_bind(zc, vi, NULL);
+		zc = NULL;
+		done.len = 0;
+		/* on a reliable level the error breaks the connection
+		 * (the requester): no immediate data then */
+		if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED)
+			done.imm = 0;
+	} else if (vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
+		/* VIA §2.5.3: complete once the data is placed */
+		wait = VIA_SQ_ACK;
+	}
+	/* a completion may not pass one held before it */
+	if (wait == VIA_SQ_READY && zc == NULL && !via_sq_held(vi)) {
+		complete_send(d, vi, &msg->wqe, true, done);
+		return;
+	}
+	p = via_sq_hold(vi, &msg->wqe, wait, done);
+	if (wait == VIA_SQ_ACK)
+		p->start_seq = msg->first_seq;
+	via_zc_bind(zc, vi, p);
 }
 
 void

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <vipl.h>
 
@@ -17,6 +18,14 @@
 #define DESC_SEG_SIZE   sizeof(VIP_DATA_SEGMENT)
 #define CONTROL_OFF     offsetof(VIP_CONTROL_SEGMENT, Control)
 #define CONTROL_KNOWN   (VIP_CONTROL_OP_MASK | VIP_CONTROL_IMMEDIATE | VIP_CONTROL_QFENCE)
+
+/* The completion's op bits of each VIP_CONTROL_OP_* (§10.2). */
+static const uint32_t op_status[] = {
+	[VIP_CONTROL_OP_SENDRECV] = VIP_STATUS_OP_SEND,
+	[VIP_CONTROL_OP_RDMAWRITE] = VIP_STATUS_OP_RDMA_WRITE,
+	[VIP_CONTROL_OP_RDMAREAD] = VIP_STATUS_OP_RDMA_READ,
+	[VIP_CONTROL_OP_MASK] = VIP_STATUS_OP_SEND,
+};
 
 static void
 desc_invalid(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w, uint32_t code)
@@ -115,29 +124,42 @@ via_desc_line_done(struct via_vi *vi, enum via_wq_kind q, uint32_t len, uint32_t
 	__atomic_store_n(&e->status, status | VIP_STATUS_DONE, __ATOMIC_RELEASE);
 }
 
+const struct via_mr *
+via_desc_next(struct viad *d, struct via_vi *vi, enum via_wq_kind q, struct via_dp_msg *msg,
+	      VIP_CONTROL_SEGMENT *cs)
+{
+	const uint8_t *slot = via_desc_take(vi, q, &msg->wqe);
+	const struct via_mr *mr = via_desc_fetch(d, vi, q, msg, cs);
+
+	msg->fs.data = via_vi_lines(vi) && (vi->taken[q].status & VIA_WQE_INLINE)
+			       ? slot + VIA_WQE_LINE_SIZE : NULL;
+	if (mr != NULL && q == VIA_WQ_SEND)
+		msg->status = op_status[cs->Control & VIP_CONTROL_OP_MASK];
+	return mr;
+}
+
 /*
- * Fetch the descriptor of @p w (VIA §10.2-10.4) and its data segments into
- * @p segs: from the line entry taken last when it carries them, else from
- * registered memory. Returns the region holding the descriptor (NULL: the
- * descriptor itself is unusable; POST_DESC reported) and the error status
- * bits in *status (0: valid). *cs receives the control segment.
+ * Fetch the descriptor of msg->wqe (VIA §10.2-10.4) and its data segments
+ * into msg->segs: from the line entry taken last when it carries them, else
+ * from registered memory.
  */
 const struct via_mr *
-via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
-	   VIP_CONTROL_SEGMENT *cs, VIP_ADDRESS_SEGMENT *raddr, struct via_dp_seg *segs,
-	   uint16_t *nb_segs, uint64_t *total, uint32_t *status)
+via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, struct via_dp_msg *msg,
+	       VIP_CONTROL_SEGMENT *cs)
 {
 	const struct via_wqe_line *e = taken_desc(vi, q);
+	const struct via_wqe *w = &msg->wqe;
 	struct via_session *s = vi->owner;
 	VIP_DATA_SEGMENT ds[16];
 	const struct via_mr *mr;
 	uint32_t op, seg_access;
 	uint16_t i, n, first;
+	uint64_t total = 0;
 	int err;
 
-	*status = 0;
-	*total = 0;
-	*nb_segs = 0;
+	msg->err = 0;
+	msg->total = 0;
+	msg->nb_segs = 0;
 	mr = via_desc_region(d, vi, q, w, VIP_ERROR_POST_DESC);
 	if (mr == NULL)
 		return NULL;
@@ -154,7 +176,7 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 	 * the limit (§6.1.1.1, §10.4: at least 252) is on data segments */
 	if ((cs->Control & ~CONTROL_KNOWN) || cs->Reserved != 0 || op == VIP_CONTROL_OP_MASK ||
 	    n > s->nic->info.max_segments_per_desc + first) {
-		*status = VIP_STATUS_FORMAT_ERROR;
+		msg->err = -EBADMSG;
 		return mr;
 	}
 	/* a line entry holds two segments; its data, a Send's or an RDMA
@@ -164,7 +186,7 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 	     ((e->status & VIA_WQE_INLINE) &&
 	      (q != VIA_WQ_SEND || op == VIP_CONTROL_OP_RDMAREAD ||
 	       e->length > vi->entry_size - VIA_WQE_LINE_SIZE)))) {
-		*status = VIP_STATUS_FORMAT_ERROR;
+		msg->err = -EBADMSG;
 		return mr;
 	}
 	/* VIA §10.2: RDMA only on the send queue; §2.5.1: no RDMA Read on an
@@ -174,7 +196,7 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 	    (q == VIA_WQ_RECV || n == 0 ||
 	     (op == VIP_CONTROL_OP_RDMAREAD &&
 	      (!via_rel_level(vi) || !s->nic->info.rdma_read_support)))) {
-		*status = VIP_STATUS_FORMAT_ERROR;
+		msg->err = -EBADMSG;
 		return mr;
 	}
 	/* the whole descriptor in its region, when viad reads it */
@@ -182,7 +204,7 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 	    via_mr_check(d, s, w->desc_handle, w->desc_va,
 			 DESC_CS_SIZE + (uint64_t)n * DESC_SEG_SIZE, vi->attr.ptag,
 			 VIA_MR_LOCAL_READ, &err) == NULL) {
-		*status = VIP_STATUS_PROTECTION_ERROR;
+		msg->err = -EACCES;
 		return mr;
 	}
 	/* a send or RDMA Write gathers, a receive or RDMA Read scatters */
@@ -198,74 +220,97 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, const stru
 		} else if (i % 16 == 0 &&
 			   via_mem_read(s, mr, w->desc_va + DESC_CS_SIZE + (uint64_t)i * DESC_SEG_SIZE,
 					ds, (size_t)RTE_MIN(16u, (unsigned)(n - i)) * DESC_SEG_SIZE) != 0) {
-			*status = VIP_STATUS_PROTECTION_ERROR;
+			msg->err = -EACCES;
 			return mr;
 		}
 		sg = &ds[i % 16];
 		if (i < first) {
-			memcpy(raddr, sg, sizeof(*raddr));
-			if (raddr->Reserved != 0) {
-				*status = VIP_STATUS_FORMAT_ERROR;
+			VIP_ADDRESS_SEGMENT raddr;
+
+			memcpy(&raddr, sg, sizeof(raddr));
+			if (raddr.Reserved != 0) {
+				msg->err = -EBADMSG;
 				return mr;
 			}
+			msg->fs.rdma_va = raddr.Data.AddressBits;
+			msg->fs.rdma_handle = raddr.Handle;
 			continue;
 		}
-		seg = &segs[i - first];
+		seg = &msg->segs[i - first];
 		seg->va = sg->Data.AddressBits;
 		seg->len = sg->Length;
 		seg->handle = sg->Handle;
 		seg->mr = NULL;
-		*total += sg->Length;
+		total += sg->Length;
 		/* a zero-length segment names no memory */
 		if (sg->Length > 0) {
 			seg->mr = via_mr_check(d, s, sg->Handle, sg->Data.AddressBits, sg->Length,
 					       vi->attr.ptag, seg_access, &err);
 			if (seg->mr == NULL) {
-				*status = VIP_STATUS_PROTECTION_ERROR;
+				msg->err = -EACCES;
 				return mr;
 			}
 		}
 	}
-	*nb_segs = (uint16_t)(n - first);
+	msg->nb_segs = (uint16_t)(n - first);
+	/* more than a message may hold (a Length is 32 bits, §10.2) */
+	if (total > UINT32_MAX)
+		msg->err = -EMSGSIZE;
+	msg->total = (uint32_t)total;
 	return mr;
 }
 
 /*
- * Copy between message bytes [off, off+len) and a segment list. With
- * @p recheck the regions are looked up again by handle: a receive descriptor
- * outlives the iteration that fetched it, and the client may deregister a
- * region meanwhile (an access to it is then a protection error, VIA §3.2.1).
+ * Copy between buffers and the segments of @p msg (dp.h). With
+ * VIA_COPY_RECHECK each region is looked up again by handle, once per
+ * call: a receive descriptor outlives the iteration that fetched it, and
+ * the client may deregister a region meanwhile (an access to it is then a
+ * protection error, VIA §3.2.1).
  */
 int
-via_segs_copy(struct viad *d, struct via_vi *vi, struct via_dp_seg *segs, uint16_t n, uint64_t off,
-	  uint8_t *buf, uint32_t len, bool to_segs, bool recheck)
+via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iovec *iov,
+	      unsigned n, unsigned how)
 {
 	struct via_session *s = vi->owner;
-	uint16_t i;
+	struct via_dp_seg *segs = msg->segs;
+	const bool to_segs = how & VIA_COPY_TO_SEGS;
+	uint64_t off = msg->off;     /* into segment i */
+	uint16_t i = 0, checked = UINT16_MAX;
+	unsigned k;
 
-	for (i = 0; i < n && len > 0; i++) {
-		uint32_t take;
-		int rc;
+	for (k = 0; k < n; k++) {
+		uint8_t *buf = iov[k].iov_base;
+		size_t len = iov[k].iov_len;
 
-		if (off >= segs[i].len) {
-			off -= segs[i].len;
-			continue;
+		while (len > 0 && i < msg->nb_segs) {
+			uint32_t take;
+			int rc;
+
+			if (off >= segs[i].len) {
+				off -= segs[i].len;
+				i++;
+				continue;
+			}
+			take = (uint32_t)RTE_MIN((uint64_t)len, segs[i].len - off);
+			if (buf != NULL && (how & VIA_COPY_RECHECK) && checked != i) {
+				segs[i].mr = via_mr_check(s->nic->d, s, segs[i].handle, segs[i].va,
+							  segs[i].len, vi->attr.ptag,
+							  to_segs ? VIA_MR_LOCAL_WRITE
+								  : VIA_MR_LOCAL_READ, &rc);
+				if (segs[i].mr == NULL)
+					return -EACCES;
+				checked = i;
+			}
+			if (buf != NULL) {
+				rc = to_segs ? via_mem_write(s, segs[i].mr, segs[i].va + off, buf, take)
+					     : via_mem_read(s, segs[i].mr, segs[i].va + off, buf, take);
+				if (rc != 0)
+					return -EACCES;
+				buf += take;
+			}
+			len -= take;
+			off += take;
 		}
-		take = (uint32_t)RTE_MIN((uint64_t)len, segs[i].len - off);
-		if (recheck) {
-			segs[i].mr = via_mr_check(d, s, segs[i].handle, segs[i].va, segs[i].len,
-						  vi->attr.ptag, to_segs ? VIA_MR_LOCAL_WRITE
-									 : VIA_MR_LOCAL_READ, &rc);
-			if (segs[i].mr == NULL)
-				return rc;
-		}
-		rc = to_segs ? via_mem_write(s, segs[i].mr, segs[i].va + off, buf, take)
-			     : via_mem_read(s, segs[i].mr, segs[i].va + off, buf, take);
-		if (rc != 0)
-			return rc;
-		buf += take;
-		len -= take;
-		off = 0;
 	}
 	return 0;
 }
@@ -296,19 +341,6 @@ via_desc_fenced(struct viad *d, struct via_vi *vi)
 			  VIA_MR_LOCAL_READ, &err);
 	return mr != NULL && via_mem_read(vi->owner, mr, w.desc_va, &cs, sizeof(cs)) == 0 &&
 	       (cs.Control & VIP_CONTROL_QFENCE);
-}
-
-static const uint32_t op_status[] = {
-	[VIP_CONTROL_OP_SENDRECV] = VIP_STATUS_OP_SEND,
-	[VIP_CONTROL_OP_RDMAWRITE] = VIP_STATUS_OP_RDMA_WRITE,
-	[VIP_CONTROL_OP_RDMAREAD] = VIP_STATUS_OP_RDMA_READ,
-	[VIP_CONTROL_OP_MASK] = VIP_STATUS_OP_SEND,
-};
-
-uint32_t
-via_desc_op_status(uint32_t control_op)
-{
-	return op_status[control_op & VIP_CONTROL_OP_MASK];
 }
 
 /*

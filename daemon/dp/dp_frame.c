@@ -7,7 +7,9 @@
  * (dp_rel.c) or in sequence; sealed with its CRC unless it never leaves
  * memory; transmitted (dp_net.c).
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <rte_ring.h>
 
@@ -21,129 +23,175 @@
 #define ZC_MIN_BYTES    1024
 
 /*
- * Where a zero-copy frame of the @p len message bytes at @p off finds them:
- * viad's mapping of provider memory, when they lie in one segment of it
- * (its allocation in *@p pmem); NULL if the frame must copy them.
+ * Where a zero-copy frame of the @p len bytes of @p msg at its offset finds
+ * them: viad's mapping of provider memory, when they lie in one segment of
+ * it (its allocation in *@p pmem); NULL if the frame must copy them.
  */
 static void *
-zc_source(const struct via_dp_seg *segs, uint16_t n, uint32_t off, uint32_t len,
-	  struct via_pmem **pmem)
+zc_source(const struct via_dp_msg *msg, uint32_t len, struct via_pmem **pmem)
 {
+	const struct via_dp_seg *segs = msg->segs;
+	uint32_t off = msg->off;
 	uint16_t i;
 
-	for (i = 0; i < n && off >= segs[i].len; i++)
+	for (i = 0; i < msg->nb_segs && off >= segs[i].len; i++)
 		off -= segs[i].len;
-	if (i == n || segs[i].len - off < len || segs[i].mr->pmem == NULL)
+	if (i == msg->nb_segs || segs[i].len - off < len || segs[i].mr->pmem == NULL)
 		return NULL;
 	*pmem = segs[i].mr->pmem;
 	return via_mem_direct(segs[i].mr, segs[i].va + off);
 }
 
 /*
- * The data of one frame, @p len bytes at message offset @p off, after its
- * headers in @p m: chained in place (zero copy, counted by *@p zc, which is
- * made on the first such frame) where @p zc allows and the bytes lie in
- * provider memory, else copied behind the headers.
- * @return the data (for the CRC), or NULL if it vanished or ran out of mbufs
+ * Where the data of frame @p m go, the iov->iov_len bytes of @p msg at its
+ * offset: chained in place (zero copy, counted by msg->zc, made on the
+ * first such frame) where the message allows and the bytes lie in provider
+ * memory (iov->iov_base NULL then: nothing to copy), else room behind the
+ * headers (iov->iov_base), which the caller fills for the whole burst at
+ * once. @return the data, for the CRC; NULL: out of mbufs
  */
 static const void *
-frame_data_put(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_zc **zc,
-	       const uint8_t *data, struct via_dp_seg *segs, uint16_t nb_segs, uint32_t off,
-	       uint16_t len)
+frame_data_place(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, struct rte_mbuf *m,
+		 struct iovec *iov)
 {
+	const uint16_t len = (uint16_t)iov->iov_len;
 	struct via_pmem *pmem;
 	struct rte_mbuf *ext;
-	uint8_t *dst;
 	void *src;
 
-	if (data != NULL) {
-		/* bytes in viad's reach already (inline): no region, no copy path */
-		dst = (uint8_t *)rte_pktmbuf_append(m, len);
-		if (dst != NULL)
-			memcpy(dst, data + off, len);
-		return dst;
-	}
-	if (zc != NULL && len >= ZC_MIN_BYTES &&
-	    (src = zc_source(segs, nb_segs, off, len, &pmem)) != NULL &&
-	    (*zc != NULL || (*zc = via_zc_new(d, vi, pmem)) != NULL) && via_zc_fits(*zc, pmem) &&
-	    (ext = via_zc_attach(*zc, src, len)) != NULL) {
+	iov->iov_base = NULL;
+	if (msg->fs.data == NULL && msg->zero_copy && len >= ZC_MIN_BYTES &&
+	    (src = zc_source(msg, len, &pmem)) != NULL &&
+	    (msg->zc != NULL || (msg->zc = via_zc_new(d, vi, pmem)) != NULL) &&
+	    (ext = via_zc_attach(msg->zc, pmem, src, len)) != NULL) {
 		rte_pktmbuf_chain(m, ext);
-		via_dp_stats()->frames_tx_zero_copy++;
 		return src;
 	}
-	dst = (uint8_t *)rte_pktmbuf_append(m, len);
-	if (dst == NULL || via_segs_copy(d, vi, segs, nb_segs, off, dst, len, false, false) != 0)
-		return NULL;
-	return dst;
+	src = rte_pktmbuf_append(m, len);
+	if (src != NULL && msg->fs.data != NULL)
+		/* bytes in viad's reach already (inline): no region, no copy path */
+		memcpy(src, msg->fs.data + msg->off, len);
+	else
+		iov->iov_base = src;
+	return src;
 }
 
-bool
-via_frame_send(struct viad *d, struct via_vi *vi, const struct via_frame_spec *fs,
-	       struct via_dp_seg *segs, uint16_t nb_segs, uint32_t total, uint32_t *off,
-	       uint32_t budget, struct via_zc **zc)
+/* The headers of frame @p h of @p msg, at its offset. */
+static void
+frame_hdr_fill(struct via_wire_hdr *h, const struct via_vi *vi, const struct via_dp_msg *msg)
 {
-	struct via_nic *nic = vi->owner->nic;
+	const struct via_frame_spec *fs = &msg->fs;
 	const uint16_t ext = via_wire_ops[fs->opcode].ext_len;
-	const uint32_t chunk = via_net_vi_payload(vi) - ext;
-	/* frames that never cross a port are never checked: no CRCs to make */
-	const bool in_memory = via_net_to_self(nic, vi->conn.remote_mac);
-	struct rte_mbuf *pkts[VIA_DP_BURST];
-	uint32_t framed = 0;
-	uint16_t n = 0;
 
-	if (!in_memory && !(nic->caps & VIA_PORT_CAP_TX_BY_VA))
-		zc = NULL;
-	do {
-		uint16_t len = (uint16_t)RTE_MIN(chunk, total - *off);
-		struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_pool());
-		struct via_wire_hdr *h;
-		const void *data;
+	h->opcode = fs->opcode;
+	via_wire_set_flags(h, fs->flags);
+	via_wire_set_dst_vi(h, vi->conn.remote_vi);
+	via_wire_set_src_vi(h, vi->id);
+	via_wire_set_conn_id(h, vi->conn.id);
+	via_wire_set_msg_id(h, fs->msg_id);
+	via_wire_set_msg_len(h, fs->msg_len);
+	via_wire_set_offset(h, msg->off);
+	via_wire_set_imm(h, fs->imm);
+	if (ext > 0) {
+		const struct via_wire_rdma rdma = {
+			.va = rte_cpu_to_be_64(fs->rdma_va), .handle = rte_cpu_to_be_32(fs->rdma_handle),
+		};
 
-		h = m != NULL ? via_net_frame_init(m, nic, vi->conn.remote_mac, ext) : NULL;
-		if (h == NULL) {
-			/* out of mbufs: Unreliable Delivery may lose the rest of
-			 * the message; a reliable level may not */
-			rte_pktmbuf_free(m);
-			via_dp_xmit(nic, pkts, n);
-			return !via_rel_level(vi);
-		}
-		h->opcode = fs->opcode;
-		via_wire_set_flags(h, fs->flags);
-		via_wire_set_dst_vi(h, vi->conn.remote_vi);
-		via_wire_set_src_vi(h, vi->id);
-		via_wire_set_conn_id(h, vi->conn.id);
-		via_wire_set_msg_id(h, fs->msg_id);
-		via_wire_set_msg_len(h, fs->msg_len);
-		via_wire_set_offset(h, *off);
-		via_wire_set_imm(h, fs->imm);
-		if (ext > 0)
-			memcpy(h + 1, fs->ext, ext);
-		data = frame_data_put(d, vi, m, zc, fs->data, segs, nb_segs, *off, len);
-		if (data == NULL) {
-			rte_pktmbuf_free(m);
-			rte_pktmbuf_free_bulk(pkts, n);
-			return false;
-		}
-		if (via_rel_level(vi))
-			via_rel_track(d, vi, m, h);
-		else
+		memcpy(h + 1, &rdma, ext);
+	}
+}
+
+/* The header of frame @p m. */
+static struct via_wire_hdr *
+frame_hdr(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod_offset(m, struct via_wire_hdr *, RTE_ETHER_HDR_LEN);
+}
+
+/*
+ * Frame @p frames of @p msg from its offset, one burst (VIA_DP_BURST at
+ * most): the frames made (dp_net.c), their headers and data, the data
+ * copied at once (dp_desc.c), numbered (dp_rel.c or in sequence), sealed,
+ * transmitted (dp_net.c). @return 0, -ENOBUFS (out of mbufs: fewer
+ * frames went), -EACCES (the data vanished: none went)
+ */
+static int
+frame_burst(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, uint16_t frames)
+{
+	const uint16_t ext = via_wire_ops[msg->fs.opcode].ext_len;
+	const uint32_t chunk = via_net_vi_payload(vi) - ext, first = msg->off;
+	struct via_net_burst b;
+	struct iovec iov[VIA_DP_BURST];
+	const void *data[VIA_DP_BURST];
+	uint16_t n, i;
+	int rc = 0;
+
+	n = via_net_burst_alloc(vi, &b, frames, ext);
+	/* frames crossing a port other than by virtual address copy their data */
+	if (!b.in_memory && !(vi->owner->nic->caps & VIA_PORT_CAP_TX_BY_VA))
+		msg->zero_copy = false;
+	for (i = 0; i < n; i++) {
+		iov[i].iov_len = RTE_MIN(chunk, msg->total - msg->off);
+		frame_hdr_fill(frame_hdr(b.pkts[i]), vi, msg);
+		data[i] = frame_data_place(d, vi, msg, b.pkts[i], &iov[i]);
+		if (data[i] == NULL)
+			break;
+		b.zero_copy += b.pkts[i]->next != NULL;
+		msg->off += (uint32_t)iov[i].iov_len;
+	}
+	if (i < n) {
+		/* no room for its data: the frames before it go */
+		rte_pktmbuf_free_bulk(b.pkts + i, n - i);
+		b.n = n = i;
+	}
+	if (n < frames)
+		rc = -ENOBUFS;
+	/* the copied frames' data, the burst at once (the rest were zero copy) */
+	msg->off = first;
+	if (n > 0 && via_segs_copy(vi, msg, iov, n, VIA_COPY_FROM_SEGS) != 0) {
+		rte_pktmbuf_free_bulk(b.pkts, n);
+		return -EACCES;
+	}
+	for (i = 0; i < n; i++)
+		msg->off += (uint32_t)iov[i].iov_len;
+	if (via_rel_level(vi))
+		via_rel_track(d, vi, b.pkts, n);
+	for (i = 0; i < n; i++) {
+		struct via_wire_hdr *h = frame_hdr(b.pkts[i]);
+		const uint16_t len = (uint16_t)iov[i].iov_len;
+
+		if (!via_rel_level(vi))
 			via_wire_set_seq(h, vi->tx_seq++);
-		if (in_memory)
+		/* frames that never cross a port are never checked: no CRCs to make */
+		if (b.in_memory)
 			via_wire_finish(h, (uint16_t)(ext + len));
-		else if (m->next != NULL)
-			via_wire_seal(h, ext, data, len);
+		else if (b.pkts[i]->next != NULL)
+			via_wire_seal(h, ext, data[i], len);
 		else
 			via_wire_seal(h, (uint16_t)(ext + len), NULL, 0);
-		pkts[n++] = m;
-		*off += len;
-		framed += len;
-		if (n == VIA_DP_BURST) {
-			via_dp_xmit(nic, pkts, n);
-			n = 0;
-		}
-	} while (*off < total && framed < budget);
-	via_dp_xmit(nic, pkts, n);
-	return true;
+	}
+	via_net_burst_xmit(vi, &b);
+	return rc;
+}
+
+int
+via_frame_send(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, uint32_t budget)
+{
+	const uint32_t chunk = via_net_vi_payload(vi) - via_wire_ops[msg->fs.opcode].ext_len;
+	/* frames until its end or the budget (at least one: a 0-byte message has one) */
+	uint64_t frames = RTE_MIN((uint64_t)(msg->total - msg->off), (uint64_t)budget);
+	int rc;
+
+	frames = RTE_MAX((frames + chunk - 1) / chunk, (uint64_t)1);
+	do {
+		uint16_t n = (uint16_t)RTE_MIN(frames, (uint64_t)VIA_DP_BURST);
+
+		rc = frame_burst(d, vi, msg, n);
+		frames -= n;
+	} while (rc == 0 && frames > 0);
+	/* out of mbufs: Unreliable Delivery frames the rest in a later turn
+	 * (what the port drops meanwhile it may lose); a reliable level fails */
+	return rc == -ENOBUFS && !via_rel_level(vi) ? 0 : rc;
 }
 
 /*
@@ -173,7 +221,8 @@ tx_room(const struct via_vi *vi)
 }
 
 bool
-via_frame_room(struct via_vi *vi)
+via_frame_room(struct via_vi *vi, bool new_msg)
 {
-	return tx_room(vi) && via_sq_room(vi) && (!via_rel_level(vi) || via_rel_room(vi));
+	return tx_room(vi) && via_sq_room(vi) &&
+	       (!via_rel_level(vi) || (new_msg ? via_rel_room_new(vi) : via_rel_room(vi)));
 }

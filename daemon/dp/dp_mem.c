@@ -33,28 +33,35 @@
 
 #include "dp.h"
 
+/* A ring that may have to grow: where it is and what it holds. */
+struct ring_ref {
+	void **slots;              /**< the ring, NULL with none */
+	uint32_t *size;            /**< its slots: a power of two, 0 with none */
+	size_t entry;              /**< bytes a slot */
+	uint32_t head, tail;       /**< its entries, free-running indices */
+};
+
 /*
- * Point *@p ring, of *@p have slots (a power of two, or 0 with no ring), at
- * one of @p n slots of @p size bytes: the one there if it has as many, else
- * a new one, zeroed, into which its entries [@p head, @p tail) (free-running
- * indices) move to the same index modulo the new size. @return 0, -ENOMEM
+ * Point @p r at a ring of @p n slots: the one there if it has as many, else
+ * a new one, zeroed, into which its entries move to the same index modulo
+ * the new size. @return 0, -ENOMEM
  */
 static int
-ring_fit(void **ring, uint32_t *have, uint32_t n, size_t size, uint32_t head, uint32_t tail)
+ring_fit(struct ring_ref r, uint32_t n)
 {
 	uint8_t *a;
 
-	if (*ring != NULL && *have >= n)
+	if (*r.slots != NULL && *r.size >= n)
 		return 0;
-	a = calloc(n, size);
+	a = calloc(n, r.entry);
 	if (a == NULL)
 		return -ENOMEM;
-	for (; head != tail; head++)
-		memcpy(a + (head & (n - 1)) * size,
-		       (const uint8_t *)*ring + (head & (*have - 1)) * size, size);
-	free(*ring);
-	*ring = a;
-	*have = n;
+	for (; r.head != r.tail; r.head++)
+		memcpy(a + (r.head & (n - 1)) * r.entry,
+		       (const uint8_t *)*r.slots + (r.head & (*r.size - 1)) * r.entry, r.entry);
+	free(*r.slots);
+	*r.slots = a;
+	*r.size = n;
 	return 0;
 }
 
@@ -64,7 +71,7 @@ segs_fit(struct via_dp_seg **segs, uint32_t n)
 {
 	uint32_t have = *segs != NULL ? n : 0;
 
-	return ring_fit((void **)segs, &have, n, sizeof(**segs), 0, 0);
+	return ring_fit((struct ring_ref){ (void **)segs, &have, sizeof(**segs), 0, 0 }, n);
 }
 
 int
@@ -83,19 +90,19 @@ via_dp_vi_provision(struct via_vi *vi)
 	 * an adopted one has the size it had. Its entries do not move: zero-
 	 * copy trackers point at them */
 	if (q->head == q->tail &&
-	    ring_fit((void **)&q->pend, &q->size, n, sizeof(*q->pend), 0, 0) != 0)
+	    ring_fit((struct ring_ref){ (void **)&q->pend, &q->size, sizeof(*q->pend), 0, 0 }, n) != 0)
 		return -ENOMEM;
 	if (!via_rel_level(vi))
 		return 0;
 	/* the frames of the last connection go at its reset, after this */
-	if (ring_fit((void **)&r->win, &r->win_size, n, sizeof(*r->win), r->snd_una,
-		     r->snd_nxt) != 0)
+	if (ring_fit((struct ring_ref){ (void **)&r->win, &r->win_size, sizeof(*r->win),
+					r->snd_una, r->snd_nxt }, n) != 0)
 		return -ENOMEM;
 	/* the sender keeps what comes behind its reads within this
-	 * (via_rel_room_behind_reads) */
+	 * (via_rel_room_new) */
 	if (vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION &&
-	    ring_fit((void **)&r->park, &r->park_size, n, sizeof(*r->park), r->park_head,
-		     r->park_tail) != 0)
+	    ring_fit((struct ring_ref){ (void **)&r->park, &r->park_size, sizeof(*r->park),
+					r->park_head, r->park_tail }, n) != 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -277,6 +277,33 @@ via_net_frame_init(struct rte_mbuf *m, struct via_nic *nic, const uint8_t dst[6]
 	return h;
 }
 
+uint16_t
+via_net_burst_alloc(const struct via_vi *vi, struct via_net_burst *b, uint16_t n, uint16_t ext)
+{
+	struct via_nic *nic = vi->owner->nic;
+	struct rte_mempool *pool = via_nics_pool();
+
+	b->in_memory = via_net_to_self(nic, vi->conn.remote_mac);
+	b->zero_copy = 0;
+	for (b->n = 0; b->n < n; b->n++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+		if (m == NULL || via_net_frame_init(m, nic, vi->conn.remote_mac, ext) == NULL) {
+			rte_pktmbuf_free(m);
+			break;
+		}
+		b->pkts[b->n] = m;
+	}
+	return b->n;
+}
+
+void
+via_net_burst_xmit(const struct via_vi *vi, struct via_net_burst *b)
+{
+	via_dp_stats()->frames_tx_zero_copy += b->zero_copy;
+	via_dp_xmit(vi->owner->nic, b->pkts, b->n);
+}
+
 void
 via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *tmpl,
 		  const void *payload, uint16_t len)
@@ -302,30 +329,11 @@ via_dp_send_frame(struct via_nic *nic, const uint8_t mac[6], const struct via_wi
 }
 
 void
-via_dp_send_ctrl(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		 uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, const void *payload,
-		 uint16_t len)
+via_net_send_peer(const struct via_vi *vi, const struct via_wire_hdr *h)
 {
-	struct via_wire_hdr h;
-
-	via_wire_hdr_init(&h, op, flags, dst_vi, src_vi, conn_id);
-	via_dp_send_frame(nic, mac, &h, payload, len);
-}
-
-void
-via_dp_send_xport_id(struct via_nic *nic, const uint8_t mac[6], uint8_t op, uint16_t flags,
-		     uint32_t dst_vi, uint32_t src_vi, uint32_t conn_id, uint32_t seq, uint32_t imm,
-		     uint32_t msg_id)
-{
-	struct via_wire_hdr h;
-
-	via_wire_hdr_init(&h, op, flags, dst_vi, src_vi, conn_id);
-	via_wire_set_seq(&h, seq);
-	via_wire_set_imm(&h, imm);
-	via_wire_set_msg_id(&h, msg_id);
-	if (op == VIA_OP_NAK)
+	if (h->opcode == VIA_OP_NAK)
 		via_dp_stats()->naks_tx++;
-	via_dp_send_frame(nic, mac, &h, NULL, 0);
+	via_dp_send_frame(vi->owner->nic, vi->conn.remote_mac, h, NULL, 0);
 }
 
 bool

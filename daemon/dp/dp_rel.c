@@ -21,7 +21,7 @@
  * until the answer is out (§6.3.1.1, dp_resp.c). An ACK says both: the next
  * frame expected (the window's, and retransmission's) and the first frame
  * not placed yet (VIA_WF_PLACED; Reliable Reception completions). The
- * sender keeps what may be parked within a budget (via_rel_room_behind_reads),
+ * sender keeps what may be parked within a budget (via_rel_room_new),
  * so parking is flow control, never loss.
  *
  * A connection may send at once: the connection manager's handshake
@@ -70,8 +70,13 @@ via_rel_room(struct via_vi *vi)
 	return r->snd_nxt - r->snd_una + need <= r->win_size;
 }
 
-bool
-via_rel_room_behind_reads(const struct via_vi *vi)
+/*
+ * Whether one more message may follow this VI's RDMA Reads not yet answered:
+ * on Reliable Reception the peer keeps what comes behind them (via_rel_park),
+ * a window of frames at most.
+ */
+static bool
+room_behind_reads(const struct via_vi *vi)
 {
 	/* the peer parks what comes behind a read it has not answered: at
 	 * most a window of it (via_rel_park) */
@@ -79,37 +84,53 @@ via_rel_room_behind_reads(const struct via_vi *vi)
 	       vi->rel.behind_reads + via_net_msg_frames(vi) <= via_net_queue_size(vi);
 }
 
-void
-via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf *m, struct via_wire_hdr *h)
+bool
+via_rel_room_new(struct via_vi *vi)
 {
-	struct via_vi_rel *r = &vi->rel;
-
-	via_wire_set_seq(h, r->snd_nxt);
-	/* what the peer may park (via_rel_room_behind_reads); the answers
-	 * to its own reads it never does */
-	if (vi->sq.reads == 0)
-		r->behind_reads = 0;
-	else if (h->opcode != VIA_OP_RDMA_READ_RESP)
-		r->behind_reads++;
-	/* the port frees its reference once the frame is out; ours stays for
-	 * a retransmission until the frame is acknowledged: on every segment,
-	 * or the port's free would take a zero-copy frame's data segment */
-	rte_pktmbuf_refcnt_update(m, 1);
-	r->win[r->snd_nxt & (r->win_size - 1)] = m;
-	if (r->snd_nxt == r->snd_una) {
-		r->rto_us = d->conf.rel_rto_min_us;
-		r->rto_at = rte_get_timer_cycles() + us_to_cycles(r->rto_us);
-	}
-	r->snd_nxt++;
+	return via_rel_room(vi) && room_behind_reads(vi);
 }
 
+void
+via_rel_track(struct viad *d, struct via_vi *vi, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct via_vi_rel *r = &vi->rel;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct via_wire_hdr *h = rte_pktmbuf_mtod_offset(pkts[i], struct via_wire_hdr *,
+								 RTE_ETHER_HDR_LEN);
+
+		via_wire_set_seq(h, r->snd_nxt);
+		/* what the peer may park (via_rel_room_new); the
+		 * answers to its own reads it never does */
+		if (vi->sq.reads == 0)
+			r->behind_reads = 0;
+		else if (h->opcode != VIA_OP_RDMA_READ_RESP)
+			r->behind_reads++;
+		/* the port frees its reference once the frame is out; ours
+		 * stays for a retransmission until the frame is acknowledged:
+		 * on every segment, or the port's free would take a zero-copy
+		 * frame's data segment */
+		rte_pktmbuf_refcnt_update(pkts[i], 1);
+		r->win[r->snd_nxt & (r->win_size - 1)] = pkts[i];
+		if (r->snd_nxt == r->snd_una) {
+			r->rto_us = d->conf.rel_rto_min_us;
+			r->rto_at = rte_get_timer_cycles() + us_to_cycles(r->rto_us);
+		}
+		r->snd_nxt++;
+	}
+}
+
+/* ACK and NAK carry no payload: @p seq, @p status (in imm) and @p token (in
+ * msg_id) say what they mean */
 static void
-send_xport(struct via_vi *vi, uint8_t op, uint16_t flags, uint32_t seq, uint32_t status,
+send_xport(struct via_vi *vi, struct via_wire_hdr h, uint32_t seq, uint32_t status,
 	   uint32_t token)
 {
-	/* ACK and NAK carry no payload; seq, imm and msg_id say what they mean */
-	via_dp_send_xport_id(vi->owner->nic, vi->conn.remote_mac, op, flags, vi->conn.remote_vi,
-			     vi->id, vi->conn.id, seq, status, token);
+	via_wire_set_seq(&h, seq);
+	via_wire_set_imm(&h, status);
+	via_wire_set_msg_id(&h, token);
+	via_net_send_peer(vi, &h);
 }
 
 static const struct via_wire_hdr *
@@ -131,7 +152,8 @@ send_ack(struct via_vi *vi, uint16_t flags, uint32_t token)
 				  ? via_wire_seq(frame_hdr(r->park[r->park_head & (r->park_size - 1)]))
 				  : r->rcv_nxt;
 
-	send_xport(vi, VIA_OP_ACK, flags | VIA_WF_PLACED, r->rcv_nxt, placed, token);
+	send_xport(vi, via_net_peer_hdr(vi, VIA_OP_ACK, flags | VIA_WF_PLACED), r->rcv_nxt, placed,
+		   token);
 }
 
 /* Ask the peer where it is: its answer (VIA_WF_REPLY) says what it lacks of
@@ -241,8 +263,8 @@ via_rel_park(struct via_vi *vi, const struct via_wire_hdr *h, struct rte_mbuf *m
 	struct via_vi_rel *r = &vi->rel;
 
 	/* made when the VI connected (dp_mem.c), as large as the sender keeps
-	 * behind its reads (via_rel_room_behind_reads); full only with a peer that does not keep to the budget: not taken,
-	 * it comes again */
+	 * behind its reads (via_rel_room_new); full only with a peer that does
+	 * not keep to the budget: not taken, it comes again */
 	if (r->park_tail - r->park_head == r->park_size || !via_rel_accept(vi, h))
 		return false;
 	rte_pktmbuf_refcnt_update(m, 1);
@@ -270,7 +292,7 @@ void
 via_rel_nak(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uint32_t status,
 	    const char *why)
 {
-	send_xport(vi, VIA_OP_NAK, 0, via_wire_seq(h), status, 0);
+	send_xport(vi, via_net_peer_hdr(vi, VIA_OP_NAK, 0), via_wire_seq(h), status, 0);
 	vi->rel.ack_due = false;
 	/* here the connection is lost; the cause is the peer's to report */
 	via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, why);

@@ -7,33 +7,40 @@
  * peer answers (dp_comp.c). VIA §6.3, §9.6.1; §2.5.1: on Unreliable
  * Delivery completion means "sent", not "received".
  */
+#include <errno.h>
 #include <string.h>
 
 #include <vipl.h>
 
 #include "dp.h"
 
-/* Issue an RDMA Read (VIA §6.3, §10.2): its answer completes it. */
-static uint32_t
-read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
-	   const struct via_frame_spec *fs, const struct via_dp_seg *segs, uint16_t nb_segs,
-	   uint32_t total)
+#define REQ_TURN_DESCS 16   /* descriptors per VI per turn: fairness */
+
+/* Issue the RDMA Read of the VI's message (VIA §6.3, §10.2): its answer
+ * completes it. @return 0, -ENOBUFS */
+static int
+read_issue(struct viad *d, struct via_vi *vi)
 {
+	const struct via_dp_msg *msg = &vi->tx.msg;
+	/* its request: one frame without data, msg_len the bytes asked for */
+	struct via_dp_msg req = { .fs = msg->fs };
 	struct via_sq_pending *p;
+	uint16_t nb_segs = msg->nb_segs;
 	/* the shard's pool empty is a resource error: "data could not be
 	 * transferred" (§10.2 bit 6), counted (dp_mem.c) */
 	struct via_dp_seg *copy = via_read_segs_get(vi->shard);
 
 	if (copy == NULL)
-		return VIP_STATUS_TRANSPORT_ERROR;
-	memcpy(copy, segs, nb_segs * sizeof(*copy));
-	if (!via_frame_send(d, vi, fs, NULL, 0, 0, &(uint32_t){ 0 }, UINT32_MAX, NULL)) {
+		return -ENOBUFS;
+	memcpy(copy, msg->segs, nb_segs * sizeof(*copy));
+	if (via_frame_send(d, vi, &req, UINT32_MAX) != 0) {
 		via_read_segs_put(vi->shard, copy);
-		return VIP_STATUS_TRANSPORT_ERROR;
+		return -ENOBUFS;
 	}
-	p = via_sq_hold(vi, w, VIA_SQ_READ, total, 0, VIP_STATUS_OP_RDMA_READ);
+	p = via_sq_hold(vi, &msg->wqe, VIA_SQ_READ,
+			(struct via_dp_done){ .len = msg->total, .status = msg->status });
 	p->start_seq = p->end_seq - 1;      /* its request frame */
-	p->msg_id = fs->msg_id;
+	p->msg_id = msg->fs.msg_id;
 	p->segs = copy;
 	p->nb_segs = nb_segs;
 	vi->sq.reads++;
@@ -41,204 +48,188 @@ read_issue(struct viad *d, struct via_vi *vi, const struct via_wqe *w,
 }
 
 /*
- * The send-queue descriptor @p w is done, with @p status (op bits
- * included): complete it, or hold its completion behind earlier ones, or
- * until @p zc's frames no longer point into its buffers (NULL: none do).
+ * The VI's message is done (msg.err: how): to the completer; on a reliable
+ * level an error breaks the connection (VIA §2.5.2, §2.5.3, Table 1), the
+ * message carrying its own cause behind the completions held before it.
  */
 static void
-send_done(struct viad *d, struct via_vi *vi, const struct via_wqe *w, const struct via_mr *mr,
-	  uint32_t len, uint32_t imm, uint32_t status, struct via_zc *zc)
+send_done(struct viad *d, struct via_vi *vi)
 {
-	if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED &&
-	    (status & VIP_STATUS_ERROR_MASK)) {
-		/* VIA §2.5.2, §2.5.3, Table 1: on a reliable level any error
-		 * breaks the connection; this descriptor carries its own cause,
-		 * behind the completions held before it */
-		via_zc_bind(zc, vi, NULL);
-		if (via_sq_held(vi))
-			via_sq_hold(vi, w, VIA_SQ_READY, 0, 0, status);
-		else
-			via_dp_complete(d, vi, VIA_WQ_SEND, w, mr, 0, 0, status);
-		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
-			     status & VIP_STATUS_TRANSPORT_ERROR ? "out of frame buffers"
-								 : "local descriptor error");
-		return;
-	}
-	/* VIA §2.5.3: Reliable Reception completes once the data is placed;
-	 * and a completion may not pass one held before it */
-	if ((status & VIP_STATUS_ERROR_MASK) == 0 &&
-	    vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION) {
-		struct via_sq_pending *p = via_sq_hold(vi, w, VIA_SQ_ACK, len, imm, status);
+	const int err = vi->tx.msg.err;
+	const bool breaks = err != 0 && via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED;
 
-		p->start_seq = vi->tx.first_seq;   /* the message framed last: this one */
-		via_zc_bind(zc, vi, p);
-		return;
-	}
-	if (status & VIP_STATUS_ERROR_MASK) {
-		/* what went out is not delivered: the buffer may go back */
-		via_zc_bind(zc, vi, NULL);
-		zc = NULL;
-		len = 0;
-	}
-	if (via_sq_held(vi) || zc != NULL)
-		via_zc_bind(zc, vi, via_sq_hold(vi, w, VIA_SQ_READY, len, imm, status));
-	else
-		via_dp_complete(d, vi, VIA_WQ_SEND, w, mr, len, imm, status);
+	via_comp_send(d, vi, &vi->tx.msg);
+	if (breaks)
+		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
+			     err == -ENOBUFS ? "out of frame buffers" : "local descriptor error");
 }
 
-uint32_t
-via_req_start(struct viad *d, struct via_vi *vi, const struct via_wqe *w)
+/* VIA §10.2: the frames of a descriptor of control @p control (op @p op). */
+static void
+msg_frames(struct via_dp_msg *msg, uint16_t control, uint32_t op, uint32_t msg_id)
+{
+	struct via_frame_spec *fs = &msg->fs;
+
+	fs->opcode = op == VIP_CONTROL_OP_SENDRECV ? VIA_OP_SEND
+		     : op == VIP_CONTROL_OP_RDMAWRITE ? VIA_OP_RDMA_WRITE : VIA_OP_RDMA_READ_REQ;
+	fs->msg_id = msg_id;
+	fs->msg_len = msg->total;
+	fs->flags = 0;
+	fs->imm = 0;
+	/* immediate data goes with sends and writes, not reads (§10.2) */
+	if ((control & VIP_CONTROL_IMMEDIATE) && op != VIP_CONTROL_OP_RDMAREAD) {
+		fs->flags = VIA_WF_IMM;
+		fs->imm = msg->cs_imm;
+	}
+}
+
+/*
+ * Take the next send-queue descriptor: validate it, then make it the VI's
+ * message to frame (vi->tx), or finish it at once (an error, an RDMA Read
+ * request). @return the bytes it put on the wire
+ */
+static uint32_t
+req_start(struct viad *d, struct via_vi *vi)
 {
 	struct via_vi_tx *tx = &vi->tx;
-	VIP_ADDRESS_SEGMENT raddr;
+	struct via_dp_msg *msg = &tx->msg;
 	VIP_CONTROL_SEGMENT cs;
-	const struct via_mr *mr;
-	uint32_t status, op;
-	uint64_t total;
+	uint32_t op;
 
+	msg->total = 0;
+	msg->cs_imm = 0;
+	msg->status = VIP_STATUS_OP_SEND;
 	/* a VI never connected has no lists (dp_mem.c): its sends are only
 	 * fetched to be flushed (below), into its shard's list for that */
-	mr = via_desc_fetch(d, vi, VIA_WQ_SEND, w, &cs, &raddr,
-			    tx->segs != NULL ? tx->segs : vi->shard->flush_segs, &tx->nb_segs,
-			    &total, &status);
-	if (mr == NULL) {
+	msg->segs = tx->segs != NULL ? tx->segs : vi->shard->flush_segs;
+	if (via_desc_next(d, vi, VIA_WQ_SEND, msg, &cs) == NULL) {
 		/* counted in order, like every completion of the queue */
 		if (via_sq_held(vi))
-			via_sq_hold(vi, w, VIA_SQ_READY, 0, 0, 0)->no_desc = true;
+			via_sq_hold(vi, &msg->wqe, VIA_SQ_READY, (struct via_dp_done){ 0 })->no_desc =
+				true;
 		else
-			via_dp_complete(d, vi, VIA_WQ_SEND, w, NULL, 0, 0, 0);
+			via_dp_complete(vi, VIA_WQ_SEND, &msg->wqe, NULL, (struct via_dp_done){ 0 });
 		/* an error, and on a reliable level every error breaks (§2.5) */
 		if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED)
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "unusable descriptor");
 		return 0;
 	}
 	op = cs.Control & VIP_CONTROL_OP_MASK;
+	msg->cs_imm = cs.ImmediateData;
 	/* VIA §10.2 bit 3: the sum must match Length and fit the VI's MTU */
-	if (status == 0 && (total != cs.Length || total > vi->attr.max_transfer))
-		status = VIP_STATUS_LENGTH_ERROR;
+	if (msg->err == 0 && (msg->total != cs.Length || msg->total > vi->attr.max_transfer))
+		msg->err = -EMSGSIZE;
 	/* VIA §5.1, §5.2, §5.4: the send queue of an unconnected VI completes in error */
-	if (status == 0 && vi->state != VIP_STATE_CONNECTED)
-		status = VIP_STATUS_DESC_FLUSHED_ERROR;
-	status |= via_desc_op_status(op);
-	if (status & VIP_STATUS_ERROR_MASK) {
-		send_done(d, vi, w, mr, 0, cs.ImmediateData, status, NULL);
+	if (msg->err == 0 && vi->state != VIP_STATE_CONNECTED)
+		msg->err = -ECANCELED;
+	if (msg->err != 0) {
+		send_done(d, vi);
 		return 0;
 	}
-	tx->wqe = *w;
-	tx->status = status;
-	tx->cs_imm = cs.ImmediateData;
-	tx->total = (uint32_t)total;
-	tx->off = 0;
-	tx->msg_id = ++vi->tx_msg_id;
-	tx->first_seq = vi->rel.snd_nxt;
-	tx->opcode = op == VIP_CONTROL_OP_SENDRECV ? VIA_OP_SEND
-		     : op == VIP_CONTROL_OP_RDMAWRITE ? VIA_OP_RDMA_WRITE : VIA_OP_RDMA_READ_REQ;
-	tx->flags = 0;
-	tx->imm = 0;
-	/* immediate data goes with sends and writes, not reads (§10.2) */
-	if ((cs.Control & VIP_CONTROL_IMMEDIATE) && op != VIP_CONTROL_OP_RDMAREAD) {
-		tx->flags = VIA_WF_IMM;
-		tx->imm = cs.ImmediateData;
-	}
-	tx->rdma_va = raddr.Data.AddressBits;
-	tx->rdma_handle = raddr.Handle;
+	msg->off = 0;
+	msg->first_seq = vi->rel.snd_nxt;
+	msg->zero_copy = true;
+	msg_frames(msg, cs.Control, op, ++vi->tx_msg_id);
 	if (op == VIP_CONTROL_OP_RDMAREAD) {
-		struct via_wire_rdma ext = {
-			.va = rte_cpu_to_be_64(tx->rdma_va),
-			.handle = rte_cpu_to_be_32(tx->rdma_handle),
-		};
-		struct via_frame_spec fs = {
-			.opcode = tx->opcode, .msg_id = tx->msg_id, .msg_len = tx->total,
-			.ext = &ext,
-		};
-
-		status |= read_issue(d, vi, w, &fs, tx->segs, tx->nb_segs, tx->total);
-		if (status & VIP_STATUS_ERROR_MASK)
-			send_done(d, vi, w, mr, 0, cs.ImmediateData, status, NULL);
+		msg->err = read_issue(d, vi);
+		if (msg->err != 0)
+			send_done(d, vi);
 		/* the answer is as long as a write: charged here */
-		return tx->total;
+		return msg->total;
 	}
 	tx->active = true;
 	tx->stale = false;
 	return 0;
 }
 
-/* The regions of the message's segments again: they may be gone (§3.2.1). */
-static bool
+/* The regions of the message's segments again: they may be gone (§3.2.1).
+ * @return 0, -EACCES */
+static int
 send_segs_recheck(struct viad *d, struct via_vi *vi)
 {
-	struct via_vi_tx *tx = &vi->tx;
+	struct via_dp_msg *msg = &vi->tx.msg;
 	uint16_t i;
 	int err;
 
-	for (i = 0; i < tx->nb_segs; i++) {
-		struct via_dp_seg *seg = &tx->segs[i];
+	for (i = 0; i < msg->nb_segs; i++) {
+		struct via_dp_seg *seg = &msg->segs[i];
 
 		if (seg->len == 0)
 			continue;
 		seg->mr = via_mr_check(d, vi->owner, seg->handle, seg->va, seg->len,
 				       vi->attr.ptag, VIA_MR_LOCAL_READ, &err);
 		if (seg->mr == NULL)
-			return false;
+			return -EACCES;
 	}
-	tx->stale = false;
-	return true;
+	vi->tx.stale = false;
+	return 0;
 }
 
-uint32_t
-via_req_more(struct viad *d, struct via_vi *vi, uint32_t budget)
+/* Frame up to @p budget more bytes of the VI's message (at least one
+ * frame); complete it after its last. @return the bytes framed */
+static uint32_t
+req_more(struct viad *d, struct via_vi *vi, uint32_t budget)
 {
 	struct via_vi_tx *tx = &vi->tx;
-	struct via_wire_rdma ext = {
-		.va = rte_cpu_to_be_64(tx->rdma_va), .handle = rte_cpu_to_be_32(tx->rdma_handle),
-	};
-	struct via_frame_spec fs = {
-		.opcode = tx->opcode, .flags = tx->flags, .imm = tx->imm, .msg_id = tx->msg_id,
-		.msg_len = tx->total, .ext = tx->opcode == VIA_OP_SEND ? NULL : &ext,
-		.data = tx->inline_data,
-	};
-	uint32_t status = tx->status, from = tx->off;
-	struct via_zc *zc;
+	struct via_dp_msg *msg = &tx->msg;
+	const uint32_t from = msg->off;
 
 	/* broken between two turns (a NAK, a RESET): the rest is flushed */
 	if (vi->state != VIP_STATE_CONNECTED)
-		status |= VIP_STATUS_DESC_FLUSHED_ERROR;
-	else if ((tx->stale && !send_segs_recheck(d, vi)) ||
-		 !via_frame_send(d, vi, &fs, tx->segs, tx->nb_segs, tx->total, &tx->off, budget,
-			      &tx->zc))
-		status |= via_rel_level(vi) ? VIP_STATUS_TRANSPORT_ERROR
-					    : VIP_STATUS_PROTECTION_ERROR;
-	else if (tx->off < tx->total) {
+		msg->err = -ECANCELED;
+	else if ((tx->stale && send_segs_recheck(d, vi) != 0) ||
+		 via_frame_send(d, vi, msg, budget) != 0)
+		/* a reliable level breaks; Unreliable Delivery reports the
+		 * descriptor (its regions, its memory) */
+		msg->err = via_rel_level(vi) ? -ENOBUFS : -EACCES;
+	else if (msg->off < msg->total) {
 		tx->stale = true;    /* the lock may be dropped before the next turn */
-		return tx->off - from;
+		return msg->off - from;
 	}
 	tx->active = false;
-	/* taken off the VI first: send_done may break the connection, whose
-	 * reset must not drop the framing reference a second time */
-	zc = via_zc_framed(tx->zc);
-	tx->zc = NULL;
-	send_done(d, vi, &tx->wqe,
-		  via_desc_region(d, vi, VIA_WQ_SEND, &tx->wqe, VIP_ERROR_COMP_PROT), tx->total,
-		  tx->cs_imm, status, zc);
-	return tx->off - from;
+	send_done(d, vi);
+	return msg->off - from;
+}
+
+unsigned
+via_req_turn(struct viad *d, struct via_vi *vi)
+{
+	struct via_ring *r = &vi->wq[VIA_WQ_SEND];
+	unsigned i, work = 0;
+
+	/* the peer's RDMA Reads first: the oldest work of the send side */
+	if (vi->state == VIP_STATE_CONNECTED && via_rel_level(vi))
+		work += via_resp_read_answers(d, vi, (uint32_t)RTE_MAX(vi->tx_deficit, 1));
+	for (i = 0; i < REQ_TURN_DESCS && vi->tx_deficit > 0; i++) {
+		if (!vi->tx.active) {
+			/* the ring may have been flushed meanwhile (a broken connection) */
+			if (via_ring_avail(r) == 0)
+				break;
+			if (vi->state == VIP_STATE_CONNECTED &&
+			    (vi->sq.reads == VIA_MAX_READS || !via_frame_room(vi, true) ||
+			     (vi->sq.reads > 0 && via_desc_fenced(d, vi))))
+				break;
+			vi->tx_deficit -= (int64_t)req_start(d, vi) + VIA_DP_DESC_COST;
+		} else if (vi->state == VIP_STATE_CONNECTED && !via_frame_room(vi, false)) {
+			break;
+		}
+		if (vi->tx.active)
+			vi->tx_deficit -= req_more(d, vi, (uint32_t)RTE_MAX(vi->tx_deficit, 1));
+		work++;
+	}
+	return work;
 }
 
 void
 via_req_cut(struct via_vi *vi)
 {
 	struct via_vi_tx *tx = &vi->tx;
-	struct via_sq_pending *p;
 
 	if (!tx->active)
 		return;
 	tx->active = false;
-	p = via_sq_hold(vi, &tx->wqe,
-			vi->attr.reliability == VIP_SERVICE_RELIABLE_RECEPTION ? VIA_SQ_ACK
-									     : VIA_SQ_READY,
-			tx->total, tx->cs_imm, tx->status);
-	p->start_seq = tx->first_seq;
-	via_zc_bind(via_zc_framed(tx->zc), vi, p);
-	tx->zc = NULL;
+	/* framed whole as far as the completer can tell */
+	via_comp_send(vi->owner->nic->d, vi, &tx->msg);
 }
 
 void
@@ -249,7 +240,8 @@ via_req_flush(struct viad *d, struct via_vi *vi)
 	if (!tx->active)
 		return;
 	tx->active = false;
-	via_dp_complete(d, vi, VIA_WQ_SEND, &tx->wqe,
-			via_desc_region(d, vi, VIA_WQ_SEND, &tx->wqe, VIP_ERROR_POST_DESC), 0, 0,
-			VIP_STATUS_DESC_FLUSHED_ERROR | tx->status);
+	via_dp_complete(vi, VIA_WQ_SEND, &tx->msg.wqe,
+			via_desc_region(d, vi, VIA_WQ_SEND, &tx->msg.wqe, VIP_ERROR_POST_DESC),
+			(struct via_dp_done){
+				.status = via_comp_status(-ECANCELED) | tx->msg.status });
 }

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <rte_ether.h>
 
@@ -23,6 +24,17 @@
 
 static void park_replay(struct viad *d, struct via_vi *vi);
 
+/* VIA §4.2: frame @p h names no connection of ours: RESET to its sender at @p mac. */
+static void
+send_reset(struct via_nic *nic, const uint8_t mac[6], const struct via_wire_hdr *h)
+{
+	struct via_wire_hdr reset;
+
+	via_wire_hdr_init(&reset, VIA_OP_RESET, 0, via_wire_src_vi(h), via_wire_dst_vi(h),
+			  via_wire_conn_id(h));
+	via_dp_send_frame(nic, mac, &reset, NULL, 0);
+}
+
 unsigned
 via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 {
@@ -30,30 +42,16 @@ via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 	uint32_t framed = 0;
 	unsigned n = 0;
 
-	while (r->head != r->tail && framed < budget && via_frame_room(vi)) {
+	while (r->head != r->tail && framed < budget && via_frame_room(vi, false)) {
 		struct via_rdma_resp *a = &r->q[r->head % VIA_MAX_READS];
-		struct via_dp_seg src = { .va = a->va, .len = a->len, .handle = a->handle };
-		struct via_frame_spec fs = {
-			.opcode = VIA_OP_RDMA_READ_RESP, .msg_id = a->msg_id, .msg_len = a->len,
-		};
-		uint32_t from = a->sent;
+		struct via_dp_msg *msg = &a->msg;
+		const uint32_t from = msg->off;
 		int err;
 
 		/* checked again each turn: the region may have gone since the
 		 * request, or since the last turn */
-		src.mr = via_mr_check(d, vi->owner, a->handle, a->va, a->len, vi->attr.ptag,
-				      VIA_MR_REMOTE_READ, &err);
-		if (a->len > 0 && src.mr == NULL) {
-			/* VIA §3.2.1: deregistered since the request; a protection
-			 * error at the source, which the initiator must learn */
-			via_zc_drop(&a->zc);
-			r->head++;
-			via_dp_send_xport(vi->owner->nic, vi->conn.remote_mac, VIA_OP_NAK, 0,
-					  vi->conn.remote_vi, vi->id, vi->conn.id, a->seq,
-					  VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ);
-			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
-			break;
-		}
+		a->src.mr = via_mr_check(d, vi->owner, a->src.handle, a->src.va, a->src.len,
+					 vi->attr.ptag, VIA_MR_REMOTE_READ, &err);
 		/* zero copy only in memory: frames crossing a port carry a CRC
 		 * taken now, and a retransmission reads the pages again, which
 		 * the responder may have changed since (no descriptor of the
@@ -62,22 +60,35 @@ via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 		 * after the Read must not change what the Read returns
 		 * (§6.3.1.1), and an answer that still points into the pages
 		 * when the write lands there would */
-		if (!via_frame_send(d, vi, &fs, &src, 1, a->len, &a->sent, budget - framed,
-				    via_net_to_self(vi->owner->nic, vi->conn.remote_mac) &&
-				    vi->attr.reliability != VIP_SERVICE_RELIABLE_RECEPTION
-					    ? &a->zc : NULL)) {
-			via_zc_drop(&a->zc);
+		msg->segs = &a->src;
+		msg->zero_copy = via_net_to_self(vi->owner->nic, vi->conn.remote_mac) &&
+				 vi->attr.reliability != VIP_SERVICE_RELIABLE_RECEPTION;
+		if (a->src.len > 0 && a->src.mr == NULL) {
+			struct via_wire_hdr nak = via_net_peer_hdr(vi, VIA_OP_NAK, 0);
+
+			/* VIA §3.2.1: deregistered since the request; a protection
+			 * error at the source, which the initiator must learn */
+			via_zc_drop(&msg->zc);
+			r->head++;
+			via_wire_set_seq(&nak, a->seq);
+			via_wire_set_imm(&nak, VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ);
+			via_net_send_peer(vi, &nak);
+			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
+			break;
+		}
+		if (via_frame_send(d, vi, msg, budget - framed) != 0) {
+			via_zc_drop(&msg->zc);
 			r->head++;
 			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
 				     "an RDMA Read source vanished");
 			break;
 		}
-		framed += a->sent - from;
-		if (a->sent < a->len)
+		framed += msg->off - from;
+		if (msg->off < msg->total)
 			break;               /* the rest in the next turn */
 		/* no completion waits for an answer's frames: the tracker only
 		 * keeps the source's allocation mapped */
-		via_zc_drop(&a->zc);
+		via_zc_drop(&msg->zc);
 		r->head++;
 		vi->tx_deficit -= VIA_DP_DESC_COST;
 		n++;
@@ -102,41 +113,35 @@ recv_take(struct viad *d, struct via_vi *vi)
 
 	/* rx->segs: made when the VI connected (dp_mem.c); frames reach only
 	 * a VI of a connection */
+	rx->msg.segs = rx->segs;
 	while (via_ring_avail(r) > 0) {
 		VIP_CONTROL_SEGMENT cs;
 		const struct via_mr *mr;
-		struct via_wqe w;
-		uint64_t total;
-		uint32_t status;
 
-		via_desc_take(vi, VIA_WQ_RECV, &w);
-		mr = via_desc_fetch(d, vi, VIA_WQ_RECV, &w, &cs, NULL, rx->segs, &rx->nb_segs,
-				    &total, &status);
-		if (mr == NULL || status != 0 || total > UINT32_MAX) {
-			via_dp_complete(d, vi, VIA_WQ_RECV, &w, mr, 0, 0,
-					(status ? status : VIP_STATUS_LENGTH_ERROR) |
-					VIP_STATUS_OP_RECEIVE);
+		mr = via_desc_next(d, vi, VIA_WQ_RECV, &rx->msg, &cs);
+		if (mr == NULL || rx->msg.err != 0) {
+			/* an unusable descriptor (mr NULL) is only counted */
+			via_dp_complete(vi, VIA_WQ_RECV, &rx->msg.wqe, mr,
+					(struct via_dp_done){
+						.status = via_comp_status(mr != NULL ? rx->msg.err
+										     : -EMSGSIZE) |
+							  VIP_STATUS_OP_RECEIVE });
 			if (via_rel_level(vi))
 				return -1;
 			continue;
 		}
-		rx->wqe = w;
-		rx->capacity = (uint32_t)total;
 		return 1;
 	}
 	return 0;
 }
 
+/* The receive descriptor of the message being placed completes
+ * (via_comp_recv); the VI waits for the next message. */
 static void
-recv_complete(struct viad *d, struct via_vi *vi, uint32_t len, uint32_t imm, uint32_t status)
+recv_complete(struct viad *d, struct via_vi *vi, int err, bool whole)
 {
-	struct via_vi_rx *rx = &vi->rx;
-
-	/* looked up again: the descriptor's region may be gone (COMP_PROT) */
-	via_dp_complete(d, vi, VIA_WQ_RECV, &rx->wqe,
-			via_desc_region(d, vi, VIA_WQ_RECV, &rx->wqe, VIP_ERROR_COMP_PROT), len,
-			imm, status | VIP_STATUS_OP_RECEIVE);
-	rx->state = VIA_RX_IDLE;
+	via_comp_recv(d, vi, err, whole);
+	vi->rx.state = VIA_RX_IDLE;
 }
 
 /* Message @p msg counts as delivered: a copy of it takes no descriptor
@@ -158,13 +163,13 @@ rx_delivered(struct via_vi_rx *rx, uint32_t msg)
  * The rest of its frames are dropped, and it counts as delivered.
  */
 static void
-rx_cut(struct viad *d, struct via_vi *vi, uint32_t status)
+rx_cut(struct viad *d, struct via_vi *vi, int err)
 {
 	struct via_vi_rx *rx = &vi->rx;
 
 	if (rx->state == VIA_RX_MESSAGE)
-		recv_complete(d, vi, 0, rx->imm, status | rx->status);
-	rx_delivered(rx, rx->msg_id);
+		recv_complete(d, vi, err, true);
+	rx_delivered(rx, rx->msg.fs.msg_id);
 	rx->state = VIA_RX_IDLE;
 }
 
@@ -216,21 +221,31 @@ write_refused(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, c
 	if (off == 0)
 		VLOG_INFO("VI %u: RDMA Write refused: %s", vi->id, why);
 	if (rx->state == VIA_RX_IDLE && imm && off == 0 && recv_take(d, vi) > 0) {
-		recv_complete(d, vi, 0, via_wire_imm(h),
-			      VIP_STATUS_PROTECTION_ERROR | VIP_STATUS_OP_REMOTE_RDMA_WRITE |
-			      VIP_STATUS_IMMEDIATE);
+		/* the write's immediate data and op go with its error */
+		rx->msg.fs.imm = via_wire_imm(h);
+		rx->msg.status = VIP_STATUS_OP_REMOTE_RDMA_WRITE | VIP_STATUS_IMMEDIATE;
+		recv_complete(d, vi, -EACCES, true);
 		rx_delivered(rx, msg);
 		in_desc = true;
-	} else if (rx->state != VIA_RX_IDLE && rx->msg_id == msg) {
+	} else if (rx->state != VIA_RX_IDLE && rx->msg.fs.msg_id == msg) {
 		/* its descriptor (if it took one) carries the error */
 		in_desc = rx->state == VIA_RX_MESSAGE;
-		rx_cut(d, vi, VIP_STATUS_PROTECTION_ERROR);
+		rx_cut(d, vi, -EACCES);
 	}
 	rx->state = VIA_RX_IDLE;
 	/* the NAK's IMMEDIATE bit: reported at this end already */
 	if (via_rel_level(vi))
 		via_rel_nak(d, vi, h, VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_WRITE |
 			    (in_desc ? VIP_STATUS_IMMEDIATE : 0), why);
+}
+
+void
+via_resp_answer_init(struct via_rdma_resp *a, uint32_t msg_id)
+{
+	a->msg = (struct via_dp_msg){
+		.fs = { .opcode = VIA_OP_RDMA_READ_RESP, .msg_id = msg_id, .msg_len = a->src.len },
+		.segs = &a->src, .nb_segs = 1, .total = a->src.len,
+	};
 }
 
 /* An RDMA Read of the peer: answered from the send side, in order. */
@@ -254,13 +269,12 @@ read_request(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h)
 	}
 	a = &r->q[r->tail++ % VIA_MAX_READS];
 	via_dp_ring_again(vi);      /* answered from the send side */
-	a->va = via_wire_rdma_va(h);
-	a->handle = via_wire_rdma_handle(h);
-	a->len = via_wire_msg_len(h);
-	a->msg_id = via_wire_msg_id(h);
-	a->seq = via_wire_seq(h);
-	a->sent = 0;
-	a->zc = NULL;
+	*a = (struct via_rdma_resp){
+		.src = { .va = via_wire_rdma_va(h), .handle = via_wire_rdma_handle(h),
+			 .len = via_wire_msg_len(h) },
+		.seq = via_wire_seq(h),
+	};
+	via_resp_answer_init(a, via_wire_msg_id(h));
 }
 
 /* A frame of the answer to one of our RDMA Reads: into its scatter list. */
@@ -273,9 +287,12 @@ read_answer(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, con
 	if (p == NULL)
 		return;
 	if (len > 0 && (p->status & VIP_STATUS_ERROR_MASK) == 0 &&
-	    via_segs_copy(d, vi, p->segs, p->nb_segs, via_wire_offset(h), (uint8_t *)data, len, true,
-		      true) != 0)
-		p->status |= VIP_STATUS_PROTECTION_ERROR;  /* local scatter list gone */
+	    via_segs_copy(vi,
+			  &(struct via_dp_msg){ .segs = p->segs, .nb_segs = p->nb_segs,
+						.off = via_wire_offset(h) },
+			  &(struct iovec){ (uint8_t *)data, len }, 1,
+			  VIA_COPY_TO_SEGS | VIA_COPY_RECHECK) != 0)
+		p->status |= via_comp_status(-EACCES);  /* local scatter list gone */
 	p->received += len;
 	if (p->received >= via_wire_msg_len(h)) {
 		vi->sq.reads--;
@@ -305,10 +322,10 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
 	const bool write = h->opcode == VIA_OP_RDMA_WRITE, imm = via_wire_flags(h) & VIA_WF_IMM;
 	int taken;
 
-	rx->msg_id = via_wire_msg_id(h);
-	rx->expected_off = 0;
-	rx->imm = imm ? via_wire_imm(h) : 0;
-	rx->status = (imm ? VIP_STATUS_IMMEDIATE : 0) | (write ? VIP_STATUS_OP_REMOTE_RDMA_WRITE : 0);
+	rx->msg.fs.msg_id = via_wire_msg_id(h);
+	rx->msg.off = 0;
+	rx->msg.fs.imm = imm ? via_wire_imm(h) : 0;
+	rx->msg.status = (imm ? VIP_STATUS_IMMEDIATE : 0) | (write ? VIP_STATUS_OP_REMOTE_RDMA_WRITE : 0);
 	if (!consumes) {
 		rx->state = VIA_RX_WRITE;
 		return true;
@@ -331,12 +348,12 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
 		return false;
 	}
 	rx->state = VIA_RX_MESSAGE;
-	if (!write && via_wire_msg_len(h) > rx->capacity) {
+	if (!write && via_wire_msg_len(h) > rx->msg.total) {
 		/* VIA §6.4.1: too small a descriptor, Length 0; the message
 		 * counts as delivered, so a duplicate of it cannot take another
 		 * descriptor */
-		recv_complete(d, vi, 0, 0, VIP_STATUS_LENGTH_ERROR);
-		rx_delivered(rx, rx->msg_id);
+		recv_complete(d, vi, -EMSGSIZE, false);
+		rx_delivered(rx, rx->msg.fs.msg_id);
 		if (via_rel_level(vi))
 			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
 				    "receive descriptor too small");
@@ -379,21 +396,23 @@ rx_place(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const 
 			write_refused(d, vi, h, "the RDMA Write target vanished", st);
 			return;
 		}
-	} else if (len > 0 && via_segs_copy(d, vi, rx->segs, rx->nb_segs, off, (uint8_t *)data,
-					    len, true, off != 0) != 0) {
-		recv_complete(d, vi, 0, 0, VIP_STATUS_PROTECTION_ERROR);
+	} else if (len > 0 &&
+		   /* frames land in order: this one at rx->msg.off */
+		   via_segs_copy(vi, &rx->msg, &(struct iovec){ (uint8_t *)data, len }, 1,
+				 VIA_COPY_TO_SEGS | (off != 0 ? VIA_COPY_RECHECK : 0)) != 0) {
+		recv_complete(d, vi, -EACCES, false);
 		rx_delivered(rx, msg);
 		if (via_rel_level(vi))
 			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
 				    "receive buffer protection error");
 		return;
 	}
-	rx->expected_off += len;
-	if (rx->expected_off == total) {
+	rx->msg.off += len;
+	if (rx->msg.off == total) {
 		/* a Send's Length counts what was placed in the descriptor's
 		 * buffers; an RDMA Write with immediate data placed none */
 		if (consumes)
-			recv_complete(d, vi, write ? 0 : total, rx->imm, rx->status);
+			recv_complete(d, vi, 0, true);
 		rx->state = VIA_RX_IDLE;
 		rx_delivered(rx, msg);
 	}
@@ -428,12 +447,12 @@ rx_message(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, cons
 	struct via_vi_rx *rx = &vi->rx;
 	const uint32_t off = via_wire_offset(h), len = via_wire_data_len(h);
 
-	if (via_wire_msg_id(h) == rx->msg_id) {
-		if (off < rx->expected_off && off + len <= rx->expected_off) {
+	if (via_wire_msg_id(h) == rx->msg.fs.msg_id) {
+		if (off < rx->msg.off && off + len <= rx->msg.off) {
 			st->frames_dropped++;        /* a copy of a frame placed already */
 			return;
 		}
-		if (off != 0 && off == rx->expected_off) {
+		if (off != 0 && off == rx->msg.off) {
 			rx_place(d, vi, h, data, st);
 			return;
 		}
@@ -441,13 +460,13 @@ rx_message(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, cons
 	if (off != 0) {
 		/* a frame of this message was lost, or overtaken: it is cut
 		 * short; a later frame of another message goes */
-		if (via_wire_msg_id(h) == rx->msg_id)
-			rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
+		if (via_wire_msg_id(h) == rx->msg.fs.msg_id)
+			rx_cut(d, vi, -EPROTO);
 		st->frames_dropped++;
 		return;
 	}
 	/* a new message: the one before lost its last frames */
-	rx_cut(d, vi, VIP_STATUS_PARTIAL_ERROR);
+	rx_cut(d, vi, -EPROTO);
 	rx_place(d, vi, h, data, st);
 }
 
@@ -564,9 +583,7 @@ rx_data(struct viad *d, struct via_nic *nic, struct rte_mbuf *m, const struct vi
 		 * connection is gone; once per message is enough */
 		st->frames_dropped++;
 		if (via_wire_offset(h) == 0)
-			via_dp_send_ctrl(nic, eth->src_addr.addr_bytes, VIA_OP_RESET, 0,
-					 via_wire_src_vi(h), via_wire_dst_vi(h),
-					 via_wire_conn_id(h), NULL, 0);
+			send_reset(nic, eth->src_addr.addr_bytes, h);
 		return;
 	}
 	if (behind_read(d, vi, h)) {
@@ -626,5 +643,5 @@ void
 via_resp_flush(struct viad *d, struct via_vi *vi)
 {
 	if (vi->rx.state == VIA_RX_MESSAGE)
-		recv_complete(d, vi, 0, 0, VIP_STATUS_DESC_FLUSHED_ERROR);
+		recv_complete(d, vi, -ECANCELED, false);
 }

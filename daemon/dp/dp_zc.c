@@ -104,17 +104,14 @@ via_zc_new(struct viad *d, struct via_vi *vi, struct via_pmem *pmem)
 	return zc;
 }
 
-bool
-via_zc_fits(const struct via_zc *zc, const struct via_pmem *pmem)
-{
-	return zc->pmem == pmem && rte_mbuf_ext_refcnt_read(&zc->shinfo) < ZC_MAX_FRAMES;
-}
-
 struct rte_mbuf *
-via_zc_attach(struct via_zc *zc, void *va, uint16_t len)
+via_zc_attach(struct via_zc *zc, const struct via_pmem *pmem, void *va, uint16_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(via_nics_zc_pool());
+	struct rte_mbuf *m;
 
+	if (zc->pmem != pmem || rte_mbuf_ext_refcnt_read(&zc->shinfo) >= ZC_MAX_FRAMES)
+		return NULL;
+	m = rte_pktmbuf_alloc(via_nics_zc_pool());
 	if (m == NULL)
 		return NULL;
 	/* the port reads it by virtual address (VIA_PORT_CAP_TX_BY_VA): no IOVA */

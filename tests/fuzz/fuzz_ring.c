@@ -434,19 +434,19 @@ fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 {
 	const uint32_t max = s->nic->info.max_segments_per_desc;
 	struct via_dp_seg *segs = calloc(max, sizeof(*segs));
-	VIP_ADDRESS_SEGMENT raddr;
+	struct via_dp_msg msg = { .wqe = *w, .segs = segs, .nb_segs = 0xffff };
 	VIP_CONTROL_SEGMENT cs;
 	const struct via_mr *mr;
-	uint64_t total, sum = 0;
-	uint16_t nb = 0xffff, i;
-	uint32_t status;
+	uint64_t sum = 0;
+	uint16_t nb, i;
 	int err;
 
 	FUZZ_ASSERT(segs != NULL);
-	mr = via_desc_fetch(&vd, vi, q, w, &cs, &raddr, segs, &nb, &total, &status);
+	mr = via_desc_fetch(&vd, vi, q, &msg, &cs);
+	nb = msg.nb_segs;
 	if (trace)
-		fprintf(stderr, "fetch VI %u q %d: region %s, status %#x, %u segments, %llu bytes\n",
-			vi->id, q, mr != NULL ? "ok" : "none", status, nb, (unsigned long long)total);
+		fprintf(stderr, "fetch VI %u q %d: region %s, error %d, %u segments, %u bytes\n",
+			vi->id, q, mr != NULL ? "ok" : "none", msg.err, nb, msg.total);
 	if (mr == NULL) {
 		FUZZ_ASSERT(nb == 0);
 		free(segs);
@@ -456,7 +456,7 @@ fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 	FUZZ_ASSERT(via_mr_check(&vd, s, w->desc_handle, w->desc_va, sizeof(VIP_CONTROL_SEGMENT),
 				 vi->attr.ptag, VIA_MR_LOCAL_READ | VIA_MR_LOCAL_WRITE, &err) == mr);
 	check_direct(mr, w->desc_va, sizeof(VIP_CONTROL_SEGMENT));
-	if (status == 0) {
+	if (msg.err == 0) {
 		const bool scatter = q == VIA_WQ_RECV ||
 				     (cs.Control & VIP_CONTROL_OP_MASK) == VIP_CONTROL_OP_RDMAREAD;
 		const unsigned access = scatter ? VIA_MR_LOCAL_WRITE : VIA_MR_LOCAL_READ;
@@ -477,7 +477,7 @@ fetch(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w)
 						 vi->attr.ptag, access, &err) == segs[i].mr);
 			check_direct(segs[i].mr, segs[i].va, segs[i].len);
 		}
-		FUZZ_ASSERT(sum == total);
+		FUZZ_ASSERT(sum == msg.total);
 	}
 	free(segs);
 }
@@ -547,7 +547,7 @@ run_op(struct fuzz_in *in, uint8_t op)
 				vi->rx.state = VIA_RX_MESSAGE;   /* as rx_begin() */
 			if (trace)
 				fprintf(stderr, "recv_take VI %u: %d (capacity %u)\n", vi->id, taken,
-					vi->rx.capacity);
+					vi->rx.msg.total);
 		}
 		break;
 	case OP_STATE:                  /* a connection broke: Error (VIA §5.4) */
