@@ -3,35 +3,43 @@
 #
 # tests/perf/memif_bw.sh: the bulk bandwidth of two viads joined by memif
 # against raw memif frames, in alternating rounds (issue 27 part 2;
-# docs/performance.md section 7.2). Each round runs, seconds apart:
+# docs/performance.md section 7.1). Each round runs, seconds apart, for
+# each BUILD_DIR in turn (a change against its base):
 #
 #   via  vipl_bw -c / -s (VIPL, no MPI), Reliable Reception, messages of
-#        SIZE bytes (1 MiB), --op OP (send), between two viads joined by
-#        net_memif, both in poll mode MODE (adaptive)
+#        SIZE bytes (1 MiB), --op OP (send), WINDOW (16, as MPI's stream)
+#        outstanding, between two fresh viads joined by net_memif, both in
+#        poll mode MODE (adaptive). The client's buffers are WINDOW x SIZE
+#        and the server's twice that: above the last-level cache they come
+#        from memory (tests/perf/memcpy_bw --cold), raw's frames never do
 #   raw  dpdk-testpmd txonly -> rxonly over net_memif, two processes, frames
 #        as long as viad's biggest (its MTU + the Ethernet header) unless
 #        -f says otherwise: the port's own frame bandwidth
 #
-# and prints each round's MB/s (1e6 bytes/s) and ratio via/raw, then the
-# medians. Asserts nothing (speed goals live in benchmarks).
+# and prints each round's MB/s (1e6 bytes/s) and ratios via/raw, viad's
+# counters, then the medians of the rounds and of the per-round ratios
+# (via/raw, and each build against the first). Asserts nothing (speed
+# goals live in benchmarks).
 #
-#   memif_bw.sh [-r ROUNDS (5)] [-s SIZE (1M)] [-n ITERS (1000)] [-o OP (send)]
-#               [-m MODE (adaptive)] [-u MTU (viad's default)] [-f FRAME]
-#               [-c A,B] [-P PERF_SECONDS] BUILD_DIR
+#   memif_bw.sh [-r ROUNDS (5)] [-s SIZE (1M)] [-n ITERS (1000)] [-w WINDOW (16)]
+#               [-o OP (send)] [-m MODE (adaptive)] [-u MTU (viad's default)]
+#               [-f FRAME] [-c A,B] [-P PERF_SECONDS] BUILD_DIR...
 #
 # Placement (2 CPUs): viad-S's lcores and vipl_bw -s on CPU A, viad-C's
 # lcores and vipl_bw -c on CPU B; the applications wait blocking (--wait
 # block) so a CPU's poll lcore runs whenever its application waits. raw:
 # the receiver on A, the sender on B. -P records `perf record -a -g` for
-# that many seconds in the middle of the first via round ($run is printed,
-# perf.data stays there).
+# that many seconds in the middle of the first via round into $PERF_OUT
+# (default /tmp/memif_bw.perf.data).
 set -uo pipefail
-rounds=5 size=1M iters=1000 op=send mode=adaptive mtu= frame= cpus= perfs=0
-while getopts r:s:n:o:m:u:f:c:P: o; do
+perf_out=${PERF_OUT:-/tmp/memif_bw.perf.data}
+rounds=5 size=1M iters=1000 window=16 op=send mode=adaptive mtu= frame= cpus= perfs=0
+while getopts r:s:n:w:o:m:u:f:c:P: o; do
 	case $o in
 	r) rounds=$OPTARG ;;
 	s) size=$OPTARG ;;
 	n) iters=$OPTARG ;;
+	w) window=$OPTARG ;;
 	o) op=$OPTARG ;;
 	m) mode=$OPTARG ;;
 	u) mtu=$OPTARG ;;
@@ -42,19 +50,23 @@ while getopts r:s:n:o:m:u:f:c:P: o; do
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "usage: $0 [-r R] [-s SIZE] [-n N] [-o OP] [-m MODE] [-u MTU] [-f FRAME] [-c A,B] [-P S] BUILD_DIR" >&2; exit 2; }
-build=$(cd "$1" && pwd) || exit 2
+[ $# -ge 1 ] || { echo "usage: $0 [-r R] [-s SIZE] [-n N] [-w W] [-o OP] [-m MODE] [-u MTU] [-f FRAME] [-c A,B] [-P S] BUILD_DIR..." >&2; exit 2; }
+builds=()
+for b in "$@"; do
+	builds+=("$(cd "$b" && pwd)") || exit 2
+done
 [ "$(id -u)" = 0 ] || { echo "memif_bw.sh: viad needs root" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/viad_lib.sh"
 perf_setup memifbw "$cpus"
-trap 'stop_all; rm -rf "/var/run/dpdk/${tag}S" "/var/run/dpdk/${tag}C"' EXIT
-echo "run dir $run; CPUs A=$A B=$B; poll mode $mode; $(cut -d' ' -f1-3 /proc/loadavg) load"
+trap 'stop_all; rm -rf "$run" "/var/run/dpdk/${tag}S" "/var/run/dpdk/${tag}C"' EXIT
+echo "CPUs A=$A B=$B; poll mode $mode; load $(cut -d' ' -f1-3 /proc/loadavg)"
+frame=${frame:-$((${mtu:-1500} + 14))}
 
 mac_s=02:00:00:00:0b:01 mac_c=02:00:00:00:0b:02
 declare -A vpid
-start_side() { # S|C ROLE MAC CPU
-	local side=$1 role=$2 mac=$3 cpu=$4 _
+start_side() { # BUILD S|C ROLE MAC CPU
+	local build=$1 side=$2 role=$3 mac=$4 cpu=$5 _
 	"$build/daemon/viad" -s "$run/$side.sock" --set "viad.instance=$tag$side" \
 		--set "viad.poll_mode=$mode" --set port.via0.glue=ethdev \
 		--set "port.via0.devargs=net_memif0,role=$role,socket=$run/memif.sock,socket-abstract=no,mac=$mac" \
@@ -76,34 +88,37 @@ stop_all() {
 		kill -TERM "${vpid[$s]}" 2>/dev/null && wait "${vpid[$s]}" 2>/dev/null
 	done
 	vpid=()
+	rm -f "$run/S.sock" "$run/C.sock"
 }
-start_side S server "$mac_s" "$A"
-start_side C client "$mac_c" "$B"
-for _ in $(seq 50); do
-	VIAD_SOCKET=$run/C.sock timeout 5 "$build/apps/vipl_info" via0 2>/dev/null | grep -q 'link up' && break
-	sleep 0.2
-done
-vmtu=$(VIAD_SOCKET=$run/C.sock "$build/tools/viactl/viactl" -i "${tag}C" ports 2>/dev/null |
-	awk '$1 == "via0" { for (i = 1; i < NF; i++) if ($i == "mtu") print $(i + 1) }')
-vmtu=${vmtu:-${mtu:-1500}}
-frame=${frame:-$((vmtu + 14))}
-echo "viad MTU $vmtu; raw frames $frame B"
 
-via_round() { # prints MB/s
-	local srv out
+via_round() { # BUILD INDEX: prints MB/s; viad's counters of note to $run/counters
+	local build=$1 srv out s perfpid= _
+	start_side "$build" S server "$mac_s" "$A"
+	start_side "$build" C client "$mac_c" "$B"
+	for _ in $(seq 50); do
+		VIAD_SOCKET=$run/C.sock timeout 5 "$build/apps/vipl_info" via0 2>/dev/null | grep -q 'link up' && break
+		sleep 0.2
+	done
 	VIAD_SOCKET=$run/S.sock timeout 120 taskset -c "$A" "$build/apps/vipl_bw" -s -r rr \
-		--wait block >"$run/bw-server.log" 2>&1 &
+		--wait block --window "$window" >"$run/bw-server.log" 2>&1 &
 	srv=$!
 	sleep 0.3
 	if [ "$perfs" != 0 ]; then
-		(sleep 1; perf record -a -g -o "$run/perf.data" -- sleep "$perfs" >"$run/perf.log" 2>&1) &
+		(sleep 1; perf record -a -g -o "$perf_out" -- sleep "$perfs" >"$run/perf.log" 2>&1) &
+		perfpid=$!
 		perfs=0
 	fi
 	out=$(VIAD_SOCKET=$run/C.sock timeout 120 taskset -c "$B" "$build/apps/vipl_bw" -c "$mac_s" \
-		-r rr --wait block --size "$size" -n "$iters" -w 10 --op "$op" --no-check 2>"$run/bw-client.err")
-	wait "$srv"
-	wait
+		-r rr --wait block --size "$size" -n "$iters" -w 10 --window "$window" --op "$op" \
+		--no-check 2>"$run/bw-client.err")
+	wait "$srv" $perfpid
 	grep -q . "$run/bw-client.err" && sed 's/^/  vipl_bw -c: /' "$run/bw-client.err" | tail -3 >&2
+	for s in S C; do
+		VIAD_SOCKET=$run/$s.sock "${builds[0]}/tools/viactl/viactl" -i "$tag$s" counters 2>/dev/null |
+			awk -v l="via[$2] viad-$s" '$1 ~ /retrans|dropped|corrupt|expir|zero_copy|frames_(tx|rx)$/ && $2 > 0 {
+				printf "%s %s %s\n", l, $1, $2 }'
+	done >>"$run/counters"
+	stop_all
 	awk '$1 ~ /^[0-9]+$/ && NF >= 7 { mb = $5 } END { print mb + 0 }' <<<"$out"
 }
 
@@ -124,18 +139,28 @@ raw_round() { # prints MB/s: the receiver's bytes over 4 s, counters cleared aft
 	awk -v b="$bytes" 'BEGIN { printf "%.0f", b / 4 / 1e6 }'
 }
 
-declare -a V W
-for ((r = 1; r <= rounds; r++)); do
-	V[r]=$(via_round)
-	W[r]=$(raw_round)
-	echo "round $r: via $size $op ${V[r]} MB/s; raw memif $frame B frames ${W[r]} MB/s; via/raw $(awk -v a="${V[r]}" -v b="${W[r]}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')x"
-done
-for s in S C; do
-	VIAD_SOCKET=$run/$s.sock "$build/tools/viactl/viactl" -i "$tag$s" counters 2>/dev/null |
-		awk -v s="$s" '$1 ~ /retrans|dropped|timeout|zero_copy|frames_(tx|rx)$/ && $2 > 0 { printf "viad-%s %s %s\n", s, $1, $2 }'
-done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
 med() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
-mv=$(printf '%s\n' "${V[@]}" | med)
-mw=$(printf '%s\n' "${W[@]}" | med)
-mr=$(for ((r = 1; r <= rounds; r++)); do awk -v a="${V[r]}" -v b="${W[r]}" 'BEGIN { if (b > 0) printf "%.4f\n", a / b }'; done | med)
-echo "median of $rounds rounds: via $mv MB/s, raw $mw MB/s; median per-round via/raw ${mr}x"
+declare -A V
+declare -a W
+nb=${#builds[@]}
+for ((r = 1; r <= rounds; r++)); do
+	for ((b = 0; b < nb; b++)); do
+		V[$b,$r]=$(via_round "${builds[b]}" "$b")
+	done
+	W[r]=$(raw_round)
+	line="round $r: raw memif $frame B frames ${W[r]} MB/s;"
+	for ((b = 0; b < nb; b++)); do
+		line+=" via[$b] $size $op ${V[$b,$r]} MB/s ($(ratio "${V[$b,$r]}" "${W[r]}")x raw)"
+	done
+	echo "$line"
+done
+echo "viad counters, last round:"
+awk '{ k = $1 " " $2 " " $3; v[k] = $4 } END { for (k in v) print "  " k, v[k] }' "$run/counters" | sort
+echo "median of $rounds rounds: raw $(for ((r = 1; r <= rounds; r++)); do echo "${W[r]}"; done | med) MB/s"
+for ((b = 0; b < nb; b++)); do
+	mv=$(for ((r = 1; r <= rounds; r++)); do echo "${V[$b,$r]}"; done | med)
+	mr=$(for ((r = 1; r <= rounds; r++)); do ratio "${V[$b,$r]}" "${W[r]}"; echo; done | med)
+	m0=$(for ((r = 1; r <= rounds; r++)); do ratio "${V[$b,$r]}" "${V[0,$r]}"; echo; done | med)
+	echo "via[$b] (${builds[b]}): $mv MB/s; per round via/raw ${mr}x, via[$b]/via[0] ${m0}x"
+done
