@@ -12,6 +12,12 @@
 #        poll mode MODE (adaptive). The client's buffers are WINDOW x SIZE
 #        and the server's twice that: above the last-level cache they come
 #        from memory (tests/perf/memcpy_bw --cold), raw's frames never do
+#   mpi  with -M: tests/mpi/mpi_pingpong's stream of SIZE messages (16 in
+#        flight) between one rank on each viad (Open MPI, pml cm, mtl ofi,
+#        provider via from the build's fabric/; the first build's
+#        mpi_pingpong), ranks unbound as in tests/mpi/bench.sh (pinned
+#        beside their viad's lcores the stream stalled); viad's default
+#        MaxTransferSize (64 KiB): the rendezvous reads 64 KiB at a time
 #   raw  dpdk-testpmd txonly -> rxonly over net_memif, two processes, frames
 #        as long as viad's biggest (its MTU + the Ethernet header) unless
 #        -f says otherwise: the port's own frame bandwidth
@@ -23,7 +29,7 @@
 #
 #   memif_bw.sh [-r ROUNDS (5)] [-s SIZE (1M)] [-n ITERS (1000)] [-w WINDOW (16)]
 #               [-o OP (send)] [-m MODE (adaptive)] [-u MTU (viad's default)]
-#               [-f FRAME] [-c A,B] [-P PERF_SECONDS] BUILD_DIR...
+#               [-f FRAME] [-c A,B] [-P PERF_SECONDS] [-M] BUILD_DIR...
 #
 # Placement (2 CPUs): viad-S's lcores and vipl_bw -s on CPU A, viad-C's
 # lcores and vipl_bw -c on CPU B; the applications wait blocking (--wait
@@ -33,8 +39,8 @@
 # (default /tmp/memif_bw.perf.data).
 set -uo pipefail
 perf_out=${PERF_OUT:-/tmp/memif_bw.perf.data}
-rounds=5 size=1M iters=1000 window=16 op=send mode=adaptive mtu= frame= cpus= perfs=0
-while getopts r:s:n:w:o:m:u:f:c:P: o; do
+rounds=5 size=1M iters=1000 window=16 op=send mode=adaptive mtu= frame= cpus= perfs=0 mpi=0
+while getopts r:s:n:w:o:m:u:f:c:P:M o; do
 	case $o in
 	r) rounds=$OPTARG ;;
 	s) size=$OPTARG ;;
@@ -46,11 +52,12 @@ while getopts r:s:n:w:o:m:u:f:c:P: o; do
 	f) frame=$OPTARG ;;
 	c) cpus=$OPTARG ;;
 	P) perfs=$OPTARG ;;
+	M) mpi=1 ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: $0 [-r R] [-s SIZE] [-n N] [-w W] [-o OP] [-m MODE] [-u MTU] [-f FRAME] [-c A,B] [-P S] BUILD_DIR..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 [-r R] [-s SIZE] [-n N] [-w W] [-o OP] [-m MODE] [-u MTU] [-f FRAME] [-c A,B] [-P S] [-M] BUILD_DIR..." >&2; exit 2; }
 builds=()
 for b in "$@"; do
 	builds+=("$(cd "$b" && pwd)") || exit 2
@@ -65,12 +72,13 @@ frame=${frame:-$((${mtu:-1500} + 14))}
 
 mac_s=02:00:00:00:0b:01 mac_c=02:00:00:00:0b:02
 declare -A vpid
-start_side() { # BUILD S|C ROLE MAC CPU
+start_side() { # BUILD S|C ROLE MAC CPU [VIAD_ARGS...]
 	local build=$1 side=$2 role=$3 mac=$4 cpu=$5 _
+	shift 5
 	"$build/daemon/viad" -s "$run/$side.sock" --set "viad.instance=$tag$side" \
 		--set "viad.poll_mode=$mode" --set port.via0.glue=ethdev \
 		--set "port.via0.devargs=net_memif0,role=$role,socket=$run/memif.sock,socket-abstract=no,mac=$mac" \
-		${mtu:+--set "port.via0.mtu=$mtu"} --set limits.max_transfer_size=2M \
+		${mtu:+--set "port.via0.mtu=$mtu"} "$@" \
 		-- --lcores="0@$cpu,1@$cpu" --file-prefix="$tag$side" --in-memory --no-pci \
 		>"$run/viad-$side.log" 2>&1 &
 	vpid[$side]=$!
@@ -91,14 +99,37 @@ stop_all() {
 	rm -f "$run/S.sock" "$run/C.sock"
 }
 
-via_round() { # BUILD INDEX: prints MB/s; viad's counters of note to $run/counters
-	local build=$1 srv out s perfpid= _
-	start_side "$build" S server "$mac_s" "$A"
-	start_side "$build" C client "$mac_c" "$B"
+start_pair() { # BUILD [VIAD_ARGS...]: its two viads, the memif link up
+	local build=$1 _
+	shift
+	start_side "$build" S server "$mac_s" "$A" "$@"
+	start_side "$build" C client "$mac_c" "$B" "$@"
 	for _ in $(seq 50); do
-		VIAD_SOCKET=$run/C.sock timeout 5 "$build/apps/vipl_info" via0 2>/dev/null | grep -q 'link up' && break
+		VIAD_SOCKET=$run/C.sock timeout 5 "$build/apps/vipl_info" via0 2>/dev/null | grep -q 'link up' && return
 		sleep 0.2
 	done
+}
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$run
+mpi_round() { # BUILD: prints MB/s of mpi_pingpong's stream
+	local build=$1 pp=${builds[0]}/tests/mpi/mpi_pingpong out bytes
+	bytes=$(numfmt --from=iec "$size")
+	start_pair "$build"
+	out=$(FI_PROVIDER_PATH=$build/fabric LD_LIBRARY_PATH=$build/lib/viad timeout 60 \
+		mpirun --allow-run-as-root --bind-to none --mca pml cm --mca mtl ofi \
+		--mca mtl_ofi_provider_include via -x FI_PROVIDER_PATH -x LD_LIBRARY_PATH \
+		-np 1 -x VIAD_SOCKET="$run/S.sock" "$pp" -s "$bytes" -n "$iters" : \
+		-np 1 -x VIAD_SOCKET="$run/C.sock" "$pp" -s "$bytes" -n "$iters" \
+		2>"$run/mpi.err") || tail -3 "$run/mpi.err" | sed 's/^/  mpirun: /' >&2
+	stop_all
+	grep -q '^size=' <<<"$out" || { echo "$out"; tail -3 "$run/mpi.err"; } | sed 's/^/  mpirun: /' >&2
+	awk '/^size=/ { sub(/.*=/, "", $5); mb = $5 } END { print mb + 0 }' <<<"$out"
+}
+
+via_round() { # BUILD INDEX: prints MB/s; viad's counters of note to $run/counters
+	local build=$1 srv out s perfpid=
+	# messages of a MiB on a VI: viad's default MaxTransferSize is 64 KiB
+	start_pair "$build" --set limits.max_transfer_size=2M
 	VIAD_SOCKET=$run/S.sock timeout 120 taskset -c "$A" "$build/apps/vipl_bw" -s -r rr \
 		--wait block --window "$window" >"$run/bw-server.log" 2>&1 &
 	srv=$!
@@ -141,17 +172,19 @@ raw_round() { # prints MB/s: the receiver's bytes over 4 s, counters cleared aft
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
 med() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
-declare -A V
+declare -A V P
 declare -a W
 nb=${#builds[@]}
 for ((r = 1; r <= rounds; r++)); do
 	for ((b = 0; b < nb; b++)); do
 		V[$b,$r]=$(via_round "${builds[b]}" "$b")
+		[ $mpi = 1 ] && P[$b,$r]=$(mpi_round "${builds[b]}")
 	done
 	W[r]=$(raw_round)
 	line="round $r: raw memif $frame B frames ${W[r]} MB/s;"
 	for ((b = 0; b < nb; b++)); do
 		line+=" via[$b] $size $op ${V[$b,$r]} MB/s ($(ratio "${V[$b,$r]}" "${W[r]}")x raw)"
+		[ $mpi = 1 ] && line+=" mpi[$b] ${P[$b,$r]} MB/s ($(ratio "${P[$b,$r]}" "${W[r]}")x raw)"
 	done
 	echo "$line"
 done
@@ -163,4 +196,9 @@ for ((b = 0; b < nb; b++)); do
 	mr=$(for ((r = 1; r <= rounds; r++)); do ratio "${V[$b,$r]}" "${W[r]}"; echo; done | med)
 	m0=$(for ((r = 1; r <= rounds; r++)); do ratio "${V[$b,$r]}" "${V[0,$r]}"; echo; done | med)
 	echo "via[$b] (${builds[b]}): $mv MB/s; per round via/raw ${mr}x, via[$b]/via[0] ${m0}x"
+	[ $mpi = 1 ] || continue
+	mv=$(for ((r = 1; r <= rounds; r++)); do echo "${P[$b,$r]}"; done | med)
+	mr=$(for ((r = 1; r <= rounds; r++)); do ratio "${P[$b,$r]}" "${W[r]}"; echo; done | med)
+	m0=$(for ((r = 1; r <= rounds; r++)); do ratio "${P[$b,$r]}" "${P[0,$r]}"; echo; done | med)
+	echo "mpi[$b]: $mv MB/s; per round mpi/raw ${mr}x, mpi[$b]/mpi[0] ${m0}x"
 done
