@@ -130,7 +130,7 @@ via_frame_send(struct viad *d, struct via_vi *vi, const struct via_frame_spec *f
 			via_wire_set_seq(h, vi->tx_seq++);
 		if (in_memory)
 			via_wire_finish(h, (uint16_t)(ext + len));
-		else if (vi->conn.unsummed)
+		else if (vi->conn.unsummed && (via_wire_ops[fs->opcode].flags & VIA_OPF_DATA))
 			via_wire_seal_unsummed(h, (uint16_t)(ext + len));
 		else if (m->next != NULL)
 			via_wire_seal(h, ext, data, len);
