@@ -93,6 +93,7 @@ struct via_cm_req {
 	uint32_t conn_id;
 	uint32_t vi;                 /* ACCEPTING, ACCEPTED: the VI that accepted it */
 	uint32_t reason;             /* REJECTED: enum via_wire_reject, sent again */
+	bool peer_intact;            /* the request said VIA_WF_INTACT */
 	struct via_wire_conn info;
 	uint64_t expires_ms;
 };
@@ -379,13 +380,24 @@ agree_frame_payload(struct via_vi *vi, const struct via_wire_conn *peer)
 	vi->conn.frame_payload = theirs != 0 && theirs < mine ? theirs : mine;
 }
 
-/* The attributes and terms of a connection to a VI of attributes @p w. */
+/* VIA_WF_INTACT for the connection frames of a NIC whose port cannot alter
+ * frames: its peer may send it data frames without their payload CRC */
+static uint16_t
+intact_flag(const struct via_nic *nic)
+{
+	return nic->caps & VIA_PORT_CAP_INTACT ? VIA_WF_INTACT : 0;
+}
+
+/* The attributes and terms of a connection to a VI of attributes @p w whose
+ * port cannot alter frames if @p peer_intact: if neither can ours, data
+ * frames go without their payload CRC (docs/wire-format.md section 3) */
 static void
-conn_terms(struct via_vi *vi, const struct via_wire_conn *w)
+conn_terms(struct via_vi *vi, const struct via_wire_conn *w, bool peer_intact)
 {
 	attr_from_wire(w, &vi->conn.remote_attr);
 	conn_transfer(vi);
 	agree_frame_payload(vi, w);
+	vi->conn.unsummed = peer_intact && intact_flag(vi->owner->nic) != 0;
 }
 
 static bool
@@ -414,7 +426,8 @@ send_req(struct via_vi *vi)
 
 	attr_to_wire(vi, &vi->conn.local, &vi->conn.remote, &w);
 	cm_send(vi->owner->nic, vi->conn.remote_mac, VIA_OP_CONN_REQ,
-		vi->conn.cm_state == VIA_CM_PEER_REQUESTING ? VIA_WF_PEER : 0, 0, vi->id,
+		(vi->conn.cm_state == VIA_CM_PEER_REQUESTING ? VIA_WF_PEER : 0) |
+			intact_flag(vi->owner->nic), 0, vi->id,
 		vi->conn.id, vi->conn.cookie, &w);
 }
 
@@ -426,8 +439,8 @@ send_accept(struct via_vi *vi)
 	attr_to_wire(vi, NULL, NULL, &w);
 	/* the size granted, not the one asked for (§9.10.5) */
 	w.max_transfer = rte_cpu_to_be_32(vi->conn.max_transfer);
-	cm_send(vi->owner->nic, vi->conn.remote_mac, VIA_OP_CONN_ACCEPT, 0, vi->conn.remote_vi,
-		vi->id, vi->conn.id, 0, &w);
+	cm_send(vi->owner->nic, vi->conn.remote_mac, VIA_OP_CONN_ACCEPT,
+		intact_flag(vi->owner->nic), vi->conn.remote_vi, vi->id, vi->conn.id, 0, &w);
 }
 
 /* To the other end of @p vi's connection: it ends (DISC) or is confirmed (CONN_ACK). */
@@ -1040,7 +1053,7 @@ via_cm_accept(struct viad *d, struct via_session *s, uint32_t conn, uint32_t vi_
 	if (rc != 0)
 		return rc;
 	memset(&vi->conn, 0, sizeof(vi->conn));
-	conn_terms(vi, &r->info);
+	conn_terms(vi, &r->info, r->peer_intact);
 	/* the memory of its poll lcore for this connection (dp/dp_mem.c);
 	 * §9.4.2 "failed due to a resource limit": the request stays valid */
 	rc = via_dp_vi_provision(vi);
@@ -1204,12 +1217,13 @@ on_peer_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 		cm_send(nic, mac, VIA_OP_CONN_COOKIE, 0, src_vi, 0, conn_id, via_wire_imm(h), NULL);
 		return;
 	}
+	r->peer_intact = via_wire_flags(h) & VIA_WF_INTACT;
 	/* both ends learn a conflict: vipl.h VipConnectPeerDone/Wait; a copy
 	 * of the request gets the same refusal */
 	attr_from_wire(w, &remote);
 	rc = attr_conflict(vi, &remote);
 	if (rc == 0) {
-		conn_terms(vi, w);
+		conn_terms(vi, w, via_wire_flags(h) & VIA_WF_INTACT);
 		/* its poll lcore's memory for the connection (dp/dp_mem.c) */
 		rc = via_dp_vi_provision(vi);
 	}
@@ -1252,6 +1266,7 @@ on_conn_req(struct viad *d, struct via_nic *nic, const uint8_t *mac,
 		cm_send(nic, mac, VIA_OP_CONN_COOKIE, 0, src_vi, 0, conn_id, via_wire_imm(h), NULL);
 		return;
 	}
+	r->peer_intact = via_wire_flags(h) & VIA_WF_INTACT;
 	req_states[r->state].on_copy(d, r);
 }
 
@@ -1307,7 +1322,7 @@ answer_taken(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 	switch (h->opcode) {
 	case VIA_OP_CONN_ACCEPT:
 		c->remote_vi = via_wire_src_vi(h);
-		conn_terms(vi, w);
+		conn_terms(vi, w, via_wire_flags(h) & VIA_WF_INTACT);
 		/* its poll lcore's memory for the connection (dp/dp_mem.c);
 		 * §9.4.1 "failed due to a resource limit": the server's
 		 * accept is voided (handshake_end) */

@@ -932,6 +932,10 @@ struct via_vi_conn {
 	uint8_t remote_mac[6];
 	uint32_t remote_vi;
 	uint32_t frame_payload;   /**< payload per frame agreed with the peer */
+	/** both ports cannot alter frames (VIA_WF_INTACT both ways): data
+	 *  frames go without their payload CRC. Not in the upgrade image: a
+	 *  VI adopted sums again, which its peer takes all the same */
+	bool unsummed;
 	/** MaxTransferSize agreed with the peer: the smaller of the two (VIA
 	 *  §4.1, §9.10.5); attr.max_transfer while Connected (via_vi_set_state) */
 	uint32_t max_transfer;

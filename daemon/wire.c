@@ -31,7 +31,7 @@ const struct via_wire_op_info via_wire_ops[VIA_OP_COUNT] = {
 #undef OP
 
 int
-via_wire_check(const struct via_wire_hdr *h, uint32_t avail)
+via_wire_check(const struct via_wire_hdr *h, uint32_t avail, bool intact)
 {
 	const struct via_wire_op_info *op;
 	uint16_t len = via_wire_payload_len(h);
@@ -54,8 +54,14 @@ via_wire_check(const struct via_wire_hdr *h, uint32_t avail)
 	}
 	if (op->ext_len > 0 && ((const struct via_wire_rdma *)(h + 1))->reserved != 0)
 		return -EPROTO;
-	if (rte_be_to_cpu_32(h->payload_crc) != rte_hash_crc(h + 1, len, 0xffffffff))
+	if (via_wire_flags(h) & VIA_WF_UNSUMMED) {
+		/* only data frames go without, and only where nothing can
+		 * alter them (docs/wire-format.md section 3) */
+		if (!intact || !(op->flags & VIA_OPF_DATA) || h->payload_crc != 0)
+			return -EBADMSG;
+	} else if (rte_be_to_cpu_32(h->payload_crc) != rte_hash_crc(h + 1, len, 0xffffffff)) {
 		return -EBADMSG;
+	}
 	if (h->opcode == VIA_OP_CONN_REQ || h->opcode == VIA_OP_CONN_ACCEPT) {
 		/* the frames of the connection carry at most this much: one
 		 * too small for an RDMA extension would make dp.c's frame size

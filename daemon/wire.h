@@ -72,6 +72,11 @@ enum via_wire_reject {
 #define VIA_WF_PROBE  0x0004  /**< ACK that asks for an ACK back: keepalive, retransmission timer */
 #define VIA_WF_PLACED 0x0008  /**< ACK whose imm is the frame before which all are placed */
 #define VIA_WF_REPLY  0x0010  /**< ACK that answers a PROBE */
+#define VIA_WF_INTACT 0x0020  /**< CONN_REQ, CONN_ACCEPT: the sender's port cannot alter
+			       *   frames (VIA_PORT_CAP_INTACT): data frames to it may
+			       *   go VIA_WF_UNSUMMED if the receiver's port cannot either */
+#define VIA_WF_UNSUMMED 0x0040 /**< data frame whose payload_crc was not computed (0):
+				*   taken only on a port that cannot alter frames */
 
 /** Opcode properties (wire.c table). */
 #define VIA_OPF_CM   0x1     /**< handled by the connection manager (control thread) */
@@ -203,11 +208,28 @@ via_wire_seal(struct via_wire_hdr *h, uint16_t head_len, const void *data, uint1
 }
 
 /**
- * Validate a received header and payload (@p avail bytes follow the header).
- * @return 0, -EPROTO (version, opcode, reserved or length invalid),
- *         -EBADMSG (a CRC does not match: corrupt)
+ * Seal a header whose payload goes without its CRC (VIA_WF_UNSUMMED): on a
+ * connection both of whose ports cannot alter a frame (VIA_WF_INTACT). The
+ * header keeps its CRC, so the flag itself is covered.
  */
-int via_wire_check(const struct via_wire_hdr *h, uint32_t avail);
+static inline void
+via_wire_seal_unsummed(struct via_wire_hdr *h, uint16_t len)
+{
+	via_wire_set_flags(h, via_wire_flags(h) | VIA_WF_UNSUMMED);
+	via_wire_finish(h, len);
+	h->hdr_crc = rte_cpu_to_be_32(via_wire_hdr_crc(h));
+}
+
+/**
+ * Validate a received header and payload (@p avail bytes follow the header).
+ * @p intact: the port it came in on cannot alter frames (VIA_PORT_CAP_INTACT),
+ * so a payload sent without its CRC (VIA_WF_UNSUMMED) is taken; elsewhere
+ * such a frame is refused as corrupt.
+ * @return 0, -EPROTO (version, opcode, reserved or length invalid),
+ *         -EBADMSG (a CRC does not match, or VIA_WF_UNSUMMED on a port that
+ *         is not @p intact: corrupt)
+ */
+int via_wire_check(const struct via_wire_hdr *h, uint32_t avail, bool intact);
 
 /**
  * The RDMA extension: the first 16 bytes of the payload of RDMA_WRITE and

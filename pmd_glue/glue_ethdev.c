@@ -703,6 +703,9 @@ ethdev_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 
 		pthread_once(&once, burst_guard_install);
 		priv->guarded = true;
+		/* frames are copied between the two processes' memory: nothing
+		 * on the way can flip a bit that a CRC would catch */
+		port->caps |= VIA_PORT_CAP_INTACT;
 		/* a client (memif's default role) connects only at start */
 		if (strstr(conf->devargs, "role=server") == NULL)
 			port->caps |= VIA_PORT_CAP_RESTART;

@@ -153,7 +153,7 @@ lb_probe(struct via_port *port, const struct via_glue_port_conf *conf)
 	p->mp = conf->mp;
 	p->mtu = conf->mtu != 0 ? conf->mtu : LB_DEFAULT_MTU;
 	/* shared frames are copied (see above); every frame comes back */
-	port->caps = VIA_PORT_CAP_TX_BY_VA | VIA_PORT_CAP_LOOPBACK;
+	port->caps = VIA_PORT_CAP_TX_BY_VA | VIA_PORT_CAP_LOOPBACK | VIA_PORT_CAP_INTACT;
 	p->max_frame = (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN;
 	if (conf->mac != NULL) {
 		rte_ether_addr_copy(conf->mac, &p->mac);

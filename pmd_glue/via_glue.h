@@ -180,6 +180,14 @@ enum via_port_cap {
 	 * viad stops and starts it while its link is down.
 	 */
 	VIA_PORT_CAP_RESTART = 1u << 4,
+	/**
+	 * The link cannot alter a frame's bytes: memif (two processes' shared
+	 * memory on one host) and the loopback device, as against a wire or a
+	 * kernel path. viad then leaves the payload CRC off the data frames of
+	 * connections whose other end says the same, as a NIC leaves the FCS
+	 * to its hardware (docs/wire-format.md section 3). Never on "faulty".
+	 */
+	VIA_PORT_CAP_INTACT = 1u << 5,
 };
 
 /**

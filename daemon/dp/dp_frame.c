@@ -165,6 +165,8 @@ frame_burst(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, uint16_t 
 		/* frames that never cross a port are never checked: no CRCs to make */
 		if (b.in_memory)
 			via_wire_finish(h, (uint16_t)(ext + len));
+		else if (vi->conn.unsummed && (via_wire_ops[msg->fs.opcode].flags & VIA_OPF_DATA))
+			via_wire_seal_unsummed(h, (uint16_t)(ext + len));
 		else if (b.pkts[i]->next != NULL)
 			via_wire_seal(h, ext, data[i], len);
 		else

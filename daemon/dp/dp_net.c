@@ -353,7 +353,8 @@ via_net_rx_check(struct via_nic *nic, struct rte_mbuf *m, struct via_poll_stats 
 		st->frames_dropped++;
 		return false;
 	}
-	rc = via_wire_check(h, m->data_len - (uint32_t)VIA_FRAME_HDR_LEN);
+	rc = via_wire_check(h, m->data_len - (uint32_t)VIA_FRAME_HDR_LEN,
+			    nic->caps & VIA_PORT_CAP_INTACT);
 	if (rc != 0) {
 		st->frames_dropped++;
 		if (rc == -EBADMSG)

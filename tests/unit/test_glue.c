@@ -430,7 +430,8 @@ test_loopback(void)
 	CHECK(via_port_mtu(p) == 9000);
 	CHECK(via_port_id(p) == VIA_PORT_ID_NONE);
 	CHECK(strcmp(via_port_glue_name(p), "loopback") == 0);
-	CHECK(via_port_caps(p) == (VIA_PORT_CAP_TX_BY_VA | VIA_PORT_CAP_LOOPBACK));
+	CHECK(via_port_caps(p) == (VIA_PORT_CAP_TX_BY_VA | VIA_PORT_CAP_LOOPBACK |
+				   VIA_PORT_CAP_INTACT));
 	CHECK_RC(via_port_link_get(p, &l), 0);
 	CHECK(l.up && l.speed_mbps == 100000);
 
@@ -728,7 +729,8 @@ test_needs_caps(void)
 	CHECK_RC(via_glue_needs("loopback", &c, NULL), -EINVAL);
 
 	/* faulty over loopback: its own frames cross it, it wants its kick,
-	 * and it keeps the inner port's transmit by address and loopback */
+	 * and it keeps the inner port's transmit by address and loopback, never
+	 * INTACT: it alters frames */
 	CHECK_RC(via_port_open(&p, "faulty", &c), 0);
 	if (p != NULL) {
 		CHECK(via_port_caps(p) == (VIA_PORT_CAP_TX_BY_VA | VIA_PORT_CAP_LOOPBACK |

@@ -70,28 +70,53 @@ test_check(void)
 	unsigned bit, undetected = 0;
 
 	frame(buf, VIA_OP_SEND, 1500);
-	CHECK_EQ(via_wire_check(h, 1500), 0);
-	CHECK_EQ(via_wire_check(h, 1600), 0);           /* Ethernet padding */
-	CHECK_EQ(via_wire_check(h, 1499), -EPROTO);     /* truncated */
+	CHECK_EQ(via_wire_check(h, 1500, false), 0);
+	CHECK_EQ(via_wire_check(h, 1600, false), 0);           /* Ethernet padding */
+	CHECK_EQ(via_wire_check(h, 1499, false), -EPROTO);     /* truncated */
 	/* every single-bit error of header and payload is caught */
 	for (bit = 0; bit < (sizeof(*h) + 1500) * 8; bit++) {
 		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-		if (via_wire_check(h, 1500) == 0)
+		if (via_wire_check(h, 1500, false) == 0)
 			undetected++;
 		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 	}
 	CHECK_EQ(undetected, 0);
-	CHECK_EQ(via_wire_check(h, 1500), 0);
+	CHECK_EQ(via_wire_check(h, 1500, false), 0);
+	/* a sealed frame is taken on any port */
+	CHECK_EQ(via_wire_check(h, 1500, true), 0);
+
+	/* a data frame without its payload CRC (VIA_WF_UNSUMMED): taken on a
+	 * port that cannot alter frames, refused as corrupt on any other */
+	frame(buf, VIA_OP_SEND, 1500);
+	via_wire_seal_unsummed(h, 1500);
+	CHECK_EQ(h->payload_crc, 0);
+	CHECK_EQ(via_wire_check(h, 1500, true), 0);
+	CHECK_EQ(via_wire_check(h, 1500, false), -EBADMSG);
+	/* the flag is under the header CRC: a frame that lost it is corrupt */
+	h->flags ^= rte_cpu_to_be_16(VIA_WF_UNSUMMED);
+	CHECK_EQ(via_wire_check(h, 1500, true), -EBADMSG);
+	/* only data frames go without, and only with a zero payload_crc */
+	frame(buf, VIA_OP_RDMA_READ_REQ, sizeof(struct via_wire_rdma));
+	((struct via_wire_rdma *)(h + 1))->reserved = 0;
+	via_wire_seal_unsummed(h, sizeof(struct via_wire_rdma));
+	CHECK_EQ(via_wire_check(h, sizeof(struct via_wire_rdma), true), -EBADMSG);
+	frame(buf, VIA_OP_RDMA_WRITE, 100);
+	((struct via_wire_rdma *)(h + 1))->reserved = 0;
+	via_wire_seal_unsummed(h, 100);
+	CHECK_EQ(via_wire_check(h, 100, true), 0);
+	h->payload_crc = rte_cpu_to_be_32(1);
+	h->hdr_crc = rte_cpu_to_be_32(via_wire_hdr_crc(h));
+	CHECK_EQ(via_wire_check(h, 100, true), -EBADMSG);
 
 	/* well-sealed but invalid headers */
 	frame(buf, VIA_OP_COUNT, 0);
-	CHECK_EQ(via_wire_check(h, 0), -EPROTO);
+	CHECK_EQ(via_wire_check(h, 0, false), -EPROTO);
 	frame(buf, 0, 0);
-	CHECK_EQ(via_wire_check(h, 0), -EPROTO);
+	CHECK_EQ(via_wire_check(h, 0, false), -EPROTO);
 	frame(buf, VIA_OP_CONN_REQ, 10);                 /* CM payload of the wrong size */
-	CHECK_EQ(via_wire_check(h, 10), -EPROTO);
+	CHECK_EQ(via_wire_check(h, 10, false), -EPROTO);
 	frame(buf, VIA_OP_CONN_REQ, sizeof(struct via_wire_conn));
-	CHECK_EQ(via_wire_check(h, sizeof(struct via_wire_conn)), 0);
+	CHECK_EQ(via_wire_check(h, sizeof(struct via_wire_conn), false), 0);
 	{
 		/* a frame payload no port has (found by tests/fuzz/fuzz_wire):
 		 * too small for an RDMA extension; 0 means "use your own" */
@@ -106,19 +131,19 @@ test_check(void)
 				frame(buf, (uint8_t)op, sizeof(*w));
 				w->frame_payload = rte_cpu_to_be_16(fps[i]);
 				via_wire_seal(h, sizeof(*w), NULL, 0);
-				CHECK_EQ(via_wire_check(h, sizeof(*w)), want[i]);
+				CHECK_EQ(via_wire_check(h, sizeof(*w), false), want[i]);
 			}
 		}
 	}
 	frame(buf, VIA_OP_SEND, 100);
 	via_wire_set_offset(h, 99950);                  /* past the message's end */
 	via_wire_seal(h, 100, NULL, 0);
-	CHECK_EQ(via_wire_check(h, 100), -EPROTO);
+	CHECK_EQ(via_wire_check(h, 100, false), -EPROTO);
 	frame(buf, VIA_OP_SEND, 100);
 	via_wire_seal(h, 100, NULL, 0);
 	h->version = 1;                                  /* seal forces the version */
 	h->hdr_crc = rte_cpu_to_be_32(via_wire_hdr_crc(h));
-	CHECK_EQ(via_wire_check(h, 100), -EPROTO);
+	CHECK_EQ(via_wire_check(h, 100, false), -EPROTO);
 }
 
 /*
@@ -160,7 +185,7 @@ test_random(unsigned seed)
 		frame(buf, VIA_OP_SEND, 1024);
 		for (k = 0; k < n; k++)
 			buf[(unsigned)random() % sizeof(buf)] ^= (uint8_t)(1 + random() % 255);
-		if (via_wire_check(h, 1024) == 0) {
+		if (via_wire_check(h, 1024, false) == 0) {
 			uint8_t ref[sizeof(buf)];
 
 			frame(ref, VIA_OP_SEND, 1024);

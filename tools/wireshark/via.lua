@@ -56,6 +56,10 @@ local f = {
 	flag_placed = ProtoField.bool("via.flags.placed", "Placed (imm: first frame not placed)", 16,
 				      nil, 0x0008),
 	flag_reply = ProtoField.bool("via.flags.reply", "Reply to a probe", 16, nil, 0x0010),
+	flag_intact = ProtoField.bool("via.flags.intact", "Port cannot alter frames (data to it may go unsummed)",
+				      16, nil, 0x0020),
+	flag_unsummed = ProtoField.bool("via.flags.unsummed", "Payload CRC not computed", 16, nil,
+					0x0040),
 	dst_vi = ProtoField.uint32("via.dst_vi", "Destination VI"),
 	src_vi = ProtoField.uint32("via.src_vi", "Source VI"),
 	conn_id = ProtoField.uint32("via.conn_id", "Connection id", base.HEX),
@@ -227,6 +231,8 @@ function via.dissector(tvb, pinfo, tree)
 	ft:add(f.flag_probe, tvb(2, 2))
 	ft:add(f.flag_placed, tvb(2, 2))
 	ft:add(f.flag_reply, tvb(2, 2))
+	ft:add(f.flag_intact, tvb(2, 2))
+	ft:add(f.flag_unsummed, tvb(2, 2))
 	t:add(f.dst_vi, tvb(4, 4))
 	t:add(f.src_vi, tvb(8, 4))
 	t:add(f.conn_id, tvb(12, 4))
@@ -288,7 +294,10 @@ function via.dissector(tvb, pinfo, tree)
 			t:add_proto_expert_info(ex.hdr_crc_bad,
 				string.format("Bad header CRC 0x%08x: the header gives 0x%08x", hcrc, want))
 		end
-		if plen <= avail then
+		if bit32.band(tvb(2, 2):uint(), 0x0040) ~= 0 then
+			-- UNSUMMED: sent between two ports that cannot alter frames
+			t:add(f.payload_crc_status, 2):set_generated()
+		elseif plen <= avail then
 			local pwant = via_crc(plen > 0 and tvb(HDR_LEN, plen):raw() or "")
 			local pgood = pwant == pcrc
 			t:add(f.payload_crc_status, pgood and 1 or 0):set_generated()
