@@ -160,6 +160,12 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	TAILQ_INIT(&vd.session_list);
 	vd.nb_shards = 1;
 	TAILQ_INIT(&vd.shards[0].rel_vis);
+	/* the list a never connected VI's sends are fetched into to be flushed
+	 * (dp_mem.c makes it with the shard's pools, which need an EAL) */
+	vd.shards[0].flush_segs = calloc(vd.conf.max_segments_per_desc,
+					 sizeof(*vd.shards[0].flush_segs));
+	if (vd.shards[0].flush_segs == NULL)
+		abort();
 	/* one shard: every summary bit is its own (main.c bell_masks_init) */
 	for (i = 0; i < VIA_BELL_SUMMARY_MAX; i++)
 		vd.shards[0].bell_masks[i] = ~UINT64_C(0);
@@ -539,6 +545,12 @@ run_op(struct fuzz_in *in, uint8_t op)
 		polled_visit(&vd, &vd.shards[0], vd.shards[0].iteration);
 		break;
 	case OP_RECV:                   /* a message arrived: take a receive descriptor */
+		/* frames reach only a VI of a connection, which has its scatter
+		 * list (dp_mem.c, made when it connects; its sizing needs the
+		 * mbuf pool of an EAL, so made here) */
+		if (vi->rx.segs == NULL &&
+		    (vi->rx.segs = calloc(vd.conf.max_segments_per_desc, sizeof(*vi->rx.segs))) == NULL)
+			abort();
 		if (vi->rx.state == VIA_RX_IDLE) {
 			int taken = recv_take(&vd, vi);
 
