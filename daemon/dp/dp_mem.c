@@ -159,7 +159,8 @@ via_dp_mem_fini(struct viad *d)
 	for (i = 0; i < d->nb_shards; i++) {
 		struct via_shard *sh = &d->shards[i];
 
-		via_zc_fini(sh);
+		/* the trackers' slab outlives the ports (main.c): frames a
+		 * port still holds point at its shared info until it closes */
 		rte_mempool_free(sh->read_lists);
 		sh->read_lists = NULL;
 		free(sh->flush_segs);
