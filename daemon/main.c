@@ -566,9 +566,11 @@ out_nics:
 	via_cm_fini(&d);
 	via_dp_fini(&d);
 	via_nics_close(&d);
-	/* after the ports: frames they held point into the trackers (dp_zc.c) */
+	/* after the ports: frames they held point into the trackers (dp_zc.c),
+	 * whose last unpins unmap allocations their clients freed already */
 	for (unsigned int i = 0; i < d.nb_shards; i++)
 		via_zc_fini(&d.shards[i]);
+	via_pmem_reap();
 out_tables:
 	tables_fini(&d);
 	via_hosts_free(d.hosts);

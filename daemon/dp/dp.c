@@ -437,7 +437,8 @@ via_dp_fini(struct viad *d)
 	unsigned i;
 
 	via_net_fini(d);
-	/* the frames are gone: so are their trackers */
+	/* the frames the lcores sent are freed: their trackers go back (those a
+	 * port still holds go with the port, main.c) */
 	for (i = 0; i < d->nb_shards; i++)
 		via_zc_reap(d, &d->shards[i]);
 	via_pmem_reap();

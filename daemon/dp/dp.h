@@ -524,7 +524,8 @@ bool via_zc_reap(struct viad *d, struct via_shard *me);
 bool via_zc_pending(const struct via_shard *me);
 /** Shard @p me's trackers, VIA_DP_ZC_TRACKERS spares (control thread). @return 0, -ENOMEM */
 int via_zc_init(struct via_shard *me);
-/** Free shard @p me's trackers (shutdown: no frame points into a message any more). */
+/** Free shard @p me's trackers, unpinning those the ports' last frames released (shutdown,
+ *  after the ports closed: no frame points into a message any more). */
 void via_zc_fini(struct via_shard *me);
 
 /** The mbuf pool of every port (nic.c). */

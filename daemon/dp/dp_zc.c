@@ -207,6 +207,12 @@ via_zc_init(struct via_shard *me)
 void
 via_zc_fini(struct via_shard *me)
 {
+	struct via_zc *zc = __atomic_exchange_n(&me->zc_released, NULL, __ATOMIC_ACQUIRE);
+
+	/* the trackers whose last frames the ports freed as they closed: their
+	 * VIs are gone (each orphaned its held completion), their pins are not */
+	for (; zc != NULL; zc = zc->next)
+		via_pmem_unpin(zc->pmem);
 	free(me->zc_slab);
 	me->zc_slab = NULL;
 	me->zc_free = NULL;
