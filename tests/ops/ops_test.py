@@ -78,9 +78,18 @@ class Viad:
         self.proc = subprocess.Popen(args, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
                                      env=e)
         env.viads.append(self)
-        ok = wait_for(lambda: os.path.exists(self.sock) or self.proc.poll() is not None)
+        # ready when its control loop starts ("listening on", as READY=1 to
+        # systemd): the socket exists earlier, before telemetry opens its
+        # directories to viad.socket_group
+        ok = wait_for(lambda: self.logged("listening on") or self.proc.poll() is not None)
         if not check(ok and self.proc.poll() is None, "viad '%s' starts" % name):
             self.tail()
+
+    def logged(self, text):
+        try:
+            return text in open(self.log).read()
+        except OSError:
+            return False
 
     def client_env(self):
         e = dict(os.environ)

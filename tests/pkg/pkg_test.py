@@ -252,7 +252,10 @@ def start_as_unit(tmp):
     (start,) = unit_lines(text, "ExecStart")
     log = open(os.path.join(tmp, "viad.log"), "w")
     proc = subprocess.Popen(shlex.split(start), env=env, stdout=log, stderr=subprocess.STDOUT)
-    ok = wait_for(lambda: os.path.exists(SOCKET) or proc.poll() is not None, timeout=60)
+    # ready when its control loop starts ("listening on", as READY=1): the
+    # socket exists before its mode and group are set and telemetry is up
+    ok = wait_for(lambda: "listening on" in open(log.name).read() or proc.poll() is not None,
+                  timeout=60)
     if not check(ok and proc.poll() is None, "the installed viad starts as viad.service "
                  "would (%s, RUNTIME_DIRECTORY=%s)" % (start, env.get("RUNTIME_DIRECTORY"))):
         note(open(log.name).read()[-3000:])
