@@ -14,11 +14,13 @@ slot_of(const struct via_hmap *m, uint64_t key)
 	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & m->mask;
 }
 
+/* @p key's value, or NULL; *@p slot: where it is or would go (0 without a table) */
 static uint64_t *
 probe(const struct via_hmap *m, uint64_t key, uint32_t *slot)
 {
 	uint32_t i;
 
+	*slot = 0;
 	if (m->keys == NULL || key == 0)
 		return NULL;
 	for (i = slot_of(m, key); m->keys[i] != 0; i = (i + 1) & m->mask) {
