@@ -493,9 +493,9 @@ struct via_vi;
  */
 struct via_events {
 	/** dp_rel.c: the connection of @p vi broke (VIA §2.5.2): Error state,
-	 *  every outstanding send fails (the first with @p status), the peer
+	 *  every outstanding send fails (the first with Transport Error), the peer
 	 *  is told; already logged with @p why */
-	void (*conn_broken)(struct viad *d, struct via_vi *vi, uint32_t status, const char *why);
+	void (*conn_broken)(struct viad *d, struct via_vi *vi, const char *why);
 	/** dp_rel.c: the peer refused a frame: the message being framed stops
 	 *  and waits, like one framed whole, for the break that follows */
 	void (*tx_cut)(struct via_vi *vi);

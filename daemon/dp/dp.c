@@ -256,7 +256,7 @@ via_dp_flush(struct viad *d, struct via_vi *vi)
 
 	/* the oldest first: what the send queue holds back, then the message
 	 * being framed, precede its ring */
-	via_sq_flush(d, vi, VIP_STATUS_DESC_FLUSHED_ERROR);
+	via_sq_flush(d, vi, -ECANCELED);
 	via_req_flush(d, vi);
 	via_resp_flush(d, vi);
 	for (q = 0; q < VIA_WQ_COUNT; q++) {
@@ -403,17 +403,18 @@ via_dp_poll(struct viad *d, struct via_shard *me, struct via_poll_stats *st)
 /*
  * VIA §2.5.2: "upon detection of any error, the VI transitions to the Error
  * state": the message being framed is held like one framed whole, the
- * held completions fail (the first with @p status, §2.5.3), the peer is
- * told, should it be there to hear it, and both queues are flushed.
+ * held completions fail (the first with a transport error, §2.5.3: the
+ * valid one at both reliable levels, §10.2 bit 6), the peer is told,
+ * should it be there to hear it, and both queues are flushed.
  */
 static void
-conn_broken(struct viad *d, struct via_vi *vi, uint32_t status, const char *why)
+conn_broken(struct viad *d, struct via_vi *vi, const char *why)
 {
 	const struct via_wire_hdr disc = via_net_peer_hdr(vi, VIA_OP_DISC, 0);
 
 	via_req_cut(vi);
 	via_vi_set_state(vi, VIP_STATE_ERROR, why);
-	via_sq_flush(d, vi, status);
+	via_sq_flush(d, vi, -ENOBUFS);
 	via_net_send_peer(vi, &disc);
 	via_dp_flush(d, vi);
 	via_session_async_error(vi->owner, VIP_ERROR_CONN_LOST, vi->cookie, VIP_RESOURCE_VI, 0, 0);

@@ -44,7 +44,12 @@
  *   -EMSGSIZE   length error (bit 3)
  *   -EPROTO     partial packet (bit 4): a message cut short
  *   -ECANCELED  flushed (bit 5): the VI is not, or no longer, connected
- *   -ENOBUFS    transport error (bit 7): out of frame buffers or state
+ *   -ENOBUFS    transport error (bit 7): out of frame buffers or state,
+ *               or the connection broke
+ *
+ * and, never a descriptor's, -ENOENT: nothing to take (an empty queue).
+ * The one place status bits travel instead is the wire: a NAK carries the
+ * refused operation's status for the peer's completion (via_rel_nak).
  */
 #ifndef VIA_DP_H
 #define VIA_DP_H
@@ -212,10 +217,10 @@ void via_sq_drain(struct viad *d, struct via_vi *vi);
 void via_sq_acked(struct viad *d, struct via_vi *vi, uint32_t ack);
 /**
  * Complete every held completion now: those only waiting for their turn as
- * they are, the first one waiting for the peer with @p status, the rest
- * DESC_FLUSHED (VIA §2.5.3, §4.2).
+ * they are, the first one waiting for the peer with @p err (-ECANCELED, or
+ * -ENOBUFS: the connection broke), the rest DESC_FLUSHED (VIA §2.5.3, §4.2).
  */
-void via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status);
+void via_sq_flush(struct viad *d, struct via_vi *vi, int err);
 /** The held RDMA Read whose answer is @p msg_id, or NULL. */
 struct via_sq_pending *via_sq_read(struct via_vi *vi, uint32_t msg_id);
 /** The held completion still waiting for the peer whose frames include @p seq, or NULL. */
@@ -448,7 +453,7 @@ void via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr 
 /** Per iteration: send a due ACK, run the retransmission timer. */
 void via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_stats *st);
 /** Break the connection (VIA §2.5.2): logged, then handed up (via_events::conn_broken). */
-void via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why);
+void via_rel_fail(struct viad *d, struct via_vi *vi, const char *why);
 /** Drop the transport state: unacknowledged frames are freed. */
 void via_rel_reset(struct via_vi *vi);
 /**

@@ -307,7 +307,7 @@ via_sq_acked(struct viad *d, struct via_vi *vi, uint32_t ack)
 }
 
 void
-via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status)
+via_sq_flush(struct viad *d, struct via_vi *vi, int err)
 {
 	struct via_vi_sq *q = &vi->sq;
 	bool first = true;
@@ -328,7 +328,7 @@ via_sq_flush(struct viad *d, struct via_vi *vi, uint32_t status)
 			pend_complete(d, vi, p, p->status);
 			continue;
 		}
-		pend_complete(d, vi, p, op | (first ? status : VIP_STATUS_DESC_FLUSHED_ERROR));
+		pend_complete(d, vi, p, op | via_comp_status(first ? err : -ECANCELED));
 		first = false;
 	}
 }

@@ -228,10 +228,10 @@ retransmit(struct via_vi *vi, struct via_poll_stats *st)
 }
 
 void
-via_rel_fail(struct viad *d, struct via_vi *vi, uint32_t status, const char *why)
+via_rel_fail(struct viad *d, struct via_vi *vi, const char *why)
 {
 	VLOG_INFO("VI %u: connection broken: %s", vi->id, why);
-	d->ev.conn_broken(d, vi, status, why);
+	d->ev.conn_broken(d, vi, why);
 }
 
 bool
@@ -295,7 +295,7 @@ via_rel_nak(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, uin
 	send_xport(vi, via_net_peer_hdr(vi, VIA_OP_NAK, 0), via_wire_seq(h), status, 0);
 	vi->rel.ack_due = false;
 	/* here the connection is lost; the cause is the peer's to report */
-	via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, why);
+	via_rel_fail(d, vi, why);
 }
 
 void
@@ -350,7 +350,7 @@ via_rel_input(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h,
 						VIP_RESOURCE_VI, op, 0);
 		/* what else waits was cut off by the break: TRANSPORT_ERROR is
 		 * valid for it at both levels (§10.2 bit 6) */
-		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "the receiver refused a frame");
+		via_rel_fail(d, vi, "the receiver refused a frame");
 		return;
 	}
 	/* a valid cumulative ACK lies in (snd_una, snd_nxt] */
@@ -411,7 +411,7 @@ via_rel_poll(struct viad *d, struct via_vi *vi, uint64_t now, struct via_poll_st
 		 * is silent for its blackout (docs/design.md section 18), and
 		 * keeps resending at the longest timeout meanwhile */
 		if (now - r->heard_at >= rte_get_timer_hz() / 1000 * d->conf.rel_silence_ms) {
-			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "retransmissions exhausted");
+			via_rel_fail(d, vi, "retransmissions exhausted");
 			return;
 		}
 		r->retries = (uint8_t)d->conf.rel_max_retries;

@@ -60,8 +60,7 @@ send_done(struct viad *d, struct via_vi *vi)
 
 	via_comp_send(d, vi, &vi->tx.msg);
 	if (breaks)
-		via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
-			     err == -ENOBUFS ? "out of frame buffers" : "local descriptor error");
+		via_rel_fail(d, vi, err == -ENOBUFS ? "out of frame buffers" : "local descriptor error");
 }
 
 /* VIA §10.2: the frames of a descriptor of control @p control (op @p op). */
@@ -111,7 +110,7 @@ req_start(struct viad *d, struct via_vi *vi)
 			via_dp_complete(vi, VIA_WQ_SEND, &msg->wqe, NULL, (struct via_dp_done){ 0 });
 		/* an error, and on a reliable level every error breaks (§2.5) */
 		if (via_rel_level(vi) && vi->state == VIP_STATE_CONNECTED)
-			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "unusable descriptor");
+			via_rel_fail(d, vi, "unusable descriptor");
 		return 0;
 	}
 	op = cs.Control & VIP_CONTROL_OP_MASK;

@@ -73,14 +73,13 @@ via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 			via_wire_set_seq(&nak, a->seq);
 			via_wire_set_imm(&nak, VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_READ);
 			via_net_send_peer(vi, &nak);
-			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR, "an RDMA Read source vanished");
+			via_rel_fail(d, vi, "an RDMA Read source vanished");
 			break;
 		}
 		if (via_frame_send(d, vi, msg, budget - framed) != 0) {
 			via_zc_drop(&msg->zc);
 			r->head++;
-			via_rel_fail(d, vi, VIP_STATUS_TRANSPORT_ERROR,
-				     "an RDMA Read source vanished");
+			via_rel_fail(d, vi, "an RDMA Read source vanished");
 			break;
 		}
 		framed += msg->off - from;
@@ -101,9 +100,10 @@ via_resp_read_answers(struct viad *d, struct via_vi *vi, uint32_t budget)
 }
 
 /*
- * Take the head receive descriptor: 1, or 0 when none is posted. Invalid
- * ones complete in error on the way; on a reliable level the first of them
- * ends the search (-1), since the connection breaks on it (VIA §2.5.2).
+ * Take the head receive descriptor into rx->msg. Invalid ones complete in
+ * error on the way; on a reliable level the first of them ends the search,
+ * since the connection breaks on it (VIA §2.5.2). @return 0, -ENOENT when
+ * none is posted, or the invalid descriptor's error.
  */
 static int
 recv_take(struct viad *d, struct via_vi *vi)
@@ -121,18 +121,19 @@ recv_take(struct viad *d, struct via_vi *vi)
 		mr = via_desc_next(d, vi, VIA_WQ_RECV, &rx->msg, &cs);
 		if (mr == NULL || rx->msg.err != 0) {
 			/* an unusable descriptor (mr NULL) is only counted */
+			const int err = mr != NULL ? rx->msg.err : -EMSGSIZE;
+
 			via_dp_complete(vi, VIA_WQ_RECV, &rx->msg.wqe, mr,
 					(struct via_dp_done){
-						.status = via_comp_status(mr != NULL ? rx->msg.err
-										     : -EMSGSIZE) |
+						.status = via_comp_status(err) |
 							  VIP_STATUS_OP_RECEIVE });
 			if (via_rel_level(vi))
-				return -1;
+				return err;
 			continue;
 		}
-		return 1;
+		return 0;
 	}
-	return 0;
+	return -ENOENT;
 }
 
 /* The receive descriptor of the message being placed completes
@@ -220,7 +221,7 @@ write_refused(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, c
 	st->frames_dropped++;
 	if (off == 0)
 		VLOG_INFO("VI %u: RDMA Write refused: %s", vi->id, why);
-	if (rx->state == VIA_RX_IDLE && imm && off == 0 && recv_take(d, vi) > 0) {
+	if (rx->state == VIA_RX_IDLE && imm && off == 0 && recv_take(d, vi) == 0) {
 		/* the write's immediate data and op go with its error */
 		rx->msg.fs.imm = via_wire_imm(h);
 		rx->msg.status = VIP_STATUS_OP_REMOTE_RDMA_WRITE | VIP_STATUS_IMMEDIATE;
@@ -311,16 +312,17 @@ frame_data(const struct rte_mbuf *m, const struct via_wire_hdr *h)
 
 /*
  * The first frame of message @p h: it becomes the message being placed and,
- * if it consumes one, takes a receive descriptor. @return false if the
- * message goes no further (no descriptor, too small a one: reported here).
+ * if it consumes one, takes a receive descriptor. @return 0, or the reason
+ * the message goes no further, reported here: -ENOENT no descriptor, the
+ * head descriptor's error, -EMSGSIZE too small a one.
  */
-static bool
+static int
 rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool consumes,
 	 struct via_poll_stats *st)
 {
 	struct via_vi_rx *rx = &vi->rx;
 	const bool write = h->opcode == VIA_OP_RDMA_WRITE, imm = via_wire_flags(h) & VIA_WF_IMM;
-	int taken;
+	int err;
 
 	rx->msg.fs.msg_id = via_wire_msg_id(h);
 	rx->msg.off = 0;
@@ -328,14 +330,10 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
 	rx->msg.status = (imm ? VIP_STATUS_IMMEDIATE : 0) | (write ? VIP_STATUS_OP_REMOTE_RDMA_WRITE : 0);
 	if (!consumes) {
 		rx->state = VIA_RX_WRITE;
-		return true;
+		return 0;
 	}
-	taken = recv_take(d, vi);
-	if (taken < 0) {
-		via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR, "receive descriptor error");
-		return false;
-	}
-	if (taken == 0) {
+	err = recv_take(d, vi);
+	if (err == -ENOENT) {
 		/* the message is lost (§2.5.1). §2.5.2: on a reliable level
 		 * that is an error, §9.9.1 Receive Queue Empty, and breaks the
 		 * connection; an Unreliable VI raises nothing (§7.1) */
@@ -345,7 +343,11 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
 						VIP_RESOURCE_VI, VIP_STATUS_OP_RECEIVE, 0);
 			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR, "no receive descriptor");
 		}
-		return false;
+		return err;
+	}
+	if (err != 0) {
+		via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR, "receive descriptor error");
+		return err;
 	}
 	rx->state = VIA_RX_MESSAGE;
 	if (!write && via_wire_msg_len(h) > rx->msg.total) {
@@ -357,9 +359,9 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
 		if (via_rel_level(vi))
 			via_rel_nak(d, vi, h, VIP_STATUS_REMOTE_DESC_ERROR,
 				    "receive descriptor too small");
-		return false;
+		return -EMSGSIZE;
 	}
-	return true;
+	return 0;
 }
 
 /*
@@ -388,7 +390,7 @@ rx_place(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const 
 		write_refused(d, vi, h, why, st);
 		return;
 	}
-	if (off == 0 && !rx_begin(d, vi, h, consumes, st))
+	if (off == 0 && rx_begin(d, vi, h, consumes, st) != 0)
 		return;
 	if (write) {
 		if (len > 0 && via_mem_write(vi->owner, target, via_wire_rdma_va(h) + off, data,
