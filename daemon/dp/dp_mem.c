@@ -112,8 +112,7 @@ via_read_segs_get(struct via_shard *sh)
 {
 	void *list;
 
-	/* no pool: a shard made without an EAL (tests/fuzz/fuzz_ring.c) */
-	if (sh->read_lists == NULL || rte_mempool_get(sh->read_lists, &list) != 0) {
+	if (rte_mempool_get(sh->read_lists, &list) != 0) {
 		via_dp_stats()->pool_exhausted++;
 		return NULL;
 	}
