@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +58,10 @@ vc_ok(const char *call, VIP_RETURN rc)
 	if (rc != VIP_SUCCESS)
 		vc_die("%s: %s", call, VipDpdkReturnString(rc));
 }
+
+static const char *const mem_names[VC_MEM_KINDS] = {
+	[VC_MEM_PROVIDER] = "provider", [VC_MEM_HEAP] = "heap", [VC_MEM_SHARED] = "shared",
+};
 
 static _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -132,7 +137,10 @@ usage(const struct vc_app *app)
 	       "  --mem KIND       provider: buffers from VipDpdkAllocMem (default); heap:\n"
 	       "                   malloc'ed buffers and descriptors registered with\n"
 	       "                   VipRegisterMem (shared with viad in place, as a VIPL\n"
-	       "                   program of the 1990s has them); also the RDMA target region\n"
+	       "                   program of the 1990s has them); shared: an anonymous\n"
+	       "                   MAP_SHARED mapping, which viad cannot map and copies\n"
+	       "                   through the program's /proc/self/mem; also the RDMA\n"
+	       "                   target region\n"
 	       "  -t MS            connection timeout, and the longest wait for any expected\n"
 	       "                   message (default 10000; 'inf' waits for ever)\n"
 	       "  --no-check       do not fill and verify the payload pattern\n"
@@ -321,9 +329,11 @@ vc_parse(struct vc_opts *o, const struct vc_app *app, int argc, char **argv)
 		case OPT_JSON: o->json = true; break;
 		case OPT_CQ: o->cq = true; break;
 		case OPT_MEM:
-			if (strcmp(optarg, "heap") != 0 && strcmp(optarg, "provider") != 0)
-				usage_error("bad memory kind '%s' (heap, provider)", optarg);
-			o->heap = optarg[0] == 'h';
+			for (o->mem = 0; o->mem < VC_MEM_KINDS; o->mem++)
+				if (strcmp(optarg, mem_names[o->mem]) == 0)
+					break;
+			if (o->mem == VC_MEM_KINDS)
+				usage_error("bad memory kind '%s' (provider, heap, shared)", optarg);
 			break;
 		case OPT_NOCHECK: o->sched.check = 0; break;
 		case OPT_IDLE_VIS:
@@ -584,6 +594,46 @@ round_up(size_t v, size_t a)
 	return (v + a - 1) / a * a;
 }
 
+/* @p len bytes (page-aligned) of --mem's kind, registered by the caller. */
+static void *
+mem_alloc(const struct vc_nic *n, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p = NULL;
+
+	switch (n->o->mem) {
+	case VC_MEM_HEAP:
+		if (posix_memalign(&p, page, len) != 0)
+			p = NULL;
+		break;
+	case VC_MEM_SHARED:
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			p = NULL;
+		break;
+	default:
+		VC_OK(VipDpdkAllocMem, n->h, len, &p);
+	}
+	if (p == NULL)
+		vc_die("out of memory (%zu bytes of %s memory)", len, mem_names[n->o->mem]);
+	return p;
+}
+
+static void
+mem_free(const struct vc_nic *n, void *p, size_t len)
+{
+	switch (n->o->mem) {
+	case VC_MEM_HEAP:
+		free(p);
+		break;
+	case VC_MEM_SHARED:
+		munmap(p, len);
+		break;
+	default:
+		VC_OK(VipDpdkFreeMem, n->h, p);
+	}
+}
+
 /*
  * One allocation holding the descriptors (first, page aligned) and the
  * buffers (page aligned), registered as two regions; a VI whose receive
@@ -609,12 +659,7 @@ vc_ep_open(struct vc_ep *e, struct vc_nic *n, const char *role, uint32_t nsend, 
 	e->rslot = (uint32_t)round_up(rslot ? rslot : 1, VIP_DESCRIPTOR_ALIGNMENT);
 	e->desc_len = round_up((size_t)(nsend + nrecv) * sizeof(VIP_DESCRIPTOR), page);
 	e->buf_len = round_up((size_t)nsend * e->sslot + (size_t)nrecv * e->rslot, page);
-	if (e->o->heap) {
-		if (posix_memalign(&e->mem, page, e->desc_len + e->buf_len) != 0)
-			vc_die("out of memory (%zu bytes)", e->desc_len + e->buf_len);
-	} else {
-		VC_OK(VipDpdkAllocMem, n->h, e->desc_len + e->buf_len, &e->mem);
-	}
+	e->mem = mem_alloc(n, e->desc_len + e->buf_len);
 	memset(e->mem, 0, e->desc_len + e->buf_len);
 	e->sd = e->mem;
 	e->rd = e->sd + nsend;
@@ -683,17 +728,11 @@ vc_ep_close(struct vc_ep *e)
 		VC_OK(VipDestroyCQ, e->cq);
 	if (e->tmem != NULL) {
 		VC_OK(VipDeregisterMem, e->nic->h, e->tmem, e->t_mh);
-		if (e->o->heap)
-			free(e->tmem);
-		else
-			VC_OK(VipDpdkFreeMem, e->nic->h, e->tmem);
+		mem_free(e->nic, e->tmem, e->tmem_len);
 	}
 	VC_OK(VipDeregisterMem, e->nic->h, e->sbuf, e->buf_mh);
 	VC_OK(VipDeregisterMem, e->nic->h, e->mem, e->desc_mh);
-	if (e->o->heap)
-		free(e->mem);
-	else
-		VC_OK(VipDpdkFreeMem, e->nic->h, e->mem);
+	mem_free(e->nic, e->mem, e->desc_len + e->buf_len);
 }
 
 /*
@@ -711,12 +750,7 @@ vc_target_open(struct vc_ep *e, uint32_t slots, uint32_t size)
 	e->tslots = slots ? slots : 1;
 	e->tstride = (uint32_t)round_up(size ? size : 1, VIP_DESCRIPTOR_ALIGNMENT);
 	e->tmem_len = round_up((size_t)e->tslots * e->tstride, page);
-	if (e->o->heap) {
-		if (posix_memalign(&e->tmem, page, e->tmem_len) != 0)
-			vc_die("out of memory (%zu bytes)", e->tmem_len);
-	} else {
-		VC_OK(VipDpdkAllocMem, e->nic->h, e->tmem_len, &e->tmem);
-	}
+	e->tmem = mem_alloc(e->nic, e->tmem_len);
 	memset(e->tmem, 0, e->tmem_len);
 	e->tbuf = e->tmem;
 	ma.EnableRdmaWrite = VIP_TRUE;
@@ -1595,7 +1629,7 @@ vc_banner(const struct vc_ep *e, const char *columns)
 	       o->role == VC_LOOPBACK ? "loopback" : "client of ",
 	       o->role == VC_LOOPBACK ? "" : o->peer, vc_op_name(o->op), vc_rel_name(o->rel),
 	       o->block ? "block" : "poll", o->cq ? "CQ" : "work queue",
-	       o->heap ? "heap" : "provider", o->sched.check ? "on" : "off");
+	       mem_names[o->mem], o->sched.check ? "on" : "off");
 	if (o->inline_size >= 0)
 		printf(", line entries, inline %d", o->inline_size);
 	if (o->app->window)
@@ -1667,7 +1701,7 @@ vc_json_common(const struct vc_opts *o)
 	       "\"cq\":%s,\"mem\":\"%s\",\"check\":%s,\"inline\":%d,\"reg_each\":%s}\n",
 	       vc_op_name(o->op), o->role == VC_LOOPBACK ? "loopback" : "client",
 	       o->block ? "block" : "poll",
-	       vc_rel_name(o->rel), o->cq ? "true" : "false", o->heap ? "heap" : "provider",
+	       vc_rel_name(o->rel), o->cq ? "true" : "false", mem_names[o->mem],
 	       o->sched.check ? "true" : "false", o->inline_size, o->reg_each ? "true" : "false");
 	fflush(stdout);
 }

@@ -65,12 +65,22 @@ struct vc_app {
 	bool window;               /* streams: accepts --window and --credits */
 };
 
+/* --mem: the kinds of memory a VIPL program registers (docs/design.md
+ * section 7 says how viad reaches each) */
+enum vc_mem {
+	VC_MEM_PROVIDER,           /* VipDpdkAllocMem */
+	VC_MEM_HEAP,               /* posix_memalign: in place */
+	VC_MEM_SHARED,             /* MAP_SHARED | MAP_ANONYMOUS: copied */
+	VC_MEM_KINDS
+};
+
 struct vc_opts {
 	const struct vc_app *app;
 	enum vc_role role;
 	const char *nic, *peer, *disc;
 	VIP_RELIABILITY_LEVEL rel;
-	bool block, json, cq, heap;
+	bool block, json, cq;
+	enum vc_mem mem;           /* --mem: where buffers and descriptors live */
 	enum vc_op op;
 	bool credits;              /* flow control: --credits, or a reliable level */
 	VIP_ULONG timeout_ms;      /* connect, and any expected message */

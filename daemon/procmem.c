@@ -157,14 +157,16 @@ first_time(const bool *flag)
 	return !__atomic_exchange_n((bool *)flag, true, __ATOMIC_RELAXED);
 }
 
-static int
-procmem_rw(const struct via_session *s, uint64_t va, void *buf, size_t len, bool write)
+int
+via_mem_copyv(const struct via_session *s, uint64_t va, const struct iovec *iov, unsigned cnt,
+	      size_t len, bool write)
 {
 	ssize_t n;
 
 	if (s->mem_fd < 0)
 		return -ESRCH;
-	n = write ? pwrite(s->mem_fd, buf, len, (off_t)va) : pread(s->mem_fd, buf, len, (off_t)va);
+	n = write ? pwritev(s->mem_fd, iov, (int)cnt, (off_t)va)
+		  : preadv(s->mem_fd, iov, (int)cnt, (off_t)va);
 	if (n == (ssize_t)len)
 		return 0;
 	if (n == 0) {
@@ -205,7 +207,8 @@ via_mem_read(const struct via_session *s, const struct via_mr *mr, uint64_t va, 
 {
 	void *p = via_mem_direct(mr, va);
 
-	return p != NULL ? direct_copy(dst, p, len) : procmem_rw(s, va, dst, len, false);
+	return p != NULL ? direct_copy(dst, p, len)
+			 : via_mem_copyv(s, va, &(struct iovec){ dst, len }, 1, len, false);
 }
 
 int
@@ -214,5 +217,6 @@ via_mem_write(const struct via_session *s, const struct via_mr *mr, uint64_t va,
 {
 	void *p = via_mem_direct(mr, va);
 
-	return p != NULL ? direct_copy(p, src, len) : procmem_rw(s, va, (void *)src, len, true);
+	return p != NULL ? direct_copy(p, src, len)
+			 : via_mem_copyv(s, va, &(struct iovec){ (void *)src, len }, 1, len, true);
 }

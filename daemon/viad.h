@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <sys/queue.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <rte_pause.h>
 #include <rte_ticketlock.h>
@@ -329,6 +330,15 @@ int via_mem_write(const struct via_session *s, const struct via_mr *mr, uint64_t
 		  const void *src, size_t len);
 /** viad's own address of @p va in a region mapped in place, or NULL (copied). */
 void *via_mem_direct(const struct via_mr *mr, uint64_t va);
+/**
+ * Copy between the @p cnt buffers of @p iov (@p len bytes in all) and the
+ * contiguous client range at @p va of a copied region, in one system call
+ * on the client program's /proc/self/mem (preadv, or pwritev if @p write):
+ * a burst of frames moves with one crossing, not one per frame.
+ * @return 0, -EFAULT, -ESRCH (as via_mem_read())
+ */
+int via_mem_copyv(const struct via_session *s, uint64_t va, const struct iovec *iov,
+		  unsigned cnt, size_t len, bool write);
 
 /* ---- the daemon ------------------------------------------------------- */
 

@@ -260,6 +260,52 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, struct via
 	return mr;
 }
 
+/* The pieces of one via_segs_copy() bound for (or read from) copied memory
+ * that follow each other in the client's address space: moved by one
+ * via_mem_copyv(), so a burst of frames into one buffer is one system call
+ * (procmem.c), not one per frame. Pieces in place are copied at once. */
+#define COPY_RUN_IOVS 64
+
+struct copy_run {
+	const struct via_session *s;
+	bool write;                       /**< into the client's memory */
+	uint64_t va;                      /**< the client address of the run's first byte */
+	size_t len;
+	unsigned cnt;
+	struct iovec iov[COPY_RUN_IOVS];  /**< viad's side of each piece */
+};
+
+static int
+run_flush(struct copy_run *run)
+{
+	const unsigned cnt = run->cnt;
+
+	run->cnt = 0;
+	return cnt == 0 ? 0 : via_mem_copyv(run->s, run->va, run->iov, cnt, run->len, run->write);
+}
+
+/* Piece @p piece of viad's side, at client address @p va of region @p mr. */
+static int
+run_add(struct copy_run *run, const struct via_mr *mr, uint64_t va, struct iovec piece)
+{
+	if (via_mem_direct(mr, va) != NULL)
+		return run->write ? via_mem_write(run->s, mr, va, piece.iov_base, piece.iov_len)
+				  : via_mem_read(run->s, mr, va, piece.iov_base, piece.iov_len);
+	if (run->cnt != 0 && (run->va + run->len != va || run->cnt == COPY_RUN_IOVS)) {
+		int rc = run_flush(run);
+
+		if (rc != 0)
+			return rc;
+	}
+	if (run->cnt == 0) {
+		run->va = va;
+		run->len = 0;
+	}
+	run->iov[run->cnt++] = piece;
+	run->len += piece.iov_len;
+	return 0;
+}
+
 /*
  * Copy between buffers and the segments of @p msg (dp.h). With
  * VIA_COPY_RECHECK each region is looked up again by handle, once per
@@ -274,6 +320,7 @@ via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iove
 	struct via_session *s = vi->owner;
 	struct via_dp_seg *segs = msg->segs;
 	const bool to_segs = how & VIA_COPY_TO_SEGS;
+	struct copy_run run = { .s = s, .write = to_segs };
 	uint64_t off = msg->off;     /* into segment i */
 	uint16_t i = 0, checked = UINT16_MAX;
 	unsigned k;
@@ -302,9 +349,8 @@ via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iove
 				checked = i;
 			}
 			if (buf != NULL) {
-				rc = to_segs ? via_mem_write(s, segs[i].mr, segs[i].va + off, buf, take)
-					     : via_mem_read(s, segs[i].mr, segs[i].va + off, buf, take);
-				if (rc != 0)
+				if (run_add(&run, segs[i].mr, segs[i].va + off,
+					    (struct iovec){ buf, take }) != 0)
 					return -EACCES;
 				buf += take;
 			}
@@ -312,7 +358,7 @@ via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iove
 			off += take;
 		}
 	}
-	return 0;
+	return run_flush(&run) == 0 ? 0 : -EACCES;
 }
 
 /* The QFENCE bit of the next send descriptor (VIA §6.3.1.2), without
