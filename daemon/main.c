@@ -220,10 +220,24 @@ eal_args(const struct via_conf *c, char *prog, int argc, char **argv, char **out
 
 	out[n++] = prog;
 	if (argc > 0) {
+		bool shconf = true;
+
 		if (argc >= EAL_ARGS_MAX)
 			return -E2BIG;
-		for (i = 0; i < argc; i++)
+		for (i = 0; i < argc; i++) {
 			out[n++] = argv[i];
+			shconf &= strcmp(argv[i], "--in-memory") != 0 &&
+				  strcmp(argv[i], "--no-shconf") != 0;
+		}
+		/* EAL's multi-process channel takes the runtime directory's
+		 * lock and waits for it (rte_mp_channel_init): viad holds that
+		 * lock already (via_runtime_lock), so EAL would wait for ever.
+		 * viad serves no secondary process: no shared files. */
+		if (shconf) {
+			VLOG_INFO("EAL options: --no-shconf added (viad serves no DPDK "
+				  "secondary process; --in-memory also implies it)");
+			out[n++] = "--no-shconf";
+		}
 		out[n] = NULL;
 		return n;
 	}

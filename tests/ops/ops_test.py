@@ -63,7 +63,7 @@ class Env:
 class Viad:
     """A viad on a private socket, with a unique instance, its log in tmp."""
 
-    def __init__(self, env, name, sets=(), extra_env=None, sock=None):
+    def __init__(self, env, name, sets=(), extra_env=None, sock=None, eal=None):
         self.env = env
         self.name = name
         self.instance = "ops%d%s" % (os.getpid(), name)
@@ -73,6 +73,8 @@ class Viad:
                 "--set", "viad.poll_mode=backoff", "--set", "viad.socket_group="]
         for s in sets:
             args += ["--set", s]
+        if eal:
+            args += ["--"] + list(eal)
         e = dict(os.environ)
         e.update(extra_env or {})
         self.proc = subprocess.Popen(args, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
@@ -758,6 +760,14 @@ def test_daemon(env):
     r = run([env.viad, "--set", "foo=1"], timeout=30)
     check(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z viad error: ", r.stderr),
           "otherwise an ISO 8601 date: %s" % r.stderr.strip()[:60])
+    # EAL options of the user's without --in-memory: viad adds --no-shconf,
+    # or EAL's multi-process channel waits for ever on the runtime
+    # directory's lock, which viad holds
+    v = Viad(env, "eal", eal=["--no-pci", "--no-huge", "-m", "256",
+                             "--file-prefix=ops%deal" % os.getpid()])
+    check(v.logged("--no-shconf added"), "EAL options without --in-memory: viad adds "
+          "--no-shconf and says so")
+    v.stop()
     # a port that cannot open: the driver's cause, not EPERM
     r = run([env.viad, "-s", os.path.join(env.tmp, "p.sock"), "--set",
              "viad.instance=ops%dpmd" % os.getpid(), "--set", "port.via0.glue=ethdev",
