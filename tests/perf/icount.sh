@@ -51,7 +51,7 @@ esac
 viad_vg_start() { # BUILD: its viad under callgrind, output $run/viad.cg
 	valgrind --tool=callgrind --callgrind-out-file="$run/viad.cg" "$1/daemon/viad" \
 		-s "$run/viad.sock" --set "viad.instance=$tag" --set viad.poll_mode=busy \
-		-- --lcores="0@$A,1@$B" --file-prefix="$tag" --no-pci --no-huge -m 512 \
+		-- --lcores="0@$A,1@$B" --file-prefix="$tag" --no-pci --no-huge --no-shconf -m 512 \
 		>"$run/viad.log" 2>&1 &
 	viad_pid=$!
 	for _ in $(seq 1200); do

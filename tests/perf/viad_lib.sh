@@ -38,7 +38,17 @@ perf_viad_start() { # BUILD [VIAD_ARGS...]
 }
 
 perf_viad_stop() {
-	[ -n "$viad_pid" ] && kill -TERM "$viad_pid" 2>/dev/null && wait "$viad_pid" 2>/dev/null
+	local _
+	if [ -n "$viad_pid" ] && kill -TERM "$viad_pid" 2>/dev/null; then
+		# one that does not stop in 10 s (stuck: under valgrind, say) is
+		# killed: it would hold the suite's lock, inherited, for ever
+		for _ in $(seq 100); do
+			kill -0 "$viad_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$viad_pid" 2>/dev/null
+		wait "$viad_pid" 2>/dev/null
+	fi
 	viad_pid=
 	rm -f "$run/viad.sock"
 }
