@@ -80,28 +80,6 @@ done_owe(struct via_vi *vi, enum via_wq_kind q)
 	vi->owed[q]++;
 }
 
-uint32_t
-via_comp_status(int err)
-{
-	switch (err) {
-	case 0:
-		return 0;
-	case -EBADMSG:
-		return VIP_STATUS_FORMAT_ERROR;
-	case -EMSGSIZE:
-		return VIP_STATUS_LENGTH_ERROR;
-	case -ECANCELED:
-		return VIP_STATUS_DESC_FLUSHED_ERROR;
-	case -ENOBUFS:
-		return VIP_STATUS_TRANSPORT_ERROR;
-	case -EPROTO:
-		return VIP_STATUS_PARTIAL_ERROR;
-	case -EACCES:
-	default:
-		return VIP_STATUS_PROTECTION_ERROR;
-	}
-}
-
 void
 via_dp_complete(struct via_vi *vi, enum via_wq_kind q, const struct via_wqe *w,
 		const struct via_mr *desc_mr, struct via_dp_done done)

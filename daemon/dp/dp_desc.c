@@ -281,16 +281,13 @@ run_flush(struct copy_run *run)
 	const unsigned cnt = run->cnt;
 
 	run->cnt = 0;
-	return cnt == 0 ? 0 : via_mem_copyv(run->s, run->va, run->iov, cnt, run->len, run->write);
+	return via_mem_copyv(run->s, run->va, run->iov, cnt, run->len, run->write);
 }
 
-/* Piece @p piece of viad's side, at client address @p va of region @p mr. */
+/* Piece @p piece of viad's side, at client address @p va of a copied region. */
 static int
-run_add(struct copy_run *run, const struct via_mr *mr, uint64_t va, struct iovec piece)
+run_add(struct copy_run *run, uint64_t va, struct iovec piece)
 {
-	if (via_mem_direct(mr, va) != NULL)
-		return run->write ? via_mem_write(run->s, mr, va, piece.iov_base, piece.iov_len)
-				  : via_mem_read(run->s, mr, va, piece.iov_base, piece.iov_len);
 	if (run->cnt != 0 && (run->va + run->len != va || run->cnt == COPY_RUN_IOVS)) {
 		int rc = run_flush(run);
 
@@ -320,10 +317,14 @@ via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iove
 	struct via_session *s = vi->owner;
 	struct via_dp_seg *segs = msg->segs;
 	const bool to_segs = how & VIA_COPY_TO_SEGS;
-	struct copy_run run = { .s = s, .write = to_segs };
+	struct copy_run run;         /* its iovecs filled as it grows: not zeroed */
 	uint64_t off = msg->off;     /* into segment i */
 	uint16_t i = 0, checked = UINT16_MAX;
 	unsigned k;
+
+	run.s = s;
+	run.write = to_segs;
+	run.cnt = 0;
 
 	for (k = 0; k < n; k++) {
 		uint8_t *buf = iov[k].iov_base;
@@ -349,8 +350,15 @@ via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iove
 				checked = i;
 			}
 			if (buf != NULL) {
-				if (run_add(&run, segs[i].mr, segs[i].va + off,
-					    (struct iovec){ buf, take }) != 0)
+				const uint64_t va = segs[i].va + off;
+
+				/* in place (provider memory, the share file): at once */
+				if (segs[i].mr->pmem != NULL)
+					rc = to_segs ? via_mem_write(s, segs[i].mr, va, buf, take)
+						     : via_mem_read(s, segs[i].mr, va, buf, take);
+				else
+					rc = run_add(&run, va, (struct iovec){ buf, take });
+				if (rc != 0)
 					return -EACCES;
 				buf += take;
 			}
@@ -358,7 +366,7 @@ via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iove
 			off += take;
 		}
 	}
-	return run_flush(&run) == 0 ? 0 : -EACCES;
+	return run.cnt == 0 || run_flush(&run) == 0 ? 0 : -EACCES;
 }
 
 /* The QFENCE bit of the next send descriptor (VIA §6.3.1.2), without
