@@ -18,7 +18,8 @@
 # A build may be named more than once with its own vipl_pingpong options
 # after '::' (e.g. build::--inline 64: the same build with line entries).
 # -c picks the two CPUs (default: the first two we may run on). The ring
-# floor's smallest frame is 16 bytes: with -s below that it runs at 16.
+# floor's smallest frame is 16 bytes: with -s below that it runs at 16;
+# its largest is 9000: above that the builds are only compared.
 #
 # Pinning as bench.sh's vipl_lo and raw_ring steps: viad's control lcore
 # and the program on CPU A, the poll lcore (the ring's server) on CPU B.
@@ -44,6 +45,8 @@ for b in "$@"; do
 done
 rpp=${builds[-1]}/tests/perf/raw_pingpong
 ring_size=$((size < 16 ? 16 : size))
+# the ring's frames are at most RING_MAX bytes: larger sizes have no floor
+RING_MAX=9000
 . "$(dirname "$0")/viad_lib.sh"
 perf_setup abrounds "$cpus"
 
@@ -67,7 +70,7 @@ vipl() { # BUILD ARGS
 
 table=$run/p50s
 for ((r = 1; r <= rounds; r++)); do
-	line="$(ring 1) $(ring 2)"
+	if [ "$ring_size" -le "$RING_MAX" ]; then line="$(ring 1) $(ring 2)"; else line="nan nan"; fi
 	for i in "${!builds[@]}"; do line+=" $(vipl "${builds[$i]}" "${bargs[$i]}")"; done
 	echo "$line" >>"$table"
 	echo "round $r: ring $line" | sed 's/ring \([^ ]*\) \([^ ]*\)/ring x1 \1, ring x2 \2, builds/'
@@ -77,14 +80,18 @@ import statistics, sys
 rows = [[float(x) for x in l.split()] for l in open(sys.argv[1]) if l.strip()]
 size, ring_size, builds = sys.argv[2], sys.argv[3], sys.argv[4:]
 med = statistics.median
+floors = all(r[0] == r[0] for r in rows)   # NaN: no ring floor at this size
 print(f"{size} B loopback RTT p50, {len(rows)} rounds (us; ratios: median of the per-round ratios; "
-      f"ring at {ring_size} B)")
-print(f"  ring x1: fastest {min(r[0] for r in rows):.3f}, median {med(r[0] for r in rows):.3f}; "
-      f"ring x2: fastest {min(r[1] for r in rows):.3f}, median {med(r[1] for r in rows):.3f}")
+      + (f"ring at {ring_size} B)" if floors else "no ring floor above its largest frame)"))
+if floors:
+    print(f"  ring x1: fastest {min(r[0] for r in rows):.3f}, median {med(r[0] for r in rows):.3f}; "
+          f"ring x2: fastest {min(r[1] for r in rows):.3f}, median {med(r[1] for r in rows):.3f}")
 for i, b in enumerate(builds):
     col = [r[2 + i] for r in rows]
-    print(f"  {b}: fastest {min(col):.3f}, median {med(col):.3f}; "
-          f"/first build {med(r[2 + i] / r[2] for r in rows):.3f}x, "
-          f"/ring x1 {med(r[2 + i] / r[0] for r in rows):.2f}x, "
-          f"/ring x2 {med(r[2 + i] / r[1] for r in rows):.2f}x")
+    line = (f"  {b}: fastest {min(col):.3f}, median {med(col):.3f}; "
+            f"/first build {med(r[2 + i] / r[2] for r in rows):.3f}x")
+    if floors:
+        line += (f", /ring x1 {med(r[2 + i] / r[0] for r in rows):.2f}x, "
+                 f"/ring x2 {med(r[2 + i] / r[1] for r in rows):.2f}x")
+    print(line)
 PY
