@@ -427,6 +427,13 @@ table_check(const struct via_session *s, uint32_t handle, uint64_t va, uint64_t 
 	return (struct via_mr *)&w->mr;
 }
 
+bool
+via_mr_holds(const struct via_mr *mr, uint32_t handle, uint64_t va, uint64_t len)
+{
+	/* the bytes the user registered, as via_mr_check() */
+	return !(handle & VIA_TPT_HANDLE) && within(va, len, mr->addr, mr->len);
+}
+
 struct via_mr *
 via_mr_check(struct viad *d, struct via_session *s, uint32_t handle, uint64_t va, uint64_t len,
 	     uint32_t ptag, unsigned access, int *err)

@@ -882,6 +882,14 @@ int via_mr_set_attr(struct viad *d, struct via_session *s, uint64_t addr, uint32
  */
 struct via_mr *via_mr_check(struct viad *d, struct via_session *s, uint32_t handle,
 			    uint64_t va, uint64_t len, uint32_t ptag, unsigned access, int *err);
+/**
+ * Whether [va, va+len) lies in region @p mr too, which via_mr_check()
+ * returned for @p handle under the same lock: the range then passes the
+ * same check with the same ptag and the same or less access, without the
+ * lookup. Always false for a handle of the client's table (the region
+ * returned is its window, not the entry): check that one again.
+ */
+bool via_mr_holds(const struct via_mr *mr, uint32_t handle, uint64_t va, uint64_t len);
 
 /* ---- cq.c --------------------------------------------------------------- */
 

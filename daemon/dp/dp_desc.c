@@ -154,7 +154,7 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, struct via
 	const struct via_mr *mr;
 	uint32_t op, seg_access;
 	uint16_t i, n, first;
-	uint64_t total = 0;
+	uint64_t total = 0, desc_len;
 	int err;
 
 	msg->err = 0;
@@ -199,10 +199,11 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, struct via
 		msg->err = -EBADMSG;
 		return mr;
 	}
-	/* the whole descriptor in its region, when viad reads it */
-	if (e == NULL &&
-	    via_mr_check(d, s, w->desc_handle, w->desc_va,
-			 DESC_CS_SIZE + (uint64_t)n * DESC_SEG_SIZE, vi->attr.ptag,
+	/* the whole descriptor in its region, when viad reads it: the region
+	 * its head was found in (read and written back) mostly holds it */
+	desc_len = DESC_CS_SIZE + (uint64_t)n * DESC_SEG_SIZE;
+	if (e == NULL && !via_mr_holds(mr, w->desc_handle, w->desc_va, desc_len) &&
+	    via_mr_check(d, s, w->desc_handle, w->desc_va, desc_len, vi->attr.ptag,
 			 VIA_MR_LOCAL_READ, &err) == NULL) {
 		msg->err = -EACCES;
 		return mr;
