@@ -450,7 +450,7 @@ via_mr_check(struct viad *d, struct via_session *s, uint32_t handle, uint64_t va
 	}
 	/* the bytes the user registered, not the page-rounded range: VIA
 	 * §3.2.1 rounds for locking, the protection check is on the region */
-	if (va < mr->addr || va - mr->addr > mr->len || len > mr->len - (va - mr->addr)) {
+	if (!within(va, len, mr->addr, mr->len)) {
 		*err = -ERANGE;
 		return NULL;
 	}
