@@ -115,7 +115,7 @@ frame_hdr(struct rte_mbuf *m)
  * transmitted (dp_net.c). @return 0, -ENOBUFS (out of mbufs: fewer
  * frames went), -EACCES (the data vanished: none went)
  */
-static int
+static __rte_always_inline int
 frame_burst(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, uint16_t frames)
 {
 	const uint16_t ext = via_wire_ops[msg->fs.opcode].ext_len;
@@ -123,7 +123,7 @@ frame_burst(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, uint16_t 
 	struct via_net_burst b;
 	struct iovec iov[VIA_DP_BURST];
 	const void *data[VIA_DP_BURST];
-	uint16_t n, i;
+	uint16_t n, i, copies = 0;
 	int rc = 0;
 
 	n = via_net_burst_alloc(vi, &b, frames, ext);
@@ -137,6 +137,7 @@ frame_burst(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, uint16_t 
 		if (data[i] == NULL)
 			break;
 		b.zero_copy += b.pkts[i]->next != NULL;
+		copies += iov[i].iov_base != NULL;
 		msg->off += (uint32_t)iov[i].iov_len;
 	}
 	if (i < n) {
@@ -146,14 +147,18 @@ frame_burst(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg, uint16_t 
 	}
 	if (n < frames)
 		rc = -ENOBUFS;
-	/* the copied frames' data, the burst at once (the rest were zero copy) */
-	msg->off = first;
-	if (n > 0 && via_segs_copy(vi, msg, iov, n, VIA_COPY_FROM_SEGS) != 0) {
-		rte_pktmbuf_free_bulk(b.pkts, n);
-		return -EACCES;
+	/* the copied frames' data, the burst at once (the rest were zero copy
+	 * or inline, placed already) */
+	if (copies > 0) {
+		const uint32_t end = msg->off;
+
+		msg->off = first;
+		if (via_segs_copy(vi, msg, iov, n, VIA_COPY_FROM_SEGS) != 0) {
+			rte_pktmbuf_free_bulk(b.pkts, n);
+			return -EACCES;
+		}
+		msg->off = end;
 	}
-	for (i = 0; i < n; i++)
-		msg->off += (uint32_t)iov[i].iov_len;
 	if (via_rel_level(vi))
 		via_rel_track(d, vi, b.pkts, n);
 	for (i = 0; i < n; i++) {

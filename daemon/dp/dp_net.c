@@ -300,7 +300,8 @@ via_net_burst_alloc(const struct via_vi *vi, struct via_net_burst *b, uint16_t n
 void
 via_net_burst_xmit(const struct via_vi *vi, struct via_net_burst *b)
 {
-	via_dp_stats()->frames_tx_zero_copy += b->zero_copy;
+	if (b->zero_copy > 0)
+		via_dp_stats()->frames_tx_zero_copy += b->zero_copy;
 	via_dp_xmit(vi->owner->nic, b->pkts, b->n);
 }
 
