@@ -241,6 +241,7 @@ via_mr_deregister(struct viad *d, struct via_session *s, uint64_t addr, uint32_t
 		return -ENOENT;
 	TAILQ_REMOVE(&s->mrs, mr, link);
 	via_idtab_free(&d->mrs, handle);
+	d->mr_changes++;
 	via_ptag_get(d, s, mr->ptag)->refs--;
 	unplace(d, s, mr);
 	user_uncharge(d, s, mr);
@@ -262,6 +263,7 @@ via_mr_set_attr(struct viad *d, struct via_session *s, uint64_t addr, uint32_t h
 		return rc;
 	via_ptag_get(d, s, mr->ptag)->refs--;
 	via_ptag_get(d, s, attr->ptag)->refs++;
+	d->mr_changes++;
 	mr->ptag = attr->ptag;
 	mr->rdma_write = attr->rdma_write;
 	mr->rdma_read = attr->rdma_read;

@@ -529,6 +529,10 @@ struct viad {
 	struct via_idtab sessions;
 	struct via_idtab ptags;
 	struct via_idtab mrs;       /**< the translation and protection table */
+	/** regions deregistered or changed since the start (mr.c), counted
+	 *  under every shard's lock: what the data path found in the table
+	 *  stays good while the count stays (via_mr_epoch) */
+	uint64_t mr_changes;
 	struct via_idtab cqs;
 	struct via_idtab vis;
 	struct via_idtab pmems;
@@ -890,6 +894,28 @@ struct via_mr *via_mr_check(struct viad *d, struct via_session *s, uint32_t hand
  * returned is its window, not the entry): check that one again.
  */
 bool via_mr_holds(const struct via_mr *mr, uint32_t handle, uint64_t va, uint64_t len);
+/**
+ * The epoch of the translation and protection table: via_mr_check() gives
+ * every handle (but those of the client's table) the same answer as long
+ * as it lasts, since every region that goes or changes ends it, under
+ * every shard's lock. Never 0, which a zeroed message holds for "not
+ * looked up" (dp.h). Read by the data path under its shard's lock.
+ */
+static inline uint64_t
+via_mr_epoch(const struct viad *d)
+{
+	return d->mr_changes + 1;
+}
+/**
+ * The epoch a lookup of @p handle made now stays good for: 0 (none) for a
+ * handle of the client's table, whose entries the client changes without
+ * viad's knowing: those are looked up at every use.
+ */
+static inline uint64_t
+via_mr_epoch_of(const struct viad *d, uint32_t handle)
+{
+	return (handle & VIA_TPT_HANDLE) ? 0 : via_mr_epoch(d);
+}
 
 /* ---- cq.c --------------------------------------------------------------- */
 
@@ -1009,6 +1035,16 @@ struct via_frame_spec {
  * answers (via_rdma_resp); the requester, the framing, the descriptor fetch
  * and the completer take it whole (daemon/dp/dp.h).
  */
+/**
+ * The region a descriptor was found in when it was fetched, and the
+ * table's epoch it was found in (via_mr_epoch; 0: none, or a handle of the
+ * client's table): good for its completion while the epoch lasts.
+ */
+struct via_desc_mr {
+	const struct via_mr *mr;
+	uint64_t epoch;
+};
+
 struct via_dp_msg {
 	struct via_frame_spec fs;
 	struct via_wqe wqe;        /**< the descriptor it completes */
@@ -1022,6 +1058,10 @@ struct via_dp_msg {
 	uint32_t cs_imm;           /**< the control segment's, written back on completion */
 	int err;                   /**< 0, or why it failed (-errno: dp.h, "Errors") */
 	struct via_zc *zc;         /**< its zero-copy frames' tracker, or NULL */
+	struct via_desc_mr desc_mr; /**< the region its descriptor was found in */
+	/** the table's epoch its segments' regions (segs[].mr) were all
+	 *  found in (via_mr_epoch; 0: none): good while it lasts */
+	uint64_t segs_epoch;
 };
 
 /** Receive-side state of a VI: the message landing, and the descriptor it takes. */
@@ -1068,6 +1108,7 @@ enum via_sq_wait {
  */
 struct via_sq_pending {
 	struct via_wqe wqe;
+	struct via_desc_mr desc_mr;  /**< the region its descriptor was found in */
 	uint8_t wait;              /**< enum via_sq_wait */
 	bool no_desc;              /**< the descriptor was unusable (POST_DESC) */
 	uint16_t nb_segs;          /**< VIA_SQ_READ: the scatter list */

@@ -225,10 +225,10 @@ void via_dp_complete_flush(struct via_shard *me);
  */
 bool via_sq_room(struct via_vi *vi);
 /**
- * Hold a send-queue completion (it waits for @p wait, or only for its turn);
- * the caller has checked via_frame_room().
+ * Hold the send-queue completion of @p msg's descriptor (it waits for
+ * @p wait, or only for its turn); the caller has checked via_frame_room().
  */
-struct via_sq_pending *via_sq_hold(struct via_vi *vi, const struct via_wqe *w,
+struct via_sq_pending *via_sq_hold(struct via_vi *vi, const struct via_dp_msg *msg,
 				   enum via_sq_wait wait, struct via_dp_done done);
 /** Whether completions are held: later ones must queue behind them. */
 bool via_sq_held(const struct via_vi *vi);
@@ -259,6 +259,20 @@ void via_sq_reset(struct via_vi *vi);
  */
 const struct via_mr *via_desc_region(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
 				     const struct via_wqe *w, uint32_t code);
+/**
+ * The region of descriptor @p w (of queue @p q) at its completion: the one
+ * its fetch found (@p found), while the table's epoch it was found in lasts
+ * (no region went or changed since: via_mr_epoch), else looked up again
+ * (NULL: COMP_PROT reported, VIA §9.9.1).
+ */
+static inline const struct via_mr *
+via_desc_region_again(struct viad *d, struct via_vi *vi, enum via_wq_kind q,
+		      const struct via_wqe *w, const struct via_desc_mr *found)
+{
+	if (found->epoch == via_mr_epoch(d))
+		return found->mr;
+	return via_desc_region(d, vi, q, w, VIP_ERROR_COMP_PROT);
+}
 /**
  * Take the next entry of @p vi's queue @p q into msg->wqe (via_desc_take)
  * and fetch its descriptor (via_desc_fetch); a send's op bits in

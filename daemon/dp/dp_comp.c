@@ -145,21 +145,9 @@ via_comp_recv(struct viad *d, struct via_vi *vi, int err, bool whole)
 	 * buffers; an RDMA Write with immediate data placed none */
 	if (err == 0 && !(msg->status & VIP_STATUS_OP_REMOTE_RDMA_WRITE))
 		done.len = msg->off;
-	/* looked up again: the descriptor's region may be gone (COMP_PROT) */
+	/* the descriptor's region may be gone since the fetch (COMP_PROT) */
 	via_dp_complete(vi, VIA_WQ_RECV, &msg->wqe,
-			via_desc_region(d, vi, VIA_WQ_RECV, &msg->wqe, VIP_ERROR_COMP_PROT), done);
-}
-
-/* Complete a send descriptor, its region looked up again by handle (with
- * @p has_desc false it is only counted: it was unusable, POST_DESC said so). */
-static void
-complete_send(struct viad *d, struct via_vi *vi, const struct via_wqe *w, bool has_desc,
-	      struct via_dp_done done)
-{
-	via_dp_complete(vi, VIA_WQ_SEND, w,
-			has_desc ? via_desc_region(d, vi, VIA_WQ_SEND, w, VIP_ERROR_COMP_PROT)
-				 : NULL,
-			done);
+			via_desc_region_again(d, vi, VIA_WQ_RECV, &msg->wqe, &msg->desc_mr), done);
 }
 
 /* ---- held send-queue completions ------------------------------------------ */
@@ -182,13 +170,14 @@ pend_at(struct via_vi_sq *q, uint32_t i)
 }
 
 struct via_sq_pending *
-via_sq_hold(struct via_vi *vi, const struct via_wqe *w, enum via_sq_wait wait,
+via_sq_hold(struct via_vi *vi, const struct via_dp_msg *msg, enum via_sq_wait wait,
 	    struct via_dp_done done)
 {
 	struct via_sq_pending *p = pend_at(&vi->sq, vi->sq.tail++);
 
 	memset(p, 0, sizeof(*p));
-	p->wqe = *w;
+	p->wqe = msg->wqe;
+	p->desc_mr = msg->desc_mr;
 	p->wait = (uint8_t)wait;
 	/* VIA_SQ_ACK: everything sent so far; no frames of its own until the
 	 * caller says where they start */
@@ -212,9 +201,12 @@ pend_complete(struct viad *d, struct via_vi *vi, struct via_sq_pending *p, uint3
 		vi->sq.reads--;
 	via_read_segs_put(vi->shard, p->segs);
 	p->segs = NULL;
-	complete_send(d, vi, &p->wqe, !p->no_desc,
-		      (struct via_dp_done){ .len = status & VIP_STATUS_ERROR_MASK ? 0 : p->len,
-					    .imm = p->imm, .status = status });
+	/* without a descriptor it is only counted (unusable: POST_DESC said so) */
+	via_dp_complete(vi, VIA_WQ_SEND, &p->wqe,
+			p->no_desc ? NULL
+				   : via_desc_region_again(d, vi, VIA_WQ_SEND, &p->wqe, &p->desc_mr),
+			(struct via_dp_done){ .len = status & VIP_STATUS_ERROR_MASK ? 0 : p->len,
+					      .imm = p->imm, .status = status });
 }
 
 void
@@ -245,10 +237,12 @@ via_comp_send(struct viad *d, struct via_vi *vi, struct via_dp_msg *msg)
 	}
 	/* a completion may not pass one held before it */
 	if (wait == VIA_SQ_READY && zc == NULL && !via_sq_held(vi)) {
-		complete_send(d, vi, &msg->wqe, true, done);
+		via_dp_complete(vi, VIA_WQ_SEND, &msg->wqe,
+				via_desc_region_again(d, vi, VIA_WQ_SEND, &msg->wqe, &msg->desc_mr),
+				done);
 		return;
 	}
-	p = via_sq_hold(vi, &msg->wqe, wait, done);
+	p = via_sq_hold(vi, msg, wait, done);
 	if (wait == VIA_SQ_ACK)
 		p->start_seq = msg->first_seq;
 	via_zc_bind(zc, vi, p);

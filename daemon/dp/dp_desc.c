@@ -154,15 +154,18 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, struct via
 	const struct via_mr *mr;
 	uint32_t op, seg_access;
 	uint16_t i, n, first;
-	uint64_t total = 0, desc_len;
+	uint64_t total = 0, desc_len, segs_epoch = via_mr_epoch(d);
 	int err;
 
 	msg->err = 0;
 	msg->total = 0;
 	msg->nb_segs = 0;
+	msg->desc_mr.epoch = 0;
+	msg->segs_epoch = 0;
 	mr = via_desc_region(d, vi, q, w, VIP_ERROR_POST_DESC);
 	if (mr == NULL)
 		return NULL;
+	msg->desc_mr = (struct via_desc_mr){ mr, via_mr_epoch_of(d, w->desc_handle) };
 	if (e != NULL) {
 		entry_cs(e, cs);
 	} else if (via_mem_read(s, mr, w->desc_va, cs, sizeof(*cs)) != 0) {
@@ -251,9 +254,11 @@ via_desc_fetch(struct viad *d, struct via_vi *vi, enum via_wq_kind q, struct via
 				msg->err = -EACCES;
 				return mr;
 			}
+			segs_epoch = RTE_MIN(segs_epoch, via_mr_epoch_of(d, sg->Handle));
 		}
 	}
 	msg->nb_segs = (uint16_t)(n - first);
+	msg->segs_epoch = segs_epoch;
 	/* more than a message may hold (a Length is 32 bits, §10.2) */
 	if (total > UINT32_MAX)
 		msg->err = -EMSGSIZE;

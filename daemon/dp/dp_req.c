@@ -37,7 +37,7 @@ read_issue(struct viad *d, struct via_vi *vi)
 		via_read_segs_put(vi->shard, copy);
 		return -ENOBUFS;
 	}
-	p = via_sq_hold(vi, &msg->wqe, VIA_SQ_READ,
+	p = via_sq_hold(vi, msg, VIA_SQ_READ,
 			(struct via_dp_done){ .len = msg->total, .status = msg->status });
 	p->start_seq = p->end_seq - 1;      /* its request frame */
 	p->msg_id = msg->fs.msg_id;
@@ -104,7 +104,7 @@ req_start(struct viad *d, struct via_vi *vi)
 	if (via_desc_next(d, vi, VIA_WQ_SEND, msg, &cs) == NULL) {
 		/* counted in order, like every completion of the queue */
 		if (via_sq_held(vi))
-			via_sq_hold(vi, &msg->wqe, VIA_SQ_READY, (struct via_dp_done){ 0 })->no_desc =
+			via_sq_hold(vi, msg, VIA_SQ_READY, (struct via_dp_done){ 0 })->no_desc =
 				true;
 		else
 			via_dp_complete(vi, VIA_WQ_SEND, &msg->wqe, NULL, (struct via_dp_done){ 0 });
@@ -141,15 +141,20 @@ req_start(struct viad *d, struct via_vi *vi)
 	return 0;
 }
 
-/* The regions of the message's segments again: they may be gone (§3.2.1).
- * @return 0, -EACCES */
+/* The regions of the message's segments again, when the lock was dropped
+ * since they were found and the table changed meanwhile: they may be gone
+ * (§3.2.1). @return 0, -EACCES */
 static int
 send_segs_recheck(struct viad *d, struct via_vi *vi)
 {
 	struct via_dp_msg *msg = &vi->tx.msg;
+	uint64_t epoch = via_mr_epoch(d);
 	uint16_t i;
 	int err;
 
+	vi->tx.stale = false;
+	if (msg->segs_epoch == epoch)
+		return 0;
 	for (i = 0; i < msg->nb_segs; i++) {
 		struct via_dp_seg *seg = &msg->segs[i];
 
@@ -159,8 +164,9 @@ send_segs_recheck(struct viad *d, struct via_vi *vi)
 				       vi->attr.ptag, VIA_MR_LOCAL_READ, &err);
 		if (seg->mr == NULL)
 			return -EACCES;
+		epoch = RTE_MIN(epoch, via_mr_epoch_of(d, seg->handle));
 	}
-	vi->tx.stale = false;
+	msg->segs_epoch = epoch;
 	return 0;
 }
 

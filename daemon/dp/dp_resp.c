@@ -369,8 +369,9 @@ rx_begin(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, bool c
  * first frame of a message): placed straight into the receive
  * descriptor's scatter list, or into an RDMA Write's target region (VIA
  * §2.3.2, §6.3.2); the last one completes the descriptor (§6.4.1). A
- * later frame looks the segments' regions up again (the lock was dropped
- * since the descriptor was taken); the first was taken here, just checked.
+ * later frame looks the segments' regions up again if the table changed
+ * since they were found (the lock may have been dropped since the
+ * descriptor was taken); the first was taken here, just checked.
  */
 static void
 rx_place(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const uint8_t *data,
@@ -401,7 +402,10 @@ rx_place(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const 
 	} else if (len > 0 &&
 		   /* frames land in order: this one at rx->msg.off */
 		   via_segs_copy(vi, &rx->msg, &(struct iovec){ (uint8_t *)data, len }, 1,
-				 VIA_COPY_TO_SEGS | (off != 0 ? VIA_COPY_RECHECK : 0)) != 0) {
+				 VIA_COPY_TO_SEGS |
+					 (off != 0 && rx->msg.segs_epoch != via_mr_epoch(d)
+						  ? VIA_COPY_RECHECK
+						  : 0)) != 0) {
 		recv_complete(d, vi, -EACCES, false);
 		rx_delivered(rx, msg);
 		if (via_rel_level(vi))

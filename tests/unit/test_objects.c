@@ -251,10 +251,36 @@ test_ptag_and_mr(void)
 	CHECK(via_mr_check(&d, other, h1, (uintptr_t)buf + 100, 1, tag, VIA_MR_LOCAL_READ, &err) == NULL);
 	CHECK_EQ(err, -ENOENT);
 
-	/* attributes change later checks (VIA §9.8.4) and move the tag's refs */
+	/* the table's epoch: what the data path found stays good while it
+	 * lasts (a message's regions are not looked up again, dp.h); a new
+	 * region changes no earlier answer, a handle of the client's table
+	 * never has one */
+	{
+		uint64_t epoch = via_mr_epoch(&d);
+		uint32_t h5;
+
+		CHECK(epoch != 0);
+		CHECK_EQ(via_mr_epoch_of(&d, h1), epoch);
+		CHECK_EQ(via_mr_epoch_of(&d, VIA_TPT_HANDLE | 1), 0);
+		CHECK_EQ(mr_register(s, (uintptr_t)buf, page, &attr, &h5), 0);
+		CHECK_EQ(via_mr_epoch(&d), epoch);
+		CHECK_EQ(via_mr_deregister(&d, s, (uintptr_t)buf, h5), 0);
+		CHECK(via_mr_epoch(&d) != epoch);
+		epoch = via_mr_epoch(&d);
+		CHECK_EQ(via_mr_deregister(&d, s, (uintptr_t)buf, h5), -ENOENT);
+		CHECK_EQ(via_mr_epoch(&d), epoch);
+	}
+
+	/* attributes change later checks (VIA §9.8.4) and move the tag's refs,
+	 * and end the epoch */
 	attr.ptag = tag2;
 	attr.rdma_write = 1;
-	CHECK_EQ(via_mr_set_attr(&d, s, (uintptr_t)buf + 100, h1, &attr), 0);
+	{
+		uint64_t epoch = via_mr_epoch(&d);
+
+		CHECK_EQ(via_mr_set_attr(&d, s, (uintptr_t)buf + 100, h1, &attr), 0);
+		CHECK(via_mr_epoch(&d) != epoch);
+	}
 	CHECK(via_mr_check(&d, s, h1, (uintptr_t)buf + 100, 1, tag2, VIA_MR_REMOTE_WRITE, &err) != NULL);
 	CHECK_EQ(via_ptag_destroy(&d, s, tag2), -EBUSY);
 	CHECK_EQ(via_ptag_destroy(&d, s, tag), -EBUSY);
