@@ -4,12 +4,6 @@
 
 #include "via_idtab.h"
 
-struct via_idtab_slot {
-	void *obj;          /* NULL when free */
-	uint32_t id;        /* current id of the slot: generation | index + 1 */
-	uint32_t next_free; /* index + 1 of the next free slot, while free */
-};
-
 static uint32_t
 bits_for(uint32_t n)
 {
@@ -53,15 +47,6 @@ via_idtab_fini(struct via_idtab *t)
 	t->chunks = NULL;
 }
 
-static struct via_idtab_slot *
-slot_at(const struct via_idtab *t, uint32_t idx)
-{
-	struct via_idtab_slot *chunk;
-
-	chunk = __atomic_load_n(&t->chunks[idx >> VIA_IDTAB_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
-	return chunk == NULL ? NULL : &chunk[idx & (VIA_IDTAB_CHUNK - 1)];
-}
-
 int
 via_idtab_alloc(struct via_idtab *t, void *obj, uint32_t *id)
 {
@@ -74,11 +59,11 @@ via_idtab_alloc(struct via_idtab *t, void *obj, uint32_t *id)
 		return -ENOSPC;
 	if (t->free_head != 0) {
 		idx = t->free_head - 1;
-		s = slot_at(t, idx);
+		s = via_idtab_slot_at(t, idx);
 		t->free_head = s->next_free;
 	} else {
 		idx = t->nb_slots;
-		s = slot_at(t, idx);
+		s = via_idtab_slot_at(t, idx);
 		if (s == NULL) {
 			struct via_idtab_slot *chunk = calloc(VIA_IDTAB_CHUNK, sizeof(*chunk));
 
@@ -99,34 +84,10 @@ via_idtab_alloc(struct via_idtab *t, void *obj, uint32_t *id)
 	return 0;
 }
 
-/* The slot @p id names while it is live, else NULL. */
-static struct via_idtab_slot *
-live_slot(const struct via_idtab *t, uint32_t id)
-{
-	uint32_t idx = (id & ((1u << t->idx_bits) - 1)) - 1;
-	struct via_idtab_slot *s;
-
-	if (id == 0 || idx >= __atomic_load_n(&t->nb_slots, __ATOMIC_ACQUIRE))
-		return NULL;
-	s = slot_at(t, idx);
-	if (s == NULL || __atomic_load_n(&s->id, __ATOMIC_ACQUIRE) != id ||
-	    __atomic_load_n(&s->obj, __ATOMIC_ACQUIRE) == NULL)
-		return NULL;
-	return s;
-}
-
-void *
-via_idtab_lookup(const struct via_idtab *t, uint32_t id)
-{
-	struct via_idtab_slot *s = live_slot(t, id);
-
-	return s != NULL ? __atomic_load_n(&s->obj, __ATOMIC_ACQUIRE) : NULL;
-}
-
 int
 via_idtab_free(struct via_idtab *t, uint32_t id)
 {
-	struct via_idtab_slot *s = live_slot(t, id);
+	struct via_idtab_slot *s = via_idtab_live_slot(t, id);
 	uint32_t idx = (id & ((1u << t->idx_bits) - 1)) - 1;
 	uint32_t gen;
 
@@ -147,7 +108,7 @@ void *
 via_idtab_next(const struct via_idtab *t, uint32_t *cursor, uint32_t *id_out)
 {
 	while (*cursor < t->nb_slots) {
-		struct via_idtab_slot *s = slot_at(t, (*cursor)++);
+		struct via_idtab_slot *s = via_idtab_slot_at(t, (*cursor)++);
 
 		if (s != NULL && s->obj != NULL) {
 			if (id_out != NULL)
@@ -164,7 +125,7 @@ via_idtab_ids(const struct via_idtab *t, uint32_t *ids)
 	uint32_t i;
 
 	for (i = 0; i < t->nb_slots; i++)
-		ids[i] = slot_at(t, i)->id;
+		ids[i] = via_idtab_slot_at(t, i)->id;
 }
 
 int
@@ -187,7 +148,7 @@ via_idtab_restore(struct via_idtab *t, uint32_t nb_slots, const uint32_t *ids, v
 	}
 	/* free slots go on the free list lowest index first */
 	for (i = nb_slots; i-- > 0;) {
-		struct via_idtab_slot *s = slot_at(t, i);
+		struct via_idtab_slot *s = via_idtab_slot_at(t, i);
 
 		s->id = ids[i];
 		s->obj = objs[i];

@@ -23,7 +23,13 @@
 #define VIA_IDTAB_MAX (1u << 22)   /**< most entries a table can hold */
 #define VIA_IDTAB_ID_BITS 31       /**< bits of an id: index + 1, then the generation */
 
-struct via_idtab_slot;
+/** A slot: the lookup is inline (every frame and descriptor of the data
+ *  path makes several), the rest of the table's code is in via_idtab.c. */
+struct via_idtab_slot {
+	void *obj;          /**< NULL when free */
+	uint32_t id;        /**< current id of the slot: generation | index + 1 */
+	uint32_t next_free; /**< index + 1 of the next free slot, while free */
+};
 
 struct via_idtab {
 	struct via_idtab_slot **chunks;  /**< capacity / VIA_IDTAB_CHUNK pointers */
@@ -49,8 +55,40 @@ void via_idtab_fini(struct via_idtab *t);
  */
 int via_idtab_alloc(struct via_idtab *t, void *obj, uint32_t *id);
 
+/** Slot @p idx (below t->nb_slots), or NULL if its chunk is not there yet. */
+static inline struct via_idtab_slot *
+via_idtab_slot_at(const struct via_idtab *t, uint32_t idx)
+{
+	struct via_idtab_slot *chunk =
+		__atomic_load_n(&t->chunks[idx >> VIA_IDTAB_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+
+	return chunk == NULL ? NULL : &chunk[idx & (VIA_IDTAB_CHUNK - 1)];
+}
+
+/** The slot @p id names while it is live, else NULL. */
+static inline struct via_idtab_slot *
+via_idtab_live_slot(const struct via_idtab *t, uint32_t id)
+{
+	uint32_t idx = (id & ((1u << t->idx_bits) - 1)) - 1;
+	struct via_idtab_slot *s;
+
+	if (id == 0 || idx >= __atomic_load_n(&t->nb_slots, __ATOMIC_ACQUIRE))
+		return NULL;
+	s = via_idtab_slot_at(t, idx);
+	if (s == NULL || __atomic_load_n(&s->id, __ATOMIC_ACQUIRE) != id ||
+	    __atomic_load_n(&s->obj, __ATOMIC_ACQUIRE) == NULL)
+		return NULL;
+	return s;
+}
+
 /** The object of @p id, or NULL if the id is 0, out of range, free or stale. */
-void *via_idtab_lookup(const struct via_idtab *t, uint32_t id);
+static inline void *
+via_idtab_lookup(const struct via_idtab *t, uint32_t id)
+{
+	struct via_idtab_slot *s = via_idtab_live_slot(t, id);
+
+	return s != NULL ? __atomic_load_n(&s->obj, __ATOMIC_ACQUIRE) : NULL;
+}
 
 /**
  * Release @p id; later lookups of it return NULL.
