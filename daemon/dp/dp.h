@@ -368,9 +368,16 @@ via_net_queue_size(const struct via_vi *vi)
 /**
  * Whether frames of @p nic to @p mac stay in memory: to the NIC's own
  * address, handed to a shard's inbox, not through the port (unless the
- * port says own-address frames take it: VIA_PORT_CAP_SELF_VIA_PORT).
+ * port says own-address frames take it: VIA_PORT_CAP_SELF_VIA_PORT; a
+ * faulty NIC does, to exercise the injector). Inline: asked for every
+ * descriptor and every burst.
  */
-bool via_net_to_self(const struct via_nic *nic, const uint8_t mac[6]);
+static inline bool
+via_net_to_self(const struct via_nic *nic, const uint8_t mac[6])
+{
+	return !(nic->caps & VIA_PORT_CAP_SELF_VIA_PORT) &&
+	       memcmp(mac, via_port_mac(nic->port)->addr_bytes, RTE_ETHER_ADDR_LEN) == 0;
+}
 /**
  * Start frame @p m to @p dst: Ethernet header, and a zeroed VIA header
  * followed by @p payload_len bytes. @return the VIA header, NULL (no room)

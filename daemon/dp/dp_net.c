@@ -151,14 +151,6 @@ backlog_flush(struct via_nic *nic, struct via_poll_stats *st)
 	return rte_ring_count(nic->backlog);
 }
 
-/* A faulty NIC sends them through its port, to exercise the injector. */
-bool
-via_net_to_self(const struct via_nic *nic, const uint8_t mac[6])
-{
-	return !(nic->caps & VIA_PORT_CAP_SELF_VIA_PORT) &&
-	       memcmp(mac, via_port_mac(nic->port)->addr_bytes, RTE_ETHER_ADDR_LEN) == 0;
-}
-
 /* Whether frame @p m is for the connection manager. */
 static inline bool
 frame_is_cm(const struct rte_mbuf *m)
