@@ -1029,13 +1029,6 @@ struct via_frame_spec {
 };
 
 /**
- * One message of the data path, as rxe's wqe: what its frames say, where its
- * bytes are, how far it went, the descriptor it completes and how. Lives
- * where the message does: the VI's send side (via_vi_tx), an RDMA Read it
- * answers (via_rdma_resp); the requester, the framing, the descriptor fetch
- * and the completer take it whole (daemon/dp/dp.h).
- */
-/**
  * The region a descriptor was found in when it was fetched, and the
  * table's epoch it was found in (via_mr_epoch; 0: none, or a handle of the
  * client's table): good for its completion while the epoch lasts.
@@ -1045,6 +1038,13 @@ struct via_desc_mr {
 	uint64_t epoch;
 };
 
+/**
+ * One message of the data path, as rxe's wqe: what its frames say, where its
+ * bytes are, how far it went, the descriptor it completes and how. Lives
+ * where the message does: the VI's send side (via_vi_tx), an RDMA Read it
+ * answers (via_rdma_resp); the requester, the framing, the descriptor fetch
+ * and the completer take it whole (daemon/dp/dp.h).
+ */
 struct via_dp_msg {
 	struct via_frame_spec fs;
 	struct via_wqe wqe;        /**< the descriptor it completes */
