@@ -320,7 +320,9 @@ uint32_t via_desc_flushed_op(const struct via_vi *vi, enum via_wq_kind q,
 			     const struct via_wqe *w, const struct via_mr *mr);
 #define VIA_COPY_FROM_SEGS 0u   /**< via_segs_copy(): from the segments into @p iov */
 #define VIA_COPY_TO_SEGS   1u   /**< into the segments */
-#define VIA_COPY_RECHECK   2u   /**< the regions looked up again by handle (VIA §3.2.1) */
+/** the regions looked up again by handle (VIA §3.2.1), unless the table's
+ *  epoch msg->segs_epoch found them in lasts */
+#define VIA_COPY_RECHECK   2u
 /**
  * Copy between the @p n buffers of @p iov, the message bytes from msg->off
  * on, one after the other, and the segments of @p msg (@p how: VIA_COPY_*).

@@ -312,9 +312,9 @@ run_add(struct copy_run *run, uint64_t va, struct iovec piece)
 /*
  * Copy between buffers and the segments of @p msg (dp.h). With
  * VIA_COPY_RECHECK each region is looked up again by handle, once per
- * call: a receive descriptor outlives the iteration that fetched it, and
- * the client may deregister a region meanwhile (an access to it is then a
- * protection error, VIA §3.2.1).
+ * call, if the table changed since msg->segs_epoch: a receive descriptor
+ * outlives the iteration that fetched it, and the client may deregister a
+ * region meanwhile (an access to it is then a protection error, VIA §3.2.1).
  */
 int
 via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iovec *iov,
@@ -328,6 +328,8 @@ via_segs_copy(struct via_vi *vi, const struct via_dp_msg *msg, const struct iove
 	uint16_t i = 0, checked = UINT16_MAX;
 	unsigned k;
 
+	if (msg->segs_epoch == via_mr_epoch(s->nic->d))
+		how &= ~VIA_COPY_RECHECK;
 	run.s = s;
 	run.write = to_segs;
 	run.cnt = 0;

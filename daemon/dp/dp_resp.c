@@ -402,10 +402,7 @@ rx_place(struct viad *d, struct via_vi *vi, const struct via_wire_hdr *h, const 
 	} else if (len > 0 &&
 		   /* frames land in order: this one at rx->msg.off */
 		   via_segs_copy(vi, &rx->msg, &(struct iovec){ (uint8_t *)data, len }, 1,
-				 VIA_COPY_TO_SEGS |
-					 (off != 0 && rx->msg.segs_epoch != via_mr_epoch(d)
-						  ? VIA_COPY_RECHECK
-						  : 0)) != 0) {
+				 VIA_COPY_TO_SEGS | (off != 0 ? VIA_COPY_RECHECK : 0)) != 0) {
 		recv_complete(d, vi, -EACCES, false);
 		rx_delivered(rx, msg);
 		if (via_rel_level(vi))
